@@ -1,0 +1,138 @@
+"""Canonical JSON (RFC 8785, JCS) and sha256 digests.
+
+Receipts are hashed over this form, so it must be byte-identical to any other JCS
+implementation: keys sorted by UTF-16 code units, ECMAScript string escaping and
+ECMAScript number formatting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+class CanonicalError(ValueError):
+    """A value that has no canonical JSON form (NaN, infinities, unsafe integers, non-JSON types)."""
+
+
+def _string(value: str, out: list[str]) -> None:
+    out.append('"')
+    start = 0
+    for i, ch in enumerate(value):
+        code = ord(ch)
+        if code < 0x20 or ch == '"' or ch == "\\" or 0xD800 <= code <= 0xDFFF:
+            if start < i:
+                out.append(value[start:i])
+            out.append(_ESCAPES.get(ch) or f"\\u{code:04x}")
+            start = i + 1
+    if start < len(value):
+        out.append(value[start:])
+    out.append('"')
+
+
+def _number(value: float) -> str:
+    """ECMAScript Number.prototype.toString for a finite double."""
+    if math.isnan(value) or math.isinf(value):
+        raise CanonicalError("NaN and infinities have no canonical JSON form")
+    if value == 0:
+        return "0"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    sign = "-" if value < 0 else ""
+    # repr gives the shortest round-tripping digits; re-layout them as ECMAScript does.
+    mantissa, _, exp_text = repr(abs(value)).partition("e")
+    exponent = int(exp_text) if exp_text else 0
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    point = (
+        len(int_part)
+        + exponent
+        - (len(int_part + frac_part) - len((int_part + frac_part).lstrip("0")))
+    )
+    digits = digits.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    exp = n - 1
+    exp_str = f"e+{exp}" if exp > 0 else f"e-{-exp}"
+    if k == 1:
+        return sign + digits + exp_str
+    return sign + digits[0] + "." + digits[1:] + exp_str
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        _string(value, out)
+    elif isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise CanonicalError(f"integer {value} is outside the safe range of RFC 8785")
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(_number(value))
+    elif isinstance(value, dict):
+        out.append("{")
+        items = []
+        for key in value:
+            if not isinstance(key, str):
+                raise CanonicalError(f"object key {key!r} is not a string")
+            items.append(key)
+        items.sort(key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+        for i, key in enumerate(items):
+            if i:
+                out.append(",")
+            _string(key, out)
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    else:
+        raise CanonicalError(f"{type(value).__name__} is not a JSON value")
+
+
+def canonical_text(value: Any) -> str:
+    out: list[str] = []
+    _encode(value, out)
+    return "".join(out)
+
+
+def canonical_json(value: Any) -> bytes:
+    """The RFC 8785 canonical form of ``value``, as UTF-8 bytes."""
+    return canonical_text(value).encode("utf-8", "surrogatepass")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def json_sha256(value: Any) -> str:
+    """sha256 (hex) of the canonical JSON of ``value``."""
+    return sha256_hex(canonical_json(value))

@@ -1,0 +1,5 @@
+"""`groundswell` commands: admit."""
+
+from __future__ import annotations
+
+from shared.cli.app import main  # noqa: F401

@@ -1,0 +1,82 @@
+"""Prometheus metrics. Names ``groundswell_*``, base units, bounded labels only.
+
+Never label by run, document or task id: per-run numbers live in summaries. Prefork
+workers use prometheus_client's multiprocess mode, so ``PROMETHEUS_MULTIPROC_DIR``
+must be set before this module is imported (``groundswell worker`` does that).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+# Domain metrics: what was verified and admitted, under which policy.
+CLAIMS = Counter(
+    "groundswell_claims",
+    "Claims verified, by policy, verdict and tier (tier 'none' when unlocated).",
+    ["policy", "version", "verdict", "tier"],
+)
+CANDIDATES = Counter(
+    "groundswell_candidates",
+    "Candidates decided, by policy and outcome.",
+    ["policy", "version", "outcome"],
+)
+DECISION_CODES = Counter(
+    "groundswell_decision_codes",
+    "Reason, flag and info codes on admission decisions.",
+    ["policy", "version", "code"],
+)
+LABELLED = Counter(
+    "groundswell_labelled",
+    "Claims and candidates that carry a gold label (the denominator of escape rates).",
+    ["policy", "version", "kind"],
+)
+ESCAPES = Counter(
+    "groundswell_escapes",
+    "Labelled-wrong extractions that got through: fabricated quotations accepted, "
+    "wrong values admitted without review.",
+    ["policy", "version", "kind"],
+)
+DOCUMENTS = Counter("groundswell_documents", "Documents processed by unit tasks.", ["kind"])
+DOCUMENT_BYTES = Counter(
+    "groundswell_document_bytes", "Bytes of documents processed by unit tasks.", ["kind"]
+)
+UNITS = Counter(
+    "groundswell_units",
+    "Units finished, by kind (verify, admit) and status (computed, cached, failed).",
+    ["kind", "status"],
+)
+INPUT_ERRORS = Counter(
+    "groundswell_input_errors", "Malformed input records and files, by unit kind.", ["kind"]
+)
+
+# Task machinery.
+TASK_DURATION = Histogram(
+    "groundswell_task_duration_seconds",
+    "Wall time of one task execution.",
+    ["task", "queue"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600),
+)
+TASKS = Counter(
+    "groundswell_tasks",
+    "Task executions by outcome (succeeded, failed, retried).",
+    ["task", "queue", "status"],
+)
+TASK_REDELIVERIES = Counter(
+    "groundswell_task_redeliveries",
+    "Task messages delivered again (after a lost worker or a visibility timeout).",
+    ["task", "queue"],
+)
+TASK_POISONED = Counter(
+    "groundswell_task_poisoned",
+    "Units given up after the redelivery cap.",
+    ["task", "queue"],
+)
+RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state.", ["state"])
+
+# Gauges: livesum so that dead prefork children drop out.
+TASKS_IN_PROGRESS = Gauge(
+    "groundswell_tasks_in_progress",
+    "Tasks executing now.",
+    ["task", "queue"],
+    multiprocess_mode="livesum",
+)

@@ -1,0 +1,110 @@
+"""All configuration, in one typed settings class (environment prefix ``GROUNDSWELL_``)."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def hash_api_key(key: str) -> str:
+    """The stored form of an API key: only this digest is ever kept in settings."""
+    return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GROUNDSWELL_", env_file=".env", env_ignore_empty=True, extra="ignore"
+    )
+
+    # Coordination: the Celery broker and the run state live in Redis.
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    redis_url: str | None = Field(
+        default=None, description="Run-state Redis; defaults to the broker URL."
+    )
+
+    # Where receipts, run records and summaries are written: a folder or s3://bucket/prefix.
+    storage_url: str = "groundswell-data"
+
+    # S3 (and S3-compatible endpoints such as MinIO or moto).
+    s3_endpoint_url: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = None
+    s3_addressing_style: str = "path"
+    s3_max_attempts: int = Field(default=8, ge=1, le=20)
+    s3_connect_timeout: float = 5.0
+    s3_read_timeout: float = 60.0
+
+    # API keys, stored hashed ("sha256:<hex>"), comma separated in the environment.
+    api_key_hashes: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    # Planning and batching.
+    batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
+    batch_max_units: int = Field(default=64, ge=1)
+    list_page_size: int = Field(default=1000, ge=1, le=1000)
+    max_document_bytes: int = Field(default=64_000_000, ge=1)
+
+    # Task execution limits; the visibility timeout must exceed the hard limit.
+    task_soft_time_limit: int = Field(default=540, ge=1)
+    task_time_limit: int = Field(default=600, ge=1)
+    visibility_timeout: int = Field(default=900, ge=1)
+    max_redeliveries: int = Field(default=3, ge=0)
+    admit_prefetch: int = Field(default=16, ge=1)
+
+    # Reconciliation of stalled runs.
+    stall_seconds: float = Field(default=60.0, gt=0)
+    reconcile_interval: float = Field(default=30.0, gt=0)
+
+    # Defaults for runs.
+    default_policy: str = "default"
+
+    # Metrics: prometheus_client multiprocess directory for prefork workers.
+    metrics_dir: str | None = None
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535)
+
+    # The shared corpus used by tests and benchmarks (read at run time, never copied).
+    shared_corpus: Path = REPO_ROOT.parent / "shared" / "corpus"
+
+    @field_validator("api_key_hashes", mode="before")
+    @classmethod
+    def _split_hashes(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("api_key_hashes")
+    @classmethod
+    def _check_hashes(cls, value: list[str]) -> list[str]:
+        for item in value:
+            digest = item.removeprefix("sha256:")
+            if not item.startswith("sha256:") or len(digest) != 64:
+                raise ValueError(
+                    "api_key_hashes holds 'sha256:<64 hex>' digests; "
+                    "make one with `groundswell api-key new`"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _check_limits(self) -> Settings:
+        if self.task_soft_time_limit >= self.task_time_limit:
+            raise ValueError("task_soft_time_limit must be below task_time_limit")
+        if self.visibility_timeout <= self.task_time_limit:
+            # Otherwise Redis redelivers a task that is still running (celery-notes 1.3).
+            raise ValueError("visibility_timeout must exceed task_time_limit")
+        return self
+
+    @property
+    def state_redis_url(self) -> str:
+        return self.redis_url or self.broker_url
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
