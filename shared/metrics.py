@@ -80,3 +80,31 @@ TASKS_IN_PROGRESS = Gauge(
     ["task", "queue"],
     multiprocess_mode="livesum",
 )
+
+
+def observe_unit(kind: str, status: str, counts: dict[str, int], policy: dict, size: int | None) -> None:
+    """Export one unit's counters (called once per unit, when its completion was fresh)."""
+    name, version = policy.get("name", "?"), str(policy.get("version", "?"))
+    UNITS.labels(kind, status).inc()
+    if size is not None:
+        DOCUMENTS.labels(kind).inc()
+        DOCUMENT_BYTES.labels(kind).inc(size)
+    if counts.get("errors"):
+        INPUT_ERRORS.labels(kind).inc(counts["errors"])
+    if kind == "verify":
+        for key, value in counts.items():
+            if key.startswith("claims.at."):
+                verdict, _, tier = key[len("claims.at.") :].partition(".")
+                CLAIMS.labels(name, version, verdict, tier).inc(value)
+    else:
+        for key, value in counts.items():
+            if key.startswith("candidates.outcome."):
+                CANDIDATES.labels(name, version, key[len("candidates.outcome.") :]).inc(value)
+            elif key.startswith("candidates.code."):
+                DECISION_CODES.labels(name, version, key[len("candidates.code.") :]).inc(value)
+    prefix = "claims" if kind == "verify" else "candidates"
+    label_kind = "claim" if kind == "verify" else "candidate"
+    if counts.get(f"{prefix}.labelled"):
+        LABELLED.labels(name, version, label_kind).inc(counts[f"{prefix}.labelled"])
+    if counts.get(f"{prefix}.escapes"):
+        ESCAPES.labels(name, version, label_kind).inc(counts[f"{prefix}.escapes"])

@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     s3_connect_timeout: float = 5.0
     s3_read_timeout: float = 60.0
 
+    # The API, as a client sees it (CLI submit/status/summary).
+    api_url: str = "http://127.0.0.1:8000"
+    api_key: SecretStr | None = None
+
     # API keys, stored hashed ("sha256:<hex>"), comma separated in the environment.
     api_key_hashes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 

@@ -1,5 +1,383 @@
-"""`groundswell` commands: runs."""
+"""Run commands: run, demo, submit, status, summary, worker, beat, api, api-key.
+
+Imports of Celery, prometheus_client and the service happen inside the commands: the
+worker must set ``PROMETHEUS_MULTIPROC_DIR`` before prometheus_client is first imported.
+"""
 
 from __future__ import annotations
 
-from shared.cli.app import main  # noqa: F401
+import glob
+import json
+import os
+import secrets
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shared.cli.app import main
+
+SAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "sample" / "corpus"
+
+
+def _settings():
+    from shared.settings import get_settings
+
+    get_settings.cache_clear()
+    return get_settings()
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"groundswell: {message}", err=True)
+    sys.exit(code)
+
+
+# -- services ---------------------------------------------------------------------------
+
+
+@main.command()
+@click.option(
+    "--queues", "-Q", default="verify,admit,control", show_default=True, help="Queues to consume."
+)
+@click.option("--concurrency", "-c", type=int, default=None, help="Pool processes (default: CPUs).")
+@click.option("--name", default="worker", show_default=True, help="Node name (…@hostname).")
+@click.option("--metrics-port", type=int, default=None, help="Serve /metrics here (0: off).")
+@click.option("--loglevel", default="INFO", show_default=True)
+def worker(
+    queues: str, concurrency: int | None, name: str, metrics_port: int | None, loglevel: str
+) -> None:
+    """A Celery worker (prefork) on the given queues, with multiprocess metrics."""
+    settings = _settings()
+    wanted = [q.strip() for q in queues.split(",") if q.strip()]
+    unknown = set(wanted) - {"verify", "admit", "control"}
+    if unknown or not wanted:
+        _fail(
+            f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: use verify, admit, control"
+        )
+    directory = settings.metrics_dir or tempfile.mkdtemp(prefix="groundswell-metrics-")
+    os.makedirs(directory, exist_ok=True)
+    for path in glob.glob(os.path.join(directory, "*.db")):
+        os.unlink(path)  # a fresh start: files of a previous worker would be summed forever
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    port = settings.worker_metrics_port if metrics_port is None else metrics_port
+    os.environ["GROUNDSWELL_WORKER_METRICS_PORT"] = str(port)
+
+    from workers.app import app
+
+    # Verification tasks are long: one reserved message per process. Admission is short.
+    prefetch = settings.admit_prefetch if wanted == ["admit"] else 1
+    argv = [
+        "worker",
+        "-Q",
+        ",".join(wanted),
+        "-n",
+        f"{name}@%h",
+        "--prefetch-multiplier",
+        str(prefetch),
+        "--loglevel",
+        loglevel,
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    if concurrency:
+        argv += ["--concurrency", str(concurrency)]
+    app.worker_main(argv)
+
+
+@main.command()
+@click.option("--loglevel", default="INFO", show_default=True)
+def beat(loglevel: str) -> None:
+    """Celery beat with the Redis-backed schedule (reconcile, and the run schedules)."""
+    _settings()
+    from workers.app import app
+
+    app.start(["beat", "--loglevel", loglevel, "--pidfile="])
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def api(host: str, port: int) -> None:
+    """The HTTP API (FastAPI on uvicorn)."""
+    _settings()
+    import uvicorn
+
+    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="info")
+
+
+@main.group("api-key")
+def api_key() -> None:
+    """API keys: only their sha256 digests are stored (GROUNDSWELL_API_KEY_HASHES)."""
+
+
+@api_key.command("new")
+def api_key_new() -> None:
+    """Make a new random key; print it once, with the digest to configure."""
+    from shared.settings import hash_api_key
+
+    key = "gs_" + secrets.token_urlsafe(32)
+    click.echo(f"key:    {key}")
+    click.echo(f"digest: {hash_api_key(key)}")
+    click.echo(
+        "Add the digest to GROUNDSWELL_API_KEY_HASHES (comma separated); keep the key secret."
+    )
+
+
+# -- runs on a private stack ------------------------------------------------------------
+
+
+def _workers_answer(app, timeout: float = 1.0) -> bool:
+    try:
+        return bool(app.control.ping(timeout=timeout))
+    except Exception:
+        return False
+
+
+def _wait(service, run_id: str, show_progress: bool, poll: float = 0.2) -> None:
+    """Poll a run until it ends; reconcile stalled work meanwhile (no beat needed)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress_bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=not show_progress,
+        console=_stderr_console(),
+    )
+    with progress_bar:
+        task = progress_bar.add_task("planning", total=None)
+        last_reconcile = time.monotonic()
+        while True:
+            record = service.get(run_id)
+            state = service.runs.progress(run_id)
+            progress_bar.update(
+                task,
+                description=record.state,
+                completed=state.done,
+                total=state.planned if state.planning_done else None,
+            )
+            if record.terminal:
+                return
+            if time.monotonic() - last_reconcile > service.settings.stall_seconds / 2:
+                service.reconcile()
+                last_reconcile = time.monotonic()
+            time.sleep(poll)
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def run_embedded(
+    corpus: str,
+    policy: str,
+    workers: int,
+    concurrency: int,
+    show_progress: bool,
+    log_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Start a private Redis and real workers, run the corpus, stop everything started."""
+    from workers.embedded import RedisServer, WorkerProcess, service_env
+
+    settings = _settings()
+    with ExitStack() as stack:
+        redis_server = RedisServer().start()
+        stack.callback(redis_server.stop)
+        os.environ["GROUNDSWELL_BROKER_URL"] = redis_server.url
+        os.environ.pop("GROUNDSWELL_REDIS_URL", None)
+        settings = _settings()
+        env = service_env(
+            broker_url=redis_server.url,
+            storage_url=os.path.abspath(settings.storage_url)
+            if "://" not in settings.storage_url
+            else settings.storage_url,
+        )
+        env.pop("GROUNDSWELL_REDIS_URL", None)
+        for i in range(workers):
+            log_path = (log_dir / f"worker-{i + 1}.log") if log_dir else None
+            proc = WorkerProcess(
+                env, concurrency=concurrency, name=f"demo{i + 1}", log_path=log_path
+            ).start()
+            stack.callback(proc.stop)
+        return _submit_and_wait(settings, corpus, policy, show_progress)
+
+
+def _service(settings):
+    from shared.runs.service import RunService
+    from shared.runs.state import RunStore, redis_client
+    from workers.app import enqueue_with, make_app
+
+    app = make_app(settings)
+    return RunService(
+        settings, RunStore(redis_client(settings.state_redis_url)), enqueue_with(app)
+    ), app
+
+
+def _submit_and_wait(settings, corpus: str, policy: str, show_progress: bool) -> dict[str, Any]:
+    from shared.runs.models import RunSpec
+
+    service, _ = _service(settings)
+    record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
+    click.echo(f"run {record.id}: {corpus} under {record.policy['ref']}", err=True)
+    _wait(service, record.id, show_progress)
+    summary = service.summary(record.id)
+    if summary is None:
+        _fail(f"run {record.id} ended {service.get(record.id).state} without a summary")
+    return summary
+
+
+def _emit(summary: dict[str, Any], as_json: bool, where: str | None) -> None:
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        from shared.cli.render import print_summary
+
+        print_summary(summary, where)
+
+
+def _check_corpus(corpus: str) -> str:
+    from shared.runs.models import RunSpec
+
+    try:
+        spec = RunSpec(corpus=corpus)
+    except ValueError as exc:
+        _fail(str(exc).splitlines()[-1], 2)
+    if "://" not in spec.corpus:
+        path = Path(spec.corpus)
+        if not path.is_dir():
+            _fail(f"corpus folder {corpus} does not exist", 2)
+        return str(path.resolve())
+    return spec.corpus
+
+
+@main.command()
+@click.argument("corpus")
+@click.option(
+    "--policy", "-p", default=None, help="Policy NAME or NAME@VERSION (default: settings)."
+)
+@click.option(
+    "--wait/--no-wait", default=False, help="Wait with a progress bar; print the summary."
+)
+@click.option("--embedded", is_flag=True, help="Start a private Redis and workers for this run.")
+@click.option("--workers", default=2, show_default=True, help="Embedded worker processes.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def run(
+    corpus: str, policy: str | None, wait: bool, embedded: bool, workers: int, as_json: bool
+) -> None:
+    """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
+
+    Uses the configured broker and its workers; when none answer (or with --embedded) it
+    starts a private Redis and worker processes, waits, and stops them.
+    """
+    settings = _settings()
+    corpus = _check_corpus(corpus)
+    policy = policy or settings.default_policy
+    service, app = _service(settings)
+    if not embedded and not _workers_answer(app):
+        click.echo(
+            f"no workers answer on {settings.broker_url}: starting a private stack", err=True
+        )
+        embedded = True
+    if embedded:
+        summary = run_embedded(corpus, policy, workers, 1, sys.stderr.isatty())
+        _emit(summary, as_json, summary.get("output"))
+        return
+    if not wait:
+        from shared.runs.models import RunSpec
+
+        record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
+        click.echo(record.id)
+        return
+    summary = _submit_and_wait(settings, corpus, policy, sys.stderr.isatty())
+    _emit(summary, as_json, summary.get("output"))
+
+
+@main.command()
+@click.option("--workers", default=2, show_default=True, help="Worker processes to start.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def demo(workers: int, as_json: bool) -> None:
+    """Run the sample corpus on a private Redis with real workers; print the summary."""
+    settings = _settings()
+    output = settings.storage_url
+    click.echo(
+        f"groundswell demo: sample corpus ({SAMPLE_CORPUS}), {workers} workers, "
+        f"receipts to {os.path.abspath(output) if '://' not in output else output}",
+        err=True,
+    )
+    summary = run_embedded(
+        str(SAMPLE_CORPUS), settings.default_policy, workers, 1, sys.stderr.isatty()
+    )
+    _emit(summary, as_json, summary.get("output"))
+
+
+# -- against the API --------------------------------------------------------------------
+
+
+def _client():
+    import httpx
+
+    settings = _settings()
+    headers = {"X-API-Key": settings.api_key.get_secret_value()} if settings.api_key else {}
+    return httpx.Client(base_url=settings.api_url, headers=headers, timeout=30)
+
+
+def _api(method: str, path: str, **kw: Any) -> Any:
+    import httpx
+
+    try:
+        with _client() as client:
+            response = client.request(method, path, **kw)
+    except httpx.HTTPError as exc:
+        _fail(f"cannot reach the API at {_settings().api_url}: {exc}")
+    if response.status_code >= 400:
+        try:
+            detail = response.json().get("detail")
+        except ValueError:
+            detail = response.text
+        _fail(f"{method} {path}: {response.status_code} {detail}")
+    return response
+
+
+@main.command()
+@click.argument("corpus")
+@click.option("--policy", "-p", default=None)
+@click.option("--idempotency-key", default=None, help="The same key returns the same run.")
+def submit(corpus: str, policy: str | None, idempotency_key: str | None) -> None:
+    """Submit a run to the API; print its id."""
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    body = {"corpus": corpus, **({"policy": policy} if policy else {})}
+    response = _api("POST", "/v1/runs", json=body, headers=headers)
+    click.echo(response.json()["id"])
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+def status(run_id: str, as_json: bool) -> None:
+    """A run's state and progress (from the API)."""
+    data = _api("GET", f"/v1/runs/{run_id}").json()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    p = data["progress"]
+    click.echo(
+        f"{data['id']}  {data['state']}  {p['done']}/{p['planned']} units"
+        f"{'' if p['planning_done'] else ' (planning)'}  {p['failed']} failed  policy {data['policy']['ref']}"
+    )
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+def summary(run_id: str, as_json: bool) -> None:
+    """A finished run's summary (from the API)."""
+    data = _api("GET", f"/v1/runs/{run_id}/summary").json()
+    _emit(data, as_json, data.get("output"))

@@ -1,0 +1,72 @@
+"""The FastAPI application: routers per resource, request metrics, readable errors."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from prometheus_client import REGISTRY, Counter, Histogram
+
+from api.routes import health, metrics, receipts, runs
+from shared import __version__
+from shared.settings import Settings, get_settings
+
+HTTP_REQUESTS = Counter(
+    "groundswell_http_requests", "HTTP requests by route template.", ["method", "route", "status"]
+)
+HTTP_DURATION = Histogram(
+    "groundswell_http_request_duration_seconds", "HTTP request latency.", ["method", "route"]
+)
+_collector_registered = False
+
+
+def _describe(errors: list[dict]) -> str:
+    parts = []
+    for error in errors:
+        loc = ".".join(str(p) for p in error.get("loc", ()) if p not in ("body",))
+        parts.append(f"{loc}: {error.get('msg')}" if loc else str(error.get("msg")))
+    return "; ".join(parts)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    global _collector_registered
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="groundswell",
+        version=__version__,
+        description="Verify quotations and admit extracted facts at corpus scale. "
+        "Every /v1 route needs an X-API-Key header.",
+    )
+    app.dependency_overrides[get_settings] = lambda: settings
+    for router in (runs.router, receipts.router, health.router, metrics.router):
+        app.include_router(router)
+
+    if not _collector_registered:
+        from api.deps import get_service
+
+        REGISTRY.register(metrics.QueueCollector(lambda: get_service(settings)))
+        _collector_registered = True
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        return JSONResponse(
+            status_code=422,
+            content={"detail": _describe(errors), "errors": [
+                {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in errors
+            ]},
+        )
+
+    @app.middleware("http")
+    async def _metrics(request: Request, call_next):
+        start = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        template = getattr(route, "path", "unmatched")  # a template, never a raw path: bounded
+        HTTP_REQUESTS.labels(request.method, template, str(response.status_code)).inc()
+        HTTP_DURATION.labels(request.method, template).observe(time.perf_counter() - start)
+        return response
+
+    return app

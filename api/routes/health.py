@@ -1,0 +1,35 @@
+"""Liveness and readiness (no API key: load balancers and orchestrators call these)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from api.deps import ServiceDep
+from api.schemas import Health
+from shared.storage import open_store
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz", response_model=Health, operation_id="healthz")
+def healthz() -> Health:
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Health, operation_id="readyz")
+def readyz(service: ServiceDep, response: Response) -> Health:
+    checks: dict[str, str] = {}
+    try:
+        service.runs.r.ping()
+        checks["redis"] = "ok"
+    except Exception as exc:  # any failure means not ready; say which
+        checks["redis"] = f"error: {exc}"
+    try:
+        open_store(service.settings.storage_url, service.settings).exists("runs/.ready")
+        checks["storage"] = "ok"
+    except Exception as exc:
+        checks["storage"] = f"error: {exc}"
+    ready = all(v == "ok" for v in checks.values())
+    if not ready:
+        response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    return Health(status="ok" if ready else "unavailable", checks=checks)

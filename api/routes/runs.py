@@ -1,0 +1,111 @@
+"""Runs: create (202 + Location, Idempotency-Key), get with progress, list, cancel, summary."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Query, Response, status
+
+from api.deps import Principal, ServiceDep
+from api.schemas import Pagination, RunCreate, RunLinks, RunList, RunOut, RunProgress, UnitProgress
+from shared.policies import PolicyError, resolve_policy
+from shared.runs.finalize import unit_counts
+from shared.runs.models import RunRecord
+from shared.runs.service import RunNotFound, RunService
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+
+def run_out(service: RunService, record: RunRecord) -> RunOut:
+    progress = service.runs.progress(record.id)
+    base = f"/v1/runs/{record.id}"
+    return RunOut(
+        **record.model_dump(exclude={"idempotency_key_sha256", "error"}),
+        progress=RunProgress(
+            planned=progress.planned,
+            done=progress.done,
+            failed=progress.failed,
+            planning_done=progress.planning_done,
+            fraction=round(progress.fraction, 6),
+            units={k: UnitProgress(**v) for k, v in unit_counts(progress.counters).items()},
+        ),
+        links=RunLinks(self=base, summary=f"{base}/summary", receipts=f"{base}/receipts"),
+    )
+
+
+def get_run(service: RunService, run_id: str) -> RunRecord:
+    try:
+        return service.get(run_id)
+    except RunNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}") from None
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunOut,
+    operation_id="create_run",
+    responses={409: {"description": "Idempotency-Key reused with another request"}},
+)
+def create_run(
+    body: RunCreate,
+    response: Response,
+    service: ServiceDep,
+    _: Principal,
+    idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+) -> RunOut:
+    try:
+        policy = resolve_policy(body.policy)
+    except PolicyError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+    record, created = service.submit(body, idempotency_key)
+    if not created:
+        if record.corpus != body.corpus or record.policy.get("ref") != policy.ref:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                "this Idempotency-Key was used for another request "
+                f"(run {record.id}: {record.corpus} under {record.policy.get('ref')})",
+            )
+        response.headers["Idempotent-Replayed"] = "true"
+    response.headers["Location"] = f"/v1/runs/{record.id}"
+    return run_out(service, record)
+
+
+@router.get("", response_model=RunList, operation_id="list_runs")
+def list_runs(
+    service: ServiceDep,
+    _: Principal,
+    page: Annotated[int, Query(ge=1)] = 1,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> RunList:
+    records, total = service.runs.list((page - 1) * limit, limit)
+    return RunList(
+        items=[run_out(service, r) for r in records],
+        pagination=Pagination(
+            total_count=total, page=page, limit=limit, max_page=max(1, math.ceil(total / limit))
+        ),
+    )
+
+
+@router.get("/{run_id}", response_model=RunOut, operation_id="get_run")
+def read_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
+    return run_out(service, get_run(service, run_id))
+
+
+@router.post("/{run_id}/cancel", response_model=RunOut, operation_id="cancel_run")
+def cancel_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
+    get_run(service, run_id)
+    return run_out(service, service.cancel(run_id))
+
+
+@router.get("/{run_id}/summary", operation_id="get_run_summary")
+def read_summary(run_id: str, service: ServiceDep, _: Principal) -> dict:
+    record = get_run(service, run_id)
+    summary = service.summary(run_id)
+    if summary is None:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"run {run_id} is {record.state}: its summary is written when it finishes",
+        )
+    return summary

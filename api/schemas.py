@@ -1,0 +1,90 @@
+"""Request and response models of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from shared.runs.models import RunSpec, RunStateName
+
+
+class RunCreate(RunSpec):
+    """Start a run of a corpus under a policy."""
+
+
+class UnitProgress(BaseModel):
+    computed: int = 0
+    cached: int = 0
+    failed: int = 0
+    done: int = 0
+
+
+class RunProgress(BaseModel):
+    planned: int
+    done: int
+    failed: int
+    planning_done: bool
+    fraction: float
+    units: dict[str, UnitProgress]
+
+
+class RunLinks(BaseModel):
+    self: str
+    summary: str
+    receipts: str
+
+
+class RunOut(BaseModel):
+    id: str
+    state: RunStateName
+    corpus: str
+    output: str
+    policy: dict[str, Any]
+    engines: dict[str, Any]
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    progress: RunProgress
+    links: RunLinks
+
+
+class Pagination(BaseModel):
+    total_count: int
+    page: int
+    limit: int
+    max_page: int
+
+
+class RunList(BaseModel):
+    items: list[RunOut]
+    pagination: Pagination
+
+
+class ReceiptRow(BaseModel):
+    unit: str
+    doc_id: str
+    kind: str
+    status: str
+    receipt: str | None
+    receipt_sha256: str | None
+    errors_total: int = 0
+
+
+class ReceiptPage(BaseModel):
+    items: list[ReceiptRow]
+    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null at the end.")
+    has_next_page: bool
+
+
+class DocumentReceipts(BaseModel):
+    run_id: str
+    doc_id: str
+    verify: dict[str, Any] | None
+    admit: dict[str, Any] | None
+    units: dict[str, dict[str, Any]]
+
+
+class Health(BaseModel):
+    status: str
+    checks: dict[str, str] = {}

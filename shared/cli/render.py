@@ -1,0 +1,149 @@
+"""Summary tables for the terminal (rich), shared by run, demo and summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+
+from shared.summary import OUTCOMES, TIERS, VERDICTS
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _counts_table(title: str, rows: list[tuple[str, Any]], *extra: str) -> Table:
+    table = Table(
+        title=title, title_justify="left", show_header=bool(extra), box=None, pad_edge=False
+    )
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    for name in extra:
+        table.add_column(name, justify="right")
+    for row in rows:
+        table.add_row(*[str(x) for x in row])
+    return table
+
+
+def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Panel:
+    counts = summary.get("counts", {})
+    rates = summary.get("rates", {})
+    policy = summary.get("policy") or {}
+    parts: list[Any] = []
+
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("run", str(summary.get("run_id") or "(in process)"))
+    head.add_row("state", str(summary.get("state", "–")))
+    head.add_row("corpus", str(summary.get("corpus")))
+    head.add_row(
+        "policy",
+        f"{policy.get('ref')}  verify {policy.get('verify_fingerprint')}  admit {policy.get('admit_fingerprint')}",
+    )
+    head.add_row("documents", f"{summary.get('documents', 0)}  ({summary.get('bytes', 0):,} bytes)")
+    units = summary.get("units", {})
+    head.add_row(
+        "units",
+        "  ".join(
+            f"{kind}: {row.get('computed', 0)} computed, {row.get('cached', 0)} cached, {row.get('failed', 0)} failed"
+            for kind, row in units.items()
+        ),
+    )
+    parts.append(head)
+
+    claims = counts.get("claims", 0)
+    if claims:
+        table = Table(title=f"Claims verified: {claims}", title_justify="left", box=None)
+        table.add_column("tier")
+        table.add_column("claims", justify="right")
+        table.add_column("located through tier", justify="right")
+        through = rates.get("claims_located_through_tier", {})
+        for tier in (*TIERS, "none"):
+            n = counts.get(f"claims.tier.{tier}", 0)
+            table.add_row(tier, str(n), _pct(through.get(tier)) if tier != "none" else "")
+        verdicts = Table(title="by verdict", title_justify="left", box=None)
+        verdicts.add_column("verdict")
+        verdicts.add_column("claims", justify="right")
+        for verdict in VERDICTS:
+            verdicts.add_row(verdict, str(counts.get(f"claims.verdict.{verdict}", 0)))
+        verdicts.add_row(
+            "[bold]accepted",
+            f"[bold]{counts.get('claims.accepted', 0)}  ({_pct(rates.get('claims_accepted'))})",
+        )
+        parts += [table, verdicts]
+
+    candidates = counts.get("candidates", 0)
+    if candidates:
+        table = Table(title=f"Candidates decided: {candidates}", title_justify="left", box=None)
+        table.add_column("outcome")
+        table.add_column("candidates", justify="right")
+        table.add_column("share", justify="right")
+        for outcome in OUTCOMES:
+            table.add_row(
+                outcome,
+                str(counts.get(f"candidates.outcome.{outcome}", 0)),
+                _pct(rates.get("candidates", {}).get(outcome)),
+            )
+        codes = sorted(
+            (
+                (k[len("candidates.code.") :], v)
+                for k, v in counts.items()
+                if k.startswith("candidates.code.")
+            ),
+            key=lambda kv: (-kv[1], kv[0]),
+        )
+        code_table = Table(title="codes", title_justify="left", box=None)
+        code_table.add_column("code")
+        code_table.add_column("decisions", justify="right")
+        for code, n in codes:
+            code_table.add_row(code, str(n))
+        parts += [table, code_table]
+
+    if counts.get("claims.labelled") or counts.get("candidates.labelled"):
+        gold = Table(title="Against gold labels", title_justify="left", box=None)
+        gold.add_column("")
+        gold.add_column("", justify="right")
+        gold.add_row("right values admitted", str(counts.get("candidates.right_admitted", 0)))
+        gold.add_row(
+            "[red]escapes (wrong values admitted)",
+            f"[red]{counts.get('candidates.escapes', 0)}[/]  of {counts.get('candidates.labelled_wrong', 0)} wrong ({_pct(rates.get('candidates_escape_rate'))})",
+        )
+        gold.add_row("wrong values caught", str(counts.get("candidates.caught", 0)))
+        gold.add_row("reviews (needs_verification)", str(counts.get("candidates.reviews", 0)))
+        gold.add_row("false rejections", str(counts.get("candidates.false_rejections", 0)))
+        gold.add_row(
+            "[red]fabricated quotations accepted",
+            f"[red]{counts.get('claims.escapes', 0)}[/]  of {counts.get('claims.labelled_fabricated', 0)}",
+        )
+        gold.add_row("genuine quotations refused", str(counts.get("claims.refused_genuine", 0)))
+        parts.append(gold)
+
+    errors = summary.get("errors", [])
+    if summary.get("errors_total"):
+        table = Table(
+            title=f"Input errors: {summary['errors_total']}", title_justify="left", box=None
+        )
+        table.add_column("where")
+        table.add_column("field")
+        table.add_column("message")
+        for error in errors[:20]:
+            where = error.get("file", "") + (f":{error['line']}" if error.get("line") else "")
+            table.add_row(where, error.get("field") or "", error.get("message", ""))
+        parts.append(table)
+
+    index = summary.get("index", {})
+    footer = f"index {index.get('key')}  merkle root {str(index.get('merkle_root'))[:16]}…"
+    if where:
+        footer = f"receipts and run files under {where}\n" + footer
+    parts.append(footer)
+    return Panel(Group(*parts), title="groundswell summary", expand=False)
+
+
+def print_summary(
+    summary: dict[str, Any], where: str | None = None, console: Console | None = None
+) -> None:
+    (console or Console()).print(summary_renderable(summary, where))

@@ -1,0 +1,190 @@
+"""The corpus layout and its input records, read with errors that name file, line and field.
+
+A corpus is a store prefix holding::
+
+    documents/<doc_id>.txt      UTF-8 source text, byte for byte
+    claims/<doc_id>.jsonl       quotations to verify, one JSON object per line
+    candidates/<doc_id>.json    a groundgate candidate array
+    schema.json                 the admission schema
+    labels/<doc_id>.json        optional gold labels
+
+A malformed record fails alone: parsers return the good records and a list of errors.
+Fields the system does not read are carried through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
+
+DOCUMENTS = "documents/"
+CLAIMS = "claims/"
+CANDIDATES = "candidates/"
+LABELS = "labels/"
+SCHEMA_KEY = "schema.json"
+
+SUFFIX = {DOCUMENTS: ".txt", CLAIMS: ".jsonl", CANDIDATES: ".json", LABELS: ".json"}
+
+
+def document_key(doc_id: str) -> str:
+    return f"{DOCUMENTS}{doc_id}.txt"
+
+
+def claims_key(doc_id: str) -> str:
+    return f"{CLAIMS}{doc_id}.jsonl"
+
+
+def candidates_key(doc_id: str) -> str:
+    return f"{CANDIDATES}{doc_id}.json"
+
+
+def labels_key(doc_id: str) -> str:
+    return f"{LABELS}{doc_id}.json"
+
+
+def doc_id_of(key: str, prefix: str) -> str | None:
+    """The document id in a listed key, or None when the key is not a corpus input."""
+    suffix = SUFFIX[prefix]
+    if not key.startswith(prefix) or not key.endswith(suffix):
+        return None
+    doc_id = key[len(prefix) : len(key) - len(suffix)]
+    return doc_id if doc_id and "/" not in doc_id else None
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    """One malformed input: which file, which line (1-based, when it has lines), which field."""
+
+    file: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "field": self.field, "message": self.message}
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line is not None else "")
+        return f"{where}: {self.field + ': ' if self.field else ''}{self.message}"
+
+
+class InputFileError(ValueError):
+    """A whole input file is unusable (the unit that needs it fails, the run goes on)."""
+
+    def __init__(self, error: InputError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class ClaimRecord(BaseModel):
+    """One quotation to verify. ``start``/``end`` (both or neither) bind it to offsets."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    claim: str
+    id: str | int | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class Labels(BaseModel):
+    """Gold labels of one document: is each extraction correct?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claims: dict[str, StrictBool] = {}
+    candidates: dict[str, StrictBool] = {}
+
+
+def _field_of(exc: ValidationError) -> tuple[str | None, str]:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    return (loc or None), first.get("msg", "invalid")
+
+
+def decode_document(data: bytes, file: str) -> str:
+    """The document text; a file that is not UTF-8 is refused with the byte and line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputFileError(
+            InputError(file, f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}", line)
+        ) from None
+
+
+def parse_claims(
+    data: bytes, file: str
+) -> tuple[list[tuple[int, dict[str, Any]]], list[InputError]]:
+    """Claim records as ``(line, record)``; each bad line is an error of its own."""
+    records: list[tuple[int, dict[str, Any]]] = []
+    errors: list[InputError] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except UnicodeDecodeError as exc:
+            errors.append(InputError(file, f"not UTF-8 at byte {exc.start} of the line", number))
+            continue
+        except json.JSONDecodeError as exc:
+            errors.append(InputError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", number))
+            continue
+        if not isinstance(obj, dict):
+            errors.append(InputError(file, "a claim record must be a JSON object", number))
+            continue
+        try:
+            record = ClaimRecord.model_validate(obj)
+        except ValidationError as exc:
+            field, msg = _field_of(exc)
+            errors.append(InputError(file, msg, number, field))
+            continue
+        if (record.start is None) != (record.end is None):
+            field = "end" if record.end is None else "start"
+            errors.append(InputError(file, "start and end go together", number, field))
+            continue
+        if record.start is not None and not 0 <= record.start <= record.end:  # type: ignore[operator]
+            errors.append(InputError(file, "need 0 <= start <= end", number, "start"))
+            continue
+        records.append((number, obj))
+    return records, errors
+
+
+def parse_json_file(data: bytes, file: str) -> Any:
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise InputFileError(InputError(file, f"not UTF-8 at byte {exc.start}")) from None
+    except json.JSONDecodeError as exc:
+        raise InputFileError(
+            InputError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno)
+        ) from None
+
+
+def parse_candidates(data: bytes, file: str) -> list[Any]:
+    """The candidate array. Its items are checked by admission (CANDIDATE_INVALID), not here."""
+    value = parse_json_file(data, file)
+    if not isinstance(value, list):
+        raise InputFileError(
+            InputError(file, f"a candidates file holds a JSON array, not a {type(value).__name__}")
+        )
+    return value
+
+
+def parse_schema(data: bytes, file: str = SCHEMA_KEY) -> dict[str, Any]:
+    value = parse_json_file(data, file)
+    if not isinstance(value, dict):
+        raise InputFileError(InputError(file, "the admission schema must be a JSON object"))
+    return value
+
+
+def parse_labels(data: bytes, file: str) -> Labels:
+    value = parse_json_file(data, file)
+    try:
+        return Labels.model_validate(value)
+    except ValidationError as exc:
+        field, msg = _field_of(exc)
+        raise InputFileError(InputError(file, msg, None, field)) from None

@@ -1,0 +1,84 @@
+"""Unit receipts: content-addressed, deterministic, hashed over canonical JSON.
+
+A receipt's key is a fingerprint of everything that can change it (input bytes, the policy
+part that applies, the engine revision), so a redelivered task, a repeated run or a
+reprocessing run under an unchanged policy part finds it and does no work. Receipts hold no
+run id, document id or time, so identical inputs give byte-identical receipts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shared.canonical import canonical_json, json_sha256, sha256_hex
+
+RECEIPT_FORMAT = 1
+KINDS = ("verify", "admit")
+
+
+class ReceiptError(ValueError):
+    """A stored receipt that does not parse or whose digest does not match its content."""
+
+
+def receipt_key(kind: str, fingerprint: str) -> str:
+    return f"receipts/{kind}/{fingerprint}.json"
+
+
+def verify_fingerprint(document_sha256: str, claims_sha256: str, policy_fingerprint: str) -> str:
+    from shared.verify import ENGINE_REVISION
+
+    return json_sha256(
+        {
+            "kind": "verify",
+            "document_sha256": document_sha256,
+            "claims_sha256": claims_sha256,
+            "policy": policy_fingerprint,
+            "engine": ENGINE_REVISION,
+        }
+    )
+
+
+def admit_fingerprint(
+    document_sha256: str, candidates_sha256: str, schema_sha256: str, policy_fingerprint: str
+) -> str:
+    from shared.admit import ENGINE_REVISION
+
+    return json_sha256(
+        {
+            "kind": "admit",
+            "document_sha256": document_sha256,
+            "candidates_sha256": candidates_sha256,
+            "schema_sha256": schema_sha256,
+            "policy": policy_fingerprint,
+            "engine": ENGINE_REVISION,
+        }
+    )
+
+
+def seal(body: dict[str, Any]) -> tuple[bytes, str]:
+    """Add ``receipt_sha256`` over the canonical body; return the stored bytes and the digest."""
+    body = {k: v for k, v in body.items() if k != "receipt_sha256"}
+    body["format"] = RECEIPT_FORMAT
+    digest = json_sha256(body)
+    body["receipt_sha256"] = digest
+    return canonical_json(body), digest
+
+
+def open_receipt(data: bytes, key: str) -> dict[str, Any]:
+    """Parse a stored receipt and check its digest."""
+    try:
+        body = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReceiptError(f"{key}: not a JSON receipt ({exc})") from None
+    if not isinstance(body, dict) or "receipt_sha256" not in body:
+        raise ReceiptError(f"{key}: not a groundswell receipt")
+    stated = body["receipt_sha256"]
+    actual = json_sha256({k: v for k, v in body.items() if k != "receipt_sha256"})
+    if stated != actual:
+        raise ReceiptError(f"{key}: receipt_sha256 {stated} does not match its content {actual}")
+    return body
+
+
+def content_sha256(data: bytes) -> str:
+    return sha256_hex(data)

@@ -1,0 +1,73 @@
+"""Run records and run states, the pydantic models at the run boundary."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from shared.policies import parse_ref
+
+RunStateName = Literal[
+    "queued", "planning", "running", "succeeded", "partially_failed", "failed", "cancelled"
+]
+TERMINAL_STATES = frozenset({"succeeded", "partially_failed", "failed", "cancelled"})
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(ts: datetime | None) -> str | None:
+    return ts.isoformat().replace("+00:00", "Z") if ts else None
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Time-ordered and readable: ``20261129T215000Z-3f9a1c``."""
+    now = now or utcnow()
+    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+class RunSpec(BaseModel):
+    """What a caller asks for: a corpus under a policy."""
+
+    corpus: str = Field(description="A corpus folder or s3://bucket/prefix.")
+    policy: str = Field(default="default", description="NAME or NAME@VERSION.")
+
+    @field_validator("corpus")
+    @classmethod
+    def _corpus(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("corpus must name a folder or an s3://bucket/prefix")
+        if "://" in value and not value.startswith(("s3://", "file://")):
+            raise ValueError("corpus must be a folder or an s3://bucket/prefix URL")
+        if value.startswith("s3://") and not value[5:].split("/", 1)[0]:
+            raise ValueError("an S3 corpus needs a bucket: s3://bucket/prefix")
+        return value.rstrip("/")
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value: str) -> str:
+        parse_ref(value)
+        return value.strip()
+
+
+class RunRecord(BaseModel):
+    id: str
+    corpus: str
+    output: str
+    policy: dict[str, Any]
+    engines: dict[str, Any]
+    state: RunStateName = "queued"
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    idempotency_key_sha256: str | None = None
+    error: str | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES

@@ -1,0 +1,342 @@
+"""One unit of work: verify the claims of one document, or admit its candidates.
+
+Both the Celery tasks and the in-process runner call :class:`UnitRunner`, so the pipeline
+and the in-process core compute the same receipts and the same counters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.corpus import (
+    SCHEMA_KEY,
+    InputError,
+    InputFileError,
+    Labels,
+    candidates_key,
+    claims_key,
+    decode_document,
+    document_key,
+    labels_key,
+    parse_candidates,
+    parse_claims,
+    parse_labels,
+    parse_schema,
+)
+from shared.policies import PolicyVersion
+from shared.receipts import (
+    ReceiptError,
+    admit_fingerprint,
+    content_sha256,
+    open_receipt,
+    receipt_key,
+    seal,
+    verify_fingerprint,
+)
+from shared.storage import ObjectStore
+from shared.summary import admit_unit_counts, verify_unit_counts
+
+VERIFY = "verify"
+ADMIT = "admit"
+# Keep the result small: a run's error list is for reading, the counters carry the totals.
+MAX_ERRORS_PER_UNIT = 50
+
+
+def unit_key(kind: str, doc_id: str) -> str:
+    return f"{kind}/{doc_id}"
+
+
+def split_unit_key(key: str) -> tuple[str, str]:
+    kind, _, doc_id = key.partition("/")
+    return kind, doc_id
+
+
+@dataclass
+class UnitResult:
+    kind: str
+    doc_id: str
+    status: str  # computed | cached | failed
+    receipt_key: str | None = None
+    receipt_sha256: str | None = None
+    document_bytes: int | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    errors: list[InputError] = field(default_factory=list)
+
+    @property
+    def unit(self) -> str:
+        return unit_key(self.kind, self.doc_id)
+
+    def index_entry(self) -> dict[str, Any]:
+        """The unit's line in the run index (small: it passes through Redis)."""
+        return {
+            "doc_id": self.doc_id,
+            "kind": self.kind,
+            "status": self.status,
+            "receipt": self.receipt_key,
+            "receipt_sha256": self.receipt_sha256,
+            "bytes": self.document_bytes,
+            "errors": [e.as_dict() for e in self.errors[:MAX_ERRORS_PER_UNIT]],
+            "errors_total": len(self.errors),
+        }
+
+    def counters(self) -> dict[str, int]:
+        """What this unit adds to the run's counters (exactly once)."""
+        out = dict(self.counts)
+        out[f"units.{self.kind}.{self.status}"] = 1
+        if self.errors:
+            out["errors"] = out.get("errors", 0) + len(self.errors)
+            out[f"errors.{self.kind}"] = out.get(f"errors.{self.kind}", 0) + len(self.errors)
+        return out
+
+
+class UnitRunner:
+    """Runs units of one corpus under one policy, writing receipts to ``output``."""
+
+    def __init__(self, corpus: ObjectStore, output: ObjectStore, policy: PolicyVersion) -> None:
+        self.corpus = corpus
+        self.output = output
+        self.policy = policy
+        self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def _get(self, key: str) -> bytes | None:
+        try:
+            return self.corpus.get(key)
+        except KeyError:
+            return None
+
+    def _labels(self, doc_id: str) -> Labels | None:
+        data = self._get(labels_key(doc_id))
+        return parse_labels(data, labels_key(doc_id)) if data is not None else None
+
+    def _schema_once(self) -> tuple[bytes, dict[str, Any]]:
+        if self._schema is None:
+            data = self._get(SCHEMA_KEY)
+            if data is None:
+                self._schema = InputFileError(
+                    InputError(SCHEMA_KEY, "the corpus has no schema.json")
+                )
+            else:
+                try:
+                    self._schema = (data, parse_schema(data))
+                except InputFileError as exc:
+                    self._schema = exc
+        if isinstance(self._schema, InputFileError):
+            raise self._schema
+        return self._schema
+
+    def _failed(self, kind: str, doc_id: str, error: InputError, **kw: Any) -> UnitResult:
+        return UnitResult(kind, doc_id, "failed", errors=[error], **kw)
+
+    def _reuse(self, key: str) -> dict[str, Any] | None:
+        try:
+            data = self.output.get(key)
+        except KeyError:
+            return None
+        try:
+            return open_receipt(data, key)
+        except ReceiptError:
+            return None  # a damaged receipt is recomputed and replaced
+
+    def _store(self, key: str, body: dict[str, Any], replace: bool) -> str:
+        data, digest = seal(body)
+        if not self.output.put(key, data, create_only=not replace):
+            # Another delivery of this unit wrote it first; receipts are deterministic.
+            stored = self._reuse(key)
+            if stored is not None:
+                return stored["receipt_sha256"]
+            self.output.put(key, data)
+        return digest
+
+    # -- verification -------------------------------------------------------------------
+
+    def verify(self, doc_id: str) -> UnitResult:
+        doc_file, claims_file = document_key(doc_id), claims_key(doc_id)
+        claims_data = self._get(claims_file)
+        if claims_data is None:
+            return self._failed(VERIFY, doc_id, InputError(claims_file, "no claims file"))
+        doc_data = self._get(doc_file)
+        if doc_data is None:
+            return self._failed(VERIFY, doc_id, InputError(doc_file, "no such document"))
+        try:
+            labels = self._labels(doc_id)
+        except InputFileError as exc:
+            return self._failed(VERIFY, doc_id, exc.error, document_bytes=len(doc_data))
+        fp = verify_fingerprint(
+            content_sha256(doc_data), content_sha256(claims_data), self.policy.verify_fingerprint
+        )
+        key = receipt_key(VERIFY, fp)
+        receipt = self._reuse(key)
+        status = "cached"
+        if receipt is None:
+            status = "computed"
+            body = self._verify_receipt(fp, doc_id, doc_data, claims_data)
+            digest = self._store(key, body, replace=False)
+            body["receipt_sha256"] = digest
+            receipt = body
+        return self._verify_result(doc_id, status, key, receipt, labels, len(doc_data))
+
+    def _verify_receipt(
+        self, fp: str, doc_id: str, doc_data: bytes, claims_data: bytes
+    ) -> dict[str, Any]:
+        from shared.verify import ENGINE_REVISION, Verifier
+
+        body: dict[str, Any] = {
+            "kind": VERIFY,
+            "fingerprint": fp,
+            "document_sha256": content_sha256(doc_data),
+            "claims_sha256": content_sha256(claims_data),
+            "policy": {"verify_fingerprint": self.policy.verify_fingerprint},
+            "engine": {"verify": ENGINE_REVISION},
+        }
+        try:
+            text = decode_document(doc_data, document_key(doc_id))
+        except InputFileError as exc:
+            body["failure"] = _error_body(exc.error)
+            return body
+        records, errors = parse_claims(claims_data, claims_key(doc_id))
+        verifier = Verifier(text, self.policy.verify_policy)
+        out = []
+        for line, record in records:
+            start, end = record.get("start"), record.get("end")
+            if start is not None and end is not None:
+                cert = verifier.verify_at(record["claim"], start, end)
+            else:
+                cert = verifier.verify(record["claim"])
+            # The record is carried through untouched; the certificate sits beside it.
+            out.append({"line": line, "record": record, "certificate": cert.as_dict()})
+        body["records"] = out
+        body["errors"] = [_error_body(e) for e in errors]
+        return body
+
+    def _verify_result(
+        self,
+        doc_id: str,
+        status: str,
+        key: str,
+        receipt: dict[str, Any],
+        labels: Labels | None,
+        size: int,
+    ) -> UnitResult:
+        if "failure" in receipt:
+            error = _error_from_body(receipt["failure"], document_key(doc_id))
+            return UnitResult(
+                VERIFY, doc_id, "failed", key, receipt["receipt_sha256"], size, errors=[error]
+            )
+        records = receipt.get("records", [])
+        counts = verify_unit_counts(
+            ((r["record"].get("id"), r["certificate"]) for r in records), labels
+        )
+        errors = [_error_from_body(e, claims_key(doc_id)) for e in receipt.get("errors", [])]
+        return UnitResult(
+            VERIFY, doc_id, status, key, receipt["receipt_sha256"], size, counts, errors
+        )
+
+    # -- admission ----------------------------------------------------------------------
+
+    def admit(self, doc_id: str) -> UnitResult:
+        doc_file, cand_file = document_key(doc_id), candidates_key(doc_id)
+        cand_data = self._get(cand_file)
+        if cand_data is None:
+            return self._failed(ADMIT, doc_id, InputError(cand_file, "no candidates file"))
+        doc_data = self._get(doc_file)
+        if doc_data is None:
+            return self._failed(ADMIT, doc_id, InputError(doc_file, "no such document"))
+        try:
+            schema_data, schema = self._schema_once()
+            labels = self._labels(doc_id)
+        except InputFileError as exc:
+            return self._failed(ADMIT, doc_id, exc.error, document_bytes=len(doc_data))
+        fp = admit_fingerprint(
+            content_sha256(doc_data),
+            content_sha256(cand_data),
+            content_sha256(schema_data),
+            self.policy.admit_fingerprint,
+        )
+        key = receipt_key(ADMIT, fp)
+        receipt = self._reuse(key)
+        status = "cached"
+        if receipt is None:
+            status = "computed"
+            body = self._admit_receipt(fp, doc_id, doc_data, cand_data, schema_data, schema)
+            body["receipt_sha256"] = self._store(key, body, replace=False)
+            receipt = body
+        if "failure" in receipt:
+            error = _error_from_body(receipt["failure"], cand_file)
+            return UnitResult(
+                ADMIT,
+                doc_id,
+                "failed",
+                key,
+                receipt["receipt_sha256"],
+                len(doc_data),
+                errors=[error],
+            )
+        counts = admit_unit_counts(receipt["receipt"], labels)
+        return UnitResult(
+            ADMIT, doc_id, status, key, receipt["receipt_sha256"], len(doc_data), counts
+        )
+
+    def _admit_receipt(
+        self,
+        fp: str,
+        doc_id: str,
+        doc_data: bytes,
+        cand_data: bytes,
+        schema_data: bytes,
+        schema: dict[str, Any],
+    ) -> dict[str, Any]:
+        from shared.admit import ENGINE_REVISION, SPEC_VERSION, PacketError, admit
+
+        body: dict[str, Any] = {
+            "kind": ADMIT,
+            "fingerprint": fp,
+            "document_sha256": content_sha256(doc_data),
+            "candidates_sha256": content_sha256(cand_data),
+            "schema_sha256": content_sha256(schema_data),
+            "policy": {"admit_fingerprint": self.policy.admit_fingerprint},
+            "engine": {"admit": ENGINE_REVISION, "spec": SPEC_VERSION},
+        }
+        try:
+            text = decode_document(doc_data, document_key(doc_id))
+            candidates = parse_candidates(cand_data, candidates_key(doc_id))
+        except InputFileError as exc:
+            body["failure"] = _error_body(exc.error)
+            return body
+        try:
+            body["receipt"] = admit(text, schema, candidates, self.policy.admit)
+        except PacketError as exc:
+            body["failure"] = _error_body(
+                InputError(candidates_key(doc_id), f"invalid packet: {exc}")
+            )
+            return body
+        body["records"] = candidates
+        return body
+
+
+def _error_body(error: InputError) -> dict[str, Any]:
+    return error.as_dict()
+
+
+def _error_from_body(body: dict[str, Any], default_file: str) -> InputError:
+    return InputError(
+        body.get("file") or default_file,
+        body.get("message", ""),
+        body.get("line"),
+        body.get("field"),
+    )
+
+
+def _packet_error(doc_id: str, message: str) -> InputError:
+    """Name the input that made the packet invalid (the document, the schema or a candidate)."""
+    head = message.split(":", 1)[0].lower()
+    if head.startswith("document"):
+        file = document_key(doc_id)
+    elif head.startswith("schema"):
+        file = SCHEMA_KEY
+    else:
+        file = candidates_key(doc_id)
+    return InputError(file, f"invalid admission packet: {message}")

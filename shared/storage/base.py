@@ -1,0 +1,71 @@
+"""The object store interface and the factory that picks an implementation from a URL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from shared.settings import Settings
+
+
+class StorageError(RuntimeError):
+    """A storage operation failed for a reason other than a missing key."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    """Listing metadata. ``etag`` is not a content hash (multipart uploads), only a change hint."""
+
+    key: str
+    size: int
+    etag: str
+
+
+class ObjectStore(Protocol):
+    url: str
+
+    def get(self, key: str) -> bytes:
+        """The object's bytes; ``KeyError`` when it does not exist."""
+
+    def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
+        """Write ``data``. With ``create_only``, return False (and write nothing) if it exists."""
+
+    def exists(self, key: str) -> bool: ...
+
+    def head(self, key: str) -> ObjectInfo | None: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def list_pages(
+        self, prefix: str, *, start_after: str | None = None, page_size: int = 1000
+    ) -> Iterator[list[ObjectInfo]]:
+        """Keys under ``prefix`` in ascending UTF-8 byte order, one page at a time."""
+
+
+def join_url(url: str, *parts: str) -> str:
+    """Join path parts onto a store URL (a folder or s3://bucket/prefix)."""
+    out = url.rstrip("/")
+    for part in parts:
+        part = part.strip("/")
+        if part:
+            out = f"{out}/{part}"
+    return out
+
+
+def open_store(url: str, settings: Settings | None = None) -> ObjectStore:
+    """The store rooted at ``url``: ``s3://bucket[/prefix]`` or a local folder."""
+    if url.startswith("s3://"):
+        from shared.settings import get_settings
+        from shared.storage.s3 import S3Store
+
+        return S3Store(url, settings or get_settings())
+    if url.startswith("file://"):
+        url = url[len("file://") :]
+    if "://" in url:
+        raise StorageError(f"unsupported storage URL {url!r}: use a folder or s3://bucket/prefix")
+    from shared.storage.local import LocalStore
+
+    return LocalStore(Path(url))

@@ -1,0 +1,134 @@
+"""S3 through boto3, for AWS and S3-compatible servers (MinIO, Ceph, moto's server).
+
+Settings follow reference/celery-notes.md 3.1: path-style addressing, checksums only when
+required (botocore >= 1.36 otherwise sends headers many non-AWS servers reject), standard
+retries, I/O timeouts, paginated listing and ``If-None-Match`` create-once puts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from shared.storage.base import ObjectInfo, StorageError
+
+if TYPE_CHECKING:
+    from shared.settings import Settings
+
+_NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
+
+# One client per process and configuration: clients are thread-safe but must be made after fork.
+_clients: dict[tuple, object] = {}
+
+
+def _client(settings: Settings):
+    key = (
+        os.getpid(),
+        settings.s3_endpoint_url,
+        settings.s3_region,
+        settings.s3_access_key_id,
+        settings.s3_addressing_style,
+    )
+    client = _clients.get(key)
+    if client is None:
+        secret = settings.s3_secret_access_key
+        client = boto3.session.Session().client(
+            "s3",
+            endpoint_url=settings.s3_endpoint_url,
+            region_name=settings.s3_region,
+            aws_access_key_id=settings.s3_access_key_id,
+            aws_secret_access_key=secret.get_secret_value() if secret else None,
+            config=Config(
+                s3={"addressing_style": settings.s3_addressing_style},
+                retries={"mode": "standard", "max_attempts": settings.s3_max_attempts},
+                connect_timeout=settings.s3_connect_timeout,
+                read_timeout=settings.s3_read_timeout,
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
+                max_pool_connections=32,
+            ),
+        )
+        _clients[key] = client
+    return client
+
+
+class S3Store:
+    def __init__(self, url: str, settings: Settings) -> None:
+        rest = url[len("s3://") :]
+        bucket, _, prefix = rest.partition("/")
+        if not bucket:
+            raise StorageError(f"invalid S3 URL {url!r}: expected s3://bucket[/prefix]")
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        self.url = f"s3://{bucket}/{self.prefix}".rstrip("/")
+        self._settings = settings
+
+    @property
+    def client(self):
+        return _client(self._settings)
+
+    def _key(self, key: str) -> str:
+        return self.prefix + key
+
+    def get(self, key: str) -> bytes:
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
+                raise KeyError(key) from None
+            raise StorageError(f"GET {self.url}/{key}: {exc}") from exc
+        body = response["Body"]
+        try:
+            return body.read()
+        finally:
+            body.close()
+
+    def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
+        extra = {"IfNoneMatch": "*"} if create_only else {}
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if create_only and code in {"PreconditionFailed", "412", "ConditionalRequestConflict"}:
+                return False
+            raise StorageError(f"PUT {self.url}/{key}: {exc}") from exc
+        return True
+
+    def head(self, key: str) -> ObjectInfo | None:
+        try:
+            response = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
+                return None
+            raise StorageError(f"HEAD {self.url}/{key}: {exc}") from exc
+        return ObjectInfo(key, int(response["ContentLength"]), response.get("ETag", "").strip('"'))
+
+    def exists(self, key: str) -> bool:
+        return self.head(key) is not None
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    def list_pages(
+        self, prefix: str, *, start_after: str | None = None, page_size: int = 1000
+    ) -> Iterator[list[ObjectInfo]]:
+        kwargs = {"Bucket": self.bucket, "Prefix": self._key(prefix)}
+        if start_after:
+            kwargs["StartAfter"] = self._key(start_after)
+        paginator = self.client.get_paginator("list_objects_v2")
+        cut = len(self.prefix)
+        try:
+            for page in paginator.paginate(**kwargs, PaginationConfig={"PageSize": page_size}):
+                items = [
+                    ObjectInfo(obj["Key"][cut:], int(obj["Size"]), obj.get("ETag", "").strip('"'))
+                    for obj in page.get("Contents", ())
+                ]
+                if items:
+                    yield items
+        except ClientError as exc:
+            raise StorageError(f"LIST {self.url}/{prefix}: {exc}") from exc

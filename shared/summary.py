@@ -1,0 +1,139 @@
+"""Summaries: additive counters per unit that merge into runs and policy versions.
+
+Counters are flat ``name -> int`` maps so that Redis can add them atomically and any set
+of summaries can be merged. Rates are derived from counters, never stored as counters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from shared.corpus import Labels
+
+# The verification ladder, tightest first; rates "through a tier" accumulate in this order.
+TIERS = ("exact", "whitespace", "typography", "case", "skeleton")
+VERDICTS = ("grounded", "grounded_loose", "stitched", "unlocated", "degenerate")
+OUTCOMES = ("admitted", "needs_verification", "rejected")
+
+
+def verify_unit_counts(
+    certificates: Iterable[tuple[Any, Mapping[str, Any]]], labels: Labels | None
+) -> Counter[str]:
+    """Counters of one verification unit from ``(claim id, certificate dict)`` pairs."""
+    counts: Counter[str] = Counter()
+    gold = labels.claims if labels else {}
+    for claim_id, cert in certificates:
+        accepted = bool(cert.get("grounded"))
+        counts["claims"] += 1
+        verdict, tier = cert.get("verdict"), cert.get("tier") or "none"
+        counts[f"claims.verdict.{verdict}"] += 1
+        counts[f"claims.tier.{tier}"] += 1
+        counts[f"claims.at.{verdict}.{tier}"] += 1  # the joint count, for metrics by both
+        if accepted:
+            counts["claims.accepted"] += 1
+        label = gold.get(str(claim_id)) if claim_id is not None else None
+        if label is None:
+            continue
+        counts["claims.labelled"] += 1
+        if label:
+            counts["claims.labelled_genuine"] += 1
+            if not accepted:
+                counts["claims.refused_genuine"] += 1
+        else:
+            counts["claims.labelled_fabricated"] += 1
+            if accepted:
+                counts["claims.escapes"] += 1
+    return counts
+
+
+def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Counter[str]:
+    """Counters of one admission unit from its receipt and the document's gold labels."""
+    counts: Counter[str] = Counter()
+    gold = labels.candidates if labels else {}
+    for decision in receipt.get("decisions", ()):
+        outcome = decision.get("outcome")
+        counts["candidates"] += 1
+        counts[f"candidates.outcome.{outcome}"] += 1
+        for code in decision.get("codes", ()):
+            counts[f"candidates.code.{code}"] += 1
+        candidate_id = decision.get("candidate_id")
+        label = gold.get(str(candidate_id)) if candidate_id is not None else None
+        if label is None:
+            continue
+        counts["candidates.labelled"] += 1
+        if label:
+            counts["candidates.labelled_right"] += 1
+            if outcome == "admitted":
+                counts["candidates.right_admitted"] += 1
+            elif outcome == "rejected":
+                counts["candidates.false_rejections"] += 1
+            else:
+                counts["candidates.right_reviewed"] += 1
+        else:
+            counts["candidates.labelled_wrong"] += 1
+            if outcome == "admitted":
+                counts["candidates.escapes"] += 1
+            else:
+                counts["candidates.caught"] += 1
+        if outcome == "needs_verification":
+            counts["candidates.reviews"] += 1
+    for finding in receipt.get("coverage", ()):
+        counts[f"coverage.{finding.get('code', 'finding')}"] += 1
+    return counts
+
+
+def merge(*parts: Mapping[str, int]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for part in parts:
+        total.update(part)
+    return dict(sorted((k, v) for k, v in total.items() if v))
+
+
+def _share(num: int, den: int) -> float | None:
+    return round(num / den, 6) if den else None
+
+
+def rates(counts: Mapping[str, int]) -> dict[str, Any]:
+    """Rates derived from counters (shares in 0..1, None when the denominator is zero)."""
+    claims = counts.get("claims", 0)
+    through: dict[str, float | None] = {}
+    running = 0
+    for tier in TIERS:
+        running += counts.get(f"claims.tier.{tier}", 0)
+        through[tier] = _share(running, claims)
+    candidates = counts.get("candidates", 0)
+    return {
+        "claims_accepted": _share(counts.get("claims.accepted", 0), claims),
+        "claims_located_through_tier": through,
+        "claims_escape_rate": _share(
+            counts.get("claims.escapes", 0), counts.get("claims.labelled_fabricated", 0)
+        ),
+        "candidates": {
+            outcome: _share(counts.get(f"candidates.outcome.{outcome}", 0), candidates)
+            for outcome in OUTCOMES
+        },
+        "candidates_escape_rate": _share(
+            counts.get("candidates.escapes", 0), counts.get("candidates.labelled_wrong", 0)
+        ),
+        "right_values_admitted": _share(
+            counts.get("candidates.right_admitted", 0), counts.get("candidates.labelled_right", 0)
+        ),
+    }
+
+
+def merkle_root(leaves: Iterable[bytes]) -> str:
+    """sha256 Merkle root (leaf and node hashes domain-separated); empty input gives sha256('')."""
+    level = [hashlib.sha256(b"\x00" + leaf).digest() for leaf in leaves]
+    if not level:
+        return hashlib.sha256(b"").hexdigest()
+    while len(level) > 1:
+        if len(level) % 2:
+            level.append(level[-1])
+        level = [
+            hashlib.sha256(b"\x01" + level[i] + level[i + 1]).digest()
+            for i in range(0, len(level), 2)
+        ]
+    return level[0].hex()

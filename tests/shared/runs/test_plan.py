@@ -1,0 +1,80 @@
+"""Planning merges three sorted listings into units without reading bodies, and resumes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from shared.runs.plan import CorpusPlanner, PlannedUnit, batches
+from shared.storage import open_store
+
+
+def _corpus(tmp_path, ids_docs, ids_claims, ids_cands):
+    store = open_store(str(tmp_path / "corpus"))
+    for doc_id in ids_docs:
+        store.put(f"documents/{doc_id}.txt", b"x" * 10)
+    for doc_id in ids_claims:
+        store.put(f"claims/{doc_id}.jsonl", b"y" * 3)
+    for doc_id in ids_cands:
+        store.put(f"candidates/{doc_id}.json", b"z" * 2)
+    store.put("schema.json", b"{}")
+    return store
+
+
+def _expected(ids_claims, ids_cands):
+    return {("verify", d) for d in ids_claims} | {("admit", d) for d in ids_cands}
+
+
+def test_ids_whose_keys_sort_differently_per_listing_are_merged(tmp_path):
+    # "x" < "x.p" as ids, but "x.p.txt" < "x.txt" while "x.jsonl" < "x.p.jsonl".
+    ids = ["x", "x.p", "x-1", "a", "x.k", "b"]
+    store = _corpus(tmp_path, ids, ids, ids[:3])
+    planner = CorpusPlanner(store, page_size=2)
+    units = list(planner)
+    assert {(u.kind, u.doc_id) for u in units} == _expected(ids, ids[:3])
+    assert len(units) == len(ids) + 3  # each unit exactly once
+    assert planner.documents == len(ids)
+    weights = {(u.kind, u.doc_id): u.weight for u in units}
+    assert weights[("verify", "x.p")] == 13 and weights[("admit", "x")] == 12
+
+
+def test_units_without_a_document_are_still_planned(tmp_path):
+    store = _corpus(tmp_path, ["a"], ["a", "ghost"], [])
+    assert {(u.kind, u.doc_id) for u in CorpusPlanner(store)} == {
+        ("verify", "a"),
+        ("verify", "ghost"),
+    }
+
+
+def test_planning_resumes_from_its_cursor_without_losing_units(tmp_path):
+    rng = random.Random(7)
+    ids = sorted(
+        {"".join(rng.choice("ab.-_1") for _ in range(rng.randint(1, 4))) for _ in range(300)}
+    )
+    claims = [d for d in ids if rng.random() < 0.8]
+    cands = [d for d in ids if rng.random() < 0.5]
+    store = _corpus(tmp_path, ids, claims, cands)
+    seen: set[tuple[str, str]] = set()
+    cursor = None
+    steps = 0
+    while True:
+        planner = CorpusPlanner(store, cursor, page_size=7)
+        seen |= {(u.kind, u.doc_id) for u in planner.step(3)}  # then "crash" and resume
+        cursor = planner.cursor()
+        steps += 1
+        if planner.finished:
+            break
+        assert steps < 500
+    assert seen == _expected(claims, cands)
+
+
+@pytest.mark.parametrize("max_units", [1, 3, 100])
+def test_batches_respect_byte_budget_and_unit_count(max_units):
+    units = [PlannedUnit("verify", f"d{i}", 40) for i in range(10)]
+    units += [PlannedUnit("admit", "big", 1000), PlannedUnit("admit", "small", 5)]
+    out = list(batches(units, max_bytes=100, max_units=max_units))
+    verify = [ids for kind, ids in out if kind == "verify"]
+    assert sum(len(ids) for ids in verify) == 10
+    assert all(len(ids) <= min(2, max_units) for ids in verify)
+    assert [ids for kind, ids in out if kind == "admit"] == [["big"], ["small"]]

@@ -1,0 +1,63 @@
+"""Both object stores behave alike: create-once puts, byte-ordered paginated listing, missing keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.settings import Settings
+from shared.storage import StorageError, open_store
+from tests.conftest import S3_CREDENTIALS
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, tmp_path):
+    if request.param == "local":
+        return open_store(str(tmp_path / "store"))
+    endpoint = request.getfixturevalue("s3_endpoint")
+    bucket = request.getfixturevalue("s3_bucket")
+    settings = Settings(s3_endpoint_url=endpoint, **S3_CREDENTIALS)
+    return open_store(f"s3://{bucket}/some/prefix", settings)
+
+
+def test_put_get_and_missing_key(store):
+    assert store.put("a/b.txt", b"hello")
+    assert store.get("a/b.txt") == b"hello"
+    assert store.exists("a/b.txt")
+    assert store.head("a/b.txt").size == 5
+    with pytest.raises(KeyError):
+        store.get("a/missing.txt")
+    assert store.head("a/missing.txt") is None
+    store.delete("a/b.txt")
+    assert not store.exists("a/b.txt")
+
+
+def test_create_once_put_refuses_the_second_writer(store):
+    assert store.put("receipts/x.json", b"first", create_only=True) is True
+    assert store.put("receipts/x.json", b"second", create_only=True) is False
+    assert store.get("receipts/x.json") == b"first"
+    store.put("receipts/x.json", b"replaced")
+    assert store.get("receipts/x.json") == b"replaced"
+
+
+def test_listing_is_paged_in_utf8_byte_order_and_resumes(store):
+    names = ["a-b", "a.b", "a", "z", "é", "B", "a0"]
+    for name in names:
+        store.put(f"docs/{name}.txt", name.encode())
+    store.put("other/x.txt", b"x")
+    pages = list(store.list_pages("docs/", page_size=3))
+    assert [len(p) for p in pages] == [3, 3, 1]
+    keys = [info.key for page in pages for info in page]
+    assert keys == sorted((f"docs/{n}.txt" for n in names), key=lambda k: k.encode())
+    after = [i.key for p in store.list_pages("docs/", start_after=keys[3]) for i in p]
+    assert after == keys[4:]
+
+
+def test_local_store_refuses_keys_that_escape_its_root(tmp_path):
+    store = open_store(str(tmp_path))
+    with pytest.raises(StorageError):
+        store.put("../outside.txt", b"x")
+
+
+def test_unknown_url_scheme_is_refused():
+    with pytest.raises(StorageError, match="unsupported storage URL"):
+        open_store("gs://bucket/prefix")

@@ -1,0 +1,73 @@
+"""Summary counters: additive, label-aware, with rates derived from them."""
+
+from __future__ import annotations
+
+from shared.corpus import Labels
+from shared.summary import admit_unit_counts, merge, merkle_root, rates, verify_unit_counts
+
+
+def test_verify_counts_by_verdict_tier_and_gold_label():
+    certs = [
+        ("c1", {"verdict": "grounded", "tier": "exact", "grounded": True}),
+        ("c2", {"verdict": "grounded", "tier": "case", "grounded": True}),
+        ("c3", {"verdict": "grounded_loose", "tier": "skeleton", "grounded": False}),
+        ("c4", {"verdict": "unlocated", "tier": None, "grounded": False}),
+        (None, {"verdict": "grounded", "tier": "exact", "grounded": True}),
+    ]
+    labels = Labels(claims={"c1": True, "c2": False, "c3": True, "c4": False})
+    counts = verify_unit_counts(certs, labels)
+    assert counts["claims"] == 5 and counts["claims.accepted"] == 3
+    assert counts["claims.tier.none"] == 1 and counts["claims.at.grounded.exact"] == 2
+    assert counts["claims.escapes"] == 1  # c2: labelled fabricated, accepted
+    assert counts["claims.refused_genuine"] == 1  # c3
+    assert counts["claims.labelled"] == 4
+
+
+def test_admit_counts_escapes_catches_reviews_and_false_rejections():
+    receipt = {
+        "decisions": [
+            {"candidate_id": "a", "outcome": "admitted", "codes": []},
+            {"candidate_id": "b", "outcome": "admitted", "codes": ["EVIDENCE_REANCHORED"]},
+            {"candidate_id": "c", "outcome": "needs_verification", "codes": ["SCALE_WORD"]},
+            {"candidate_id": "d", "outcome": "rejected", "codes": ["VALUE_NOT_IN_EVIDENCE"]},
+            {"candidate_id": "e", "outcome": "rejected", "codes": ["QUOTE_NOT_FOUND"]},
+        ],
+        "coverage": [{"field": "f", "code": "REQUIRED_FIELD_MISSING"}],
+    }
+    labels = Labels(candidates={"a": True, "b": False, "c": False, "d": True, "e": False})
+    counts = admit_unit_counts(receipt, labels)
+    assert counts["candidates.right_admitted"] == 1
+    assert counts["candidates.escapes"] == 1
+    assert counts["candidates.caught"] == 2
+    assert counts["candidates.false_rejections"] == 1
+    assert counts["candidates.reviews"] == 1
+    assert counts["candidates.code.SCALE_WORD"] == 1
+    assert counts["coverage.REQUIRED_FIELD_MISSING"] == 1
+    r = rates(merge(counts))
+    assert r["candidates_escape_rate"] == round(1 / 3, 6)
+    assert r["candidates"]["rejected"] == 0.4
+
+
+def test_merge_is_additive_and_rates_accumulate_through_tiers():
+    a = {"claims": 2, "claims.tier.exact": 1, "claims.tier.case": 1}
+    b = {"claims": 2, "claims.tier.whitespace": 1, "claims.tier.none": 1}
+    total = merge(a, b)
+    assert total["claims"] == 4
+    through = rates(total)["claims_located_through_tier"]
+    assert [through[t] for t in ("exact", "whitespace", "typography", "case", "skeleton")] == [
+        0.25,
+        0.5,
+        0.5,
+        0.75,
+        0.75,
+    ]
+    assert rates({})["claims_accepted"] is None
+
+
+def test_merkle_root_depends_on_every_leaf_and_their_order():
+    leaves = [b"a", b"b", b"c"]
+    root = merkle_root(leaves)
+    assert root == merkle_root(list(leaves))
+    assert root != merkle_root([b"a", b"b", b"d"])
+    assert root != merkle_root([b"b", b"a", b"c"])
+    assert merkle_root([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -1,0 +1,92 @@
+"""The Celery app: JSON only, late acks with requeue on a lost worker, no results.
+
+Every choice here has its evidence in reference/celery-notes.md: acks_late with
+reject_on_worker_lost (and a redelivery cap in the task base class), prefetch 1 on the
+verification queue, a visibility timeout above the hard time limit in every place kombu
+reads it, no result backend (results are receipts in object storage).
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from shared.runs.service import ADMIT, FINALIZE, PLAN, VERIFY
+from shared.settings import Settings, get_settings
+
+QUEUES = ("verify", "admit", "control")
+TASK_NAMES = {
+    PLAN: "groundswell.plan",
+    VERIFY: "groundswell.verify",
+    ADMIT: "groundswell.admit",
+    FINALIZE: "groundswell.finalize",
+    "reconcile": "groundswell.reconcile",
+}
+QUEUE_OF = {
+    PLAN: "control",
+    VERIFY: "verify",
+    ADMIT: "admit",
+    FINALIZE: "control",
+    "reconcile": "control",
+}
+
+
+def make_app(settings: Settings | None = None) -> Celery:
+    s = settings or get_settings()
+    app = Celery(
+        "groundswell", broker=s.broker_url, include=["workers.tasks", "workers.metrics_server"]
+    )
+    transport = {
+        "visibility_timeout": s.visibility_timeout,
+        # Restore unacked messages of dead workers promptly (kombu's default sweep is ~100 s).
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+    }
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        event_serializer="json",
+        result_backend=None,
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        task_soft_time_limit=s.task_soft_time_limit,
+        task_time_limit=s.task_time_limit,
+        worker_prefetch_multiplier=1,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        worker_hijack_root_logger=False,
+        broker_transport_options=transport,
+        result_backend_transport_options={"visibility_timeout": s.visibility_timeout},
+        visibility_timeout=s.visibility_timeout,
+        broker_connection_retry_on_startup=True,
+        task_default_queue="control",
+        task_routes={name: {"queue": QUEUE_OF[kind]} for kind, name in TASK_NAMES.items()},
+        task_create_missing_queues=True,
+        # Beat: a Redis-backed schedule (entries can change at run time) with a lock.
+        beat_scheduler="redbeat.RedBeatScheduler",
+        redbeat_redis_url=s.state_redis_url,
+        redbeat_key_prefix="gs:redbeat",
+        redbeat_lock_timeout=max(30, int(s.reconcile_interval * 3)),
+        beat_max_loop_interval=5,
+        beat_schedule={
+            "reconcile": {
+                "task": TASK_NAMES["reconcile"],
+                "schedule": s.reconcile_interval,
+                "options": {"queue": "control", "expires": s.reconcile_interval},
+            }
+        },
+    )
+    return app
+
+
+def enqueue_with(app: Celery):
+    """The ``enqueue(kind, args)`` callback the core uses: send a task by name."""
+
+    def enqueue(kind: str, args: list) -> None:
+        app.send_task(TASK_NAMES[kind], args=args, queue=QUEUE_OF[kind])
+
+    return enqueue
+
+
+app = make_app()

@@ -1,0 +1,81 @@
+"""The one task base class: retries, timing, metrics and the service live here, not in tasks."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import botocore.exceptions
+import redis.exceptions
+from celery import Task
+from celery.exceptions import Retry
+
+from shared import metrics
+from shared.runs.service import RunService
+from shared.runs.state import RunStore, redis_client
+from shared.settings import get_settings
+from shared.storage import StorageError
+
+TRANSIENT = (
+    StorageError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    botocore.exceptions.EndpointConnectionError,
+    botocore.exceptions.ConnectionClosedError,
+    botocore.exceptions.ReadTimeoutError,
+)
+
+_services: dict[int, RunService] = {}
+
+
+class GroundswellTask(Task):
+    abstract = True
+    acks_late = True
+    reject_on_worker_lost = True
+    ignore_result = True
+    autoretry_for = TRANSIENT
+    retry_backoff = True
+    retry_backoff_max = 60  # far below the visibility timeout (celery-notes 1.7)
+    retry_jitter = True
+    max_retries = 5
+
+    @property
+    def service(self) -> RunService:
+        """One service per process, made after fork (Redis and S3 clients are per process)."""
+        svc = _services.get(os.getpid())
+        if svc is None:
+            from workers.app import enqueue_with
+
+            settings = get_settings()
+            svc = RunService(
+                settings, RunStore(redis_client(settings.state_redis_url)), enqueue_with(self.app)
+            )
+            _services[os.getpid()] = svc
+        return svc
+
+    @property
+    def first_delivery(self) -> bool:
+        """False for Celery retries (counted by max_retries, not by the redelivery cap)."""
+        return not self.request.retries
+
+    def __call__(self, *args, **kwargs):
+        task = self.name.rsplit(".", 1)[-1]
+        info = self.request.delivery_info or {}
+        queue = info.get("routing_key") or "direct"
+        if info.get("redelivered"):
+            metrics.TASK_REDELIVERIES.labels(task, queue).inc()
+        in_progress = metrics.TASKS_IN_PROGRESS.labels(task, queue)
+        in_progress.inc()
+        start = time.perf_counter()
+        status = "failed"
+        try:
+            result = super().__call__(*args, **kwargs)
+            status = "succeeded"
+            return result
+        except Retry:
+            status = "retried"
+            raise
+        finally:
+            metrics.TASK_DURATION.labels(task, queue).observe(time.perf_counter() - start)
+            metrics.TASKS.labels(task, queue, status).inc()
+            in_progress.dec()

@@ -1,0 +1,38 @@
+"""Thin tasks: ids and small JSON in, nothing out; the logic lives in shared.runs.service."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from workers.app import app
+from workers.base import GroundswellTask
+
+RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+DocIds = Annotated[list[Annotated[str, StringConstraints(min_length=1)]], Field(min_length=1)]
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.plan", pydantic=True)
+def plan(self: GroundswellTask, run_id: RunId) -> None:
+    self.service.plan(run_id)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.verify", pydantic=True)
+def verify(self: GroundswellTask, run_id: RunId, doc_ids: DocIds) -> None:
+    self.service.execute("verify", run_id, doc_ids, first_delivery=self.first_delivery)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.admit", pydantic=True)
+def admit(self: GroundswellTask, run_id: RunId, doc_ids: DocIds) -> None:
+    self.service.execute("admit", run_id, doc_ids, first_delivery=self.first_delivery)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)
+def finalize(self: GroundswellTask, run_id: RunId) -> None:
+    self.service.finalize(run_id)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.reconcile")
+def reconcile(self: GroundswellTask) -> None:
+    self.service.reconcile()
