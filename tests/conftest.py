@@ -6,14 +6,26 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import pytest
 
+from shared.runs.service import RunService
+from shared.runs.state import RunStore, redis_client
 from shared.settings import Settings, get_settings
-from workers.embedded import RedisServer, free_port, stop_process, wait_for_port
+from workers.app import enqueue_with, make_app
+from workers.embedded import (
+    RedisServer,
+    WorkerProcess,
+    free_port,
+    service_env,
+    stop_process,
+    wait_for_port,
+)
 
 
 @pytest.fixture(scope="session")
@@ -68,17 +80,8 @@ def s3_endpoint() -> Iterator[str]:
 @pytest.fixture
 def s3_bucket(s3_endpoint: str) -> str:
     """A fresh bucket per test."""
-    import boto3
-
     name = f"gs-{uuid.uuid4().hex[:12]}"
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-    client.create_bucket(Bucket=name)
+    s3_client(s3_endpoint).create_bucket(Bucket=name)
     return name
 
 
@@ -102,5 +105,75 @@ def service_settings(redis_server: RedisServer, s3_endpoint: str, tmp_path) -> d
     }
 
 
-def make_settings(values: dict[str, object]) -> Settings:
-    return Settings(**values)
+def s3_client(endpoint: str):
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+@pytest.fixture
+def output_bucket(s3_endpoint: str) -> str:
+    bucket = f"out-{uuid.uuid4().hex[:8]}"
+    s3_client(s3_endpoint).create_bucket(Bucket=bucket)
+    return bucket
+
+
+class Pipeline:
+    """Real workers over a real Redis, and the service a client uses to drive them."""
+
+    def __init__(self, values: dict[str, object], log_dir: Path) -> None:
+        self.values = values
+        self.settings = Settings(**values)
+        self.app = make_app(self.settings)
+        self.service = RunService(
+            self.settings,
+            RunStore(redis_client(self.settings.state_redis_url)),
+            enqueue_with(self.app),
+        )
+        self.workers: list[WorkerProcess] = []
+        self.log_dir = log_dir
+
+    def start_worker(self, name: str, queues: str = "verify,admit,control") -> WorkerProcess:
+        proc = WorkerProcess(
+            service_env(**self.values),
+            queues=queues,
+            concurrency=1,
+            name=name,
+            log_path=self.log_dir / f"{name}.log",
+        ).start()
+        self.workers.append(proc)
+        return proc
+
+    def wait(self, run_id: str, timeout: float = 240, on_progress=None) -> dict:
+        """Wait for the run to end, reconciling stalled work as a client would."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            record = self.service.get(run_id)
+            if record.terminal:
+                summary = self.service.summary(run_id)
+                assert summary is not None, f"run {run_id} ended {record.state} without a summary"
+                return summary
+            if on_progress:
+                on_progress(self.service.runs.progress(run_id))
+            self.service.reconcile()
+            time.sleep(0.2)
+        logs = "\n".join(p.read_text()[-3000:] for p in self.log_dir.glob("*.log"))
+        raise AssertionError(f"run {run_id} did not finish in {timeout} s; worker logs:\n{logs}")
+
+    def stop(self) -> None:
+        for proc in self.workers:
+            proc.stop()
+
+
+@pytest.fixture
+def pipeline(
+    service_settings: dict[str, object], output_bucket: str, tmp_path: Path
+) -> Iterator[Pipeline]:
+    """Receipts and run files go to a fresh bucket of the S3 server."""
+    pipe = Pipeline({**service_settings, "storage_url": f"s3://{output_bucket}/out"}, tmp_path)
+    yield pipe
+    pipe.stop()

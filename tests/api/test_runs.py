@@ -1,0 +1,104 @@
+"""The HTTP API on a real uvicorn: keys, runs, summaries, receipts, errors, metrics."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from shared.cli.runs import SAMPLE_CORPUS
+
+pytestmark = pytest.mark.integration
+
+
+def test_every_route_but_health_needs_a_valid_key(api_url):
+    for path in ("/v1/runs", "/v1/runs/x", "/v1/runs/x/summary", "/v1/runs/x/receipts"):
+        missing = httpx.get(api_url + path)
+        assert missing.status_code == 401, path
+        assert "X-API-Key" in missing.json()["detail"]
+        wrong = httpx.get(api_url + path, headers={"X-API-Key": "not-the-key"})
+        assert wrong.status_code == 403, path
+    assert httpx.post(api_url + "/v1/runs", json={"corpus": "x"}).status_code == 401
+    assert httpx.get(api_url + "/healthz").json() == {"status": "ok", "checks": {}}
+
+
+def test_invalid_requests_say_what_is_wrong(client):
+    empty = client.post("/v1/runs", json={"corpus": "  "})
+    assert empty.status_code == 422
+    assert "corpus" in empty.json()["detail"]
+    policy = client.post("/v1/runs", json={"corpus": "/tmp/x", "policy": "nope@1"})
+    assert policy.status_code == 422 and "unknown policy 'nope'" in policy.json()["detail"]
+    bad_ref = client.post("/v1/runs", json={"corpus": "/tmp/x", "policy": "Default@x"})
+    assert bad_ref.status_code == 422 and "policy" in bad_ref.json()["detail"]
+    scheme = client.post("/v1/runs", json={"corpus": "gs://bucket/x"})
+    assert scheme.status_code == 422 and "s3://" in scheme.json()["detail"]
+    assert client.get("/v1/runs/nope").status_code == 404
+    assert client.get("/v1/runs", params={"limit": 0}).status_code == 422
+    assert client.get("/v1/runs/nope/receipts").status_code == 404
+
+
+def test_run_round_trip(client, pipeline):
+    pipeline.start_worker("w1")
+    pipeline.start_worker("w2")
+    body = {"corpus": str(SAMPLE_CORPUS), "policy": "default"}
+    created = client.post("/v1/runs", json=body, headers={"Idempotency-Key": "k-1"})
+    assert created.status_code == 202
+    run = created.json()
+    assert created.headers["Location"] == f"/v1/runs/{run['id']}"
+    assert run["policy"]["ref"] == "default@1" and run["state"] in ("queued", "planning", "running")
+
+    replay = client.post("/v1/runs", json=body, headers={"Idempotency-Key": "k-1"})
+    assert replay.status_code == 202 and replay.json()["id"] == run["id"]
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    conflict = client.post(
+        "/v1/runs", json={**body, "policy": "strict"}, headers={"Idempotency-Key": "k-1"}
+    )
+    assert conflict.status_code == 409
+
+    early = client.get(f"/v1/runs/{run['id']}/summary")
+    assert early.status_code in (200, 409)
+
+    deadline = time.monotonic() + 120
+    while True:
+        state = client.get(created.headers["Location"]).json()
+        if state["state"] not in ("queued", "planning", "running"):
+            break
+        assert time.monotonic() < deadline, state
+        pipeline.service.reconcile()
+        time.sleep(0.2)
+    progress = state["progress"]
+    assert progress["planning_done"] and progress["done"] == progress["planned"] > 0
+    assert progress["fraction"] == 1.0
+
+    summary = client.get(f"/v1/runs/{run['id']}/summary").json()
+    assert summary["run_id"] == run["id"] and summary["counts"]["claims"] > 0
+    assert summary["index"]["units"] == progress["planned"]
+
+    listed = client.get("/v1/runs", params={"limit": 1}).json()
+    assert listed["pagination"]["total_count"] == 1 and listed["items"][0]["id"] == run["id"]
+
+    units, cursor = [], None
+    while True:
+        page = client.get(
+            f"/v1/runs/{run['id']}/receipts",
+            params={"limit": 5, **({"cursor": cursor} if cursor else {})},
+        ).json()
+        units += [item["unit"] for item in page["items"]]
+        cursor = page["next_cursor"]
+        if not page["has_next_page"]:
+            break
+    assert len(units) == len(set(units)) == progress["planned"]
+    assert units == sorted(units)
+
+    doc_id = units[0].split("/", 1)[1]
+    receipts = client.get(f"/v1/runs/{run['id']}/documents/{doc_id}/receipts").json()
+    assert receipts["doc_id"] == doc_id and set(receipts["units"]) <= {"verify", "admit"}
+    verify = receipts["verify"]
+    assert verify["kind"] == "verify" and verify["records"][0]["certificate"]["verdict"]
+    assert client.get(f"/v1/runs/{run['id']}/documents/no-such-doc/receipts").status_code == 404
+
+    metrics = client.get("/metrics").text
+    assert 'groundswell_http_requests_total{method="POST",route="/v1/runs",status="202"}' in metrics
+    assert 'groundswell_queue_length{queue="verify"}' in metrics
+    assert client.get("/readyz").json()["checks"] == {"redis": "ok", "storage": "ok"}
