@@ -49,7 +49,9 @@ def _number(value: float) -> str:
         raise CanonicalError("NaN and infinities have no canonical JSON form")
     if value == 0:
         return "0"
-    if value.is_integer() and abs(value) < 1e21:
+    if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
+        # Above 2^53 an integral double's exact value has more digits than ECMAScript's
+        # shortest round-trip form (4.428281110579094e16 is "44282811105790940").
         return str(int(value))
     sign = "-" if value < 0 else ""
     # repr gives the shortest round-tripping digits; re-layout them as ECMAScript does.

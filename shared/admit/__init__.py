@@ -1,0 +1,73 @@
+"""Admission: the decision procedure of groundgate's specification v0.11, with receipts.
+
+``admit`` decides typed candidate facts against a document and a schema: each is admitted,
+sent for verification, or rejected with a reason code, and the receipt hashes every input
+(SPEC §5, §6). ``Admitter`` prepares a document once for many calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.admit.digest import SPEC_VERSION, digest
+from shared.admit.engine import Admitter
+from shared.admit.errors import PacketError
+
+# Bumped whenever a change to this package can move a decision or a receipt byte.
+ENGINE_REVISION = "groundswell-admit/1"
+
+
+def admit(
+    document: str,
+    schema: dict[str, Any],
+    candidates: list[Any],
+    policy: dict[str, Any] | None = None,
+    *,
+    document_id: str | None = None,
+    document_source: str | None = None,
+    references: list[Any] | None = None,
+    judgments: list[Any] | None = None,
+    packs: list[Any] | None = None,
+) -> dict[str, Any]:
+    """The SPEC §5 receipt for ``candidates``; raises PacketError for an invalid packet (§2)."""
+    admitter = Admitter(
+        document,
+        schema,
+        policy,
+        document_id=document_id,
+        document_source=document_source,
+        references=references,
+        packs=packs,
+    )
+    return admitter.admit(candidates, judgments)
+
+
+def admit_packet(packet: dict[str, Any]) -> dict[str, Any]:
+    """The receipt for a conformance-vector-shaped packet (``expected`` is ignored)."""
+    if not isinstance(packet, dict):
+        raise PacketError("a packet is a JSON object")
+    for member in ("document", "schema", "candidates"):
+        if member not in packet:
+            raise PacketError(f"the packet has no {member}")
+    return admit(
+        packet["document"],
+        packet["schema"],
+        packet["candidates"],
+        packet.get("policy"),
+        document_id=packet.get("document_id"),
+        document_source=packet.get("document_source"),
+        references=packet.get("references"),
+        judgments=packet.get("judgments"),
+        packs=packet.get("packs"),
+    )
+
+
+__all__ = [
+    "ENGINE_REVISION",
+    "SPEC_VERSION",
+    "Admitter",
+    "PacketError",
+    "admit",
+    "admit_packet",
+    "digest",
+]

@@ -1,0 +1,423 @@
+"""A text read once: byte offsets, number tokens, sentences and lines (SPEC §2.2, §4.1, §4.2).
+
+Every rule of §4 asks local questions ("the token at this span", "the sentence of this
+position", "the line of this token"). The index answers each with a bisect over arrays built
+in one pass over the text, so nothing per candidate costs time in the size of the document.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cached_property
+
+from shared.admit.packs import Vocabulary, suffix_cases
+from shared.admit.text import (
+    TOKEN_RE,
+    decimal_places,
+    digits_value,
+    fold,
+    is_letter_or_number,
+    is_number_char,
+    mul,
+    pow10,
+)
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_SENTENCE_END = re.compile(r"[.;](?=\s)|\u2022|\n[ \t\r]*(?=\n)")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
+_KEY_BREAK = re.compile(r"\n[ \t\r]*\n[ \t\r]*\n")
+
+
+@dataclass(slots=True)
+class Token:
+    """A number token (§4.1). Offsets are code point indices into the text."""
+
+    start: int  # at the sign, when the token has one
+    dstart: int  # at the first digit
+    end: int
+    text: str
+    value: Decimal | None
+    places: int
+    scaled: Decimal | None = None
+    scale_power: int | None = None
+    scale_end: int | None = None  # end of the scale word or suffix that follows
+
+
+def _wordish(ch: str) -> bool:
+    return ch.isalnum()
+
+
+class ByteMap:
+    """Code point index <-> UTF-8 byte offset, kept sparse: only non-ASCII characters are stored."""
+
+    def __init__(self, text: str) -> None:
+        self.n_chars = len(text)
+        chars = array("q")  # code point index of each non-ASCII character
+        extra_before = array("q")  # extra UTF-8 bytes of the non-ASCII characters before it
+        lengths = array("b")  # its UTF-8 length
+        extra = 0
+        for m in _NON_ASCII.finditer(text):
+            i = m.start()
+            for ch in m.group():
+                size = len(ch.encode("utf-8", "surrogatepass"))
+                chars.append(i)
+                extra_before.append(extra)
+                lengths.append(size)
+                extra += size - 1
+                i += 1
+        self._chars = chars
+        self._extra_before = extra_before
+        self._lengths = lengths
+        self._bytes = array("q", (c + e for c, e in zip(chars, extra_before, strict=True)))
+        self.n_bytes = self.n_chars + extra
+
+    def to_byte(self, i: int) -> int:
+        k = bisect_left(self._chars, i)
+        if k < len(self._chars):
+            return i + self._extra_before[k]
+        return i + (self.n_bytes - self.n_chars)
+
+    def to_char(self, b: int) -> int | None:
+        """The code point index at byte ``b``, or None when ``b`` is inside a character."""
+        if b < 0 or b > self.n_bytes:
+            return None
+        k = bisect_right(self._bytes, b) - 1
+        if k < 0:
+            return b
+        at = self._bytes[k]
+        if b == at:
+            return self._chars[k]
+        size = self._lengths[k]
+        if b < at + size:
+            return None
+        return b - (self._extra_before[k] + size - 1)
+
+
+class TextIndex:
+    """One text (the document, a reference, or an external item's text), read once."""
+
+    def __init__(self, text: str, vocab: Vocabulary) -> None:
+        self.text = text
+        self.n = len(text)
+        self.vocab = vocab
+        self.bytes = ByteMap(text)
+        self._token_starts: array | None = None
+
+    # --- letters ---------------------------------------------------------------------------
+
+    @cached_property
+    def folded(self) -> str:
+        return fold(self.text)
+
+    # --- tokens ----------------------------------------------------------------------------
+
+    @cached_property
+    def tokens(self) -> list[Token]:
+        text = self.text
+        n = self.n
+        signs = set(self.vocab.currency_signs)
+        currency_forms = sorted(self.vocab.currency_scales, key=len, reverse=True)
+        out: list[Token] = []
+        for m in TOKEN_RE.finditer(text):
+            start, end = m.span()
+            body = m.group()
+            if body.endswith(","):
+                end -= 1
+                body = body[:-1]
+            dstart = start
+            if body[0] in "-\u2212":
+                dstart = start + 1
+                if start > 0 and (is_letter_or_number(text[start - 1]) or text[start - 1] in ".,"):
+                    start = dstart
+                    body = body[1:]
+            elif start > 0 and (is_letter_or_number(text[start - 1]) or text[start - 1] in ".,"):
+                continue
+            if end < n:
+                nxt = text[end]
+                if is_number_char(nxt) or (
+                    nxt in ".," and end + 1 < n and is_number_char(text[end + 1])
+                ):
+                    continue
+            if body == "000" and self._is_currency_scale_zeros(dstart, end, signs, currency_forms):
+                continue
+            negative = start != dstart
+            digits = body[1:] if negative else body
+            value = digits_value(digits)
+            if value is not None and negative:
+                value = -value
+            out.append(Token(start, dstart, end, body, value, decimal_places(digits)))
+        self._token_starts = array("q", (t.dstart for t in out))
+        self._read_scales(out)
+        return out
+
+    def _is_currency_scale_zeros(
+        self, dstart: int, end: int, signs: set[str], forms: list[str]
+    ) -> bool:
+        """The ``000`` of a currency scale is no token (§4.1)."""
+        text = self.text
+        for form in forms:
+            if not form.endswith("000"):
+                continue
+            lead = form[:-3]
+            at = dstart - len(lead)
+            if at < 1 or text[at:dstart] != lead or text[at - 1] not in signs:
+                continue
+            if end < self.n:
+                nxt = text[end]
+                if nxt.isalnum():
+                    continue
+                if not lead and nxt in ",." and end + 1 < self.n and text[end + 1].isdigit():
+                    continue
+            return True
+        return False
+
+    def _read_scales(self, tokens: list[Token]) -> None:
+        """Scaled values: a scale word after at most 2 whitespace, or a currency scale suffix."""
+        words = self.vocab.scale_words
+        if not tokens:
+            return
+        folded = self.folded
+        text = self.text
+        word_re = _scale_word_re(tuple(words))
+        folded_words = {fold(w): p for w, p in words.items()}
+        suffixes: dict[str, int] = {}
+        for w, p in self.vocab.scale_suffixes.items():
+            for case in suffix_cases(w):
+                suffixes.setdefault(case, p)
+        suffix_list = sorted(suffixes, key=len, reverse=True)
+        signs = set(self.vocab.currency_signs)
+        n = self.n
+        for t in tokens:
+            if t.value is None:
+                continue
+            m = word_re.match(folded, t.end)
+            if m is not None:
+                power = folded_words[m.group(1)]
+                t.scale_power = power
+                t.scale_end = m.end()
+                t.scaled = mul(t.value, pow10(power))
+                continue
+            if t.start == t.dstart and t.start > 0 and text[t.start - 1] in signs:
+                for suffix in suffix_list:
+                    e = t.end + len(suffix)
+                    if text.startswith(suffix, t.end) and (e >= n or not text[e].isalnum()):
+                        power = suffixes[suffix]
+                        t.scale_power = power
+                        t.scale_end = e
+                        t.scaled = mul(t.value, pow10(power))
+                        break
+
+    def tokens_in(self, s: int, e: int) -> list[Token]:
+        """Tokens read inside [s, e): one that continues past ``e`` is ignored (§4.1)."""
+        tokens = self.tokens
+        starts = self._token_starts
+        assert starts is not None
+        i = bisect_left(starts, s)
+        out: list[Token] = []
+        while i < len(tokens):
+            t = tokens[i]
+            if t.dstart >= e:
+                break
+            if t.end <= e:
+                if t.start < s:
+                    # The sign lies before the span: the span reads the token without it.
+                    t = _unsigned(t)
+                out.append(t)
+            i += 1
+        return out
+
+    def token_index(self, t: Token) -> int:
+        starts = self._token_starts
+        assert starts is not None
+        return bisect_left(starts, t.dstart)
+
+    def prev_token(self, t: Token) -> Token | None:
+        i = self.token_index(t)
+        return self.tokens[i - 1] if i > 0 else None
+
+    def next_token(self, t: Token) -> Token | None:
+        i = self.token_index(t) + 1
+        return self.tokens[i] if i < len(self.tokens) else None
+
+    def token_starting_at(self, pos: int) -> Token | None:
+        starts = self._token_starts
+        if starts is None:
+            self.tokens  # noqa: B018 - builds the index
+            starts = self._token_starts
+        assert starts is not None
+        i = bisect_left(starts, pos)
+        for j in (i - 1, i):
+            if 0 <= j < len(self.tokens) and self.tokens[j].start == pos:
+                return self.tokens[j]
+        return None
+
+    def has_token_between(self, s: int, e: int) -> bool:
+        """A number token lies wholly or partly within [s, e)."""
+        self.tokens  # noqa: B018
+        starts = self._token_starts
+        assert starts is not None
+        i = bisect_left(starts, s)
+        if i < len(self.tokens) and self.tokens[i].dstart < e:
+            return True
+        return i > 0 and self.tokens[i - 1].end > s
+
+    # --- sentences (§4.2) -------------------------------------------------------------------
+
+    @cached_property
+    def sentence_ends(self) -> array:
+        """Positions where a sentence ends (strict view: every ``.``/``;`` before whitespace)."""
+        return array("q", (m.end() for m in _SENTENCE_END.finditer(self.text)))
+
+    @cached_property
+    def qualifier_ends(self) -> array:
+        """Sentence ends for the qualifier window: abbreviation dots may join (§4.2)."""
+        text = self.text
+        folded = self.folded
+        out = array("q")
+        abbreviations = self.vocab.abbreviations
+        always = set(self.vocab.join_always)
+        before_code = set(self.vocab.join_before_code)
+        longest = max((len(a) for a in abbreviations), default=0)
+        abbr = set(abbreviations)
+        for m in _SENTENCE_END.finditer(text):
+            end = m.end()
+            if text[m.start()] == "." and abbr:
+                joined = self._abbreviation_join(
+                    m.start(), folded, text, abbr, always, before_code, longest
+                )
+                if joined:
+                    continue
+            out.append(end)
+        return out
+
+    def _abbreviation_join(
+        self,
+        dot: int,
+        folded: str,
+        text: str,
+        abbr: set[str],
+        always: set[str],
+        before_code: set[str],
+        longest: int,
+    ) -> bool:
+        found = None
+        for length in range(longest, 1, -1):
+            s = dot + 1 - length
+            if s < 0:
+                continue
+            cand = folded[s : dot + 1]
+            if cand in abbr and (s == 0 or not _wordish(text[s - 1])):
+                found = cand
+                break
+        if found is None:
+            return False
+        j = dot + 1
+        n = self.n
+        while j < n and text[j].isspace():
+            j += 1
+        gap = text[dot + 1 : j]
+        if _BLANK_LINE.search(gap):
+            return False
+        if j >= n:
+            return False
+        nxt = text[j]
+        if nxt.islower() or nxt.isdigit() or nxt in "$€£₹":
+            return True
+        if found in always:
+            return True
+        if found in before_code:
+            k = j
+            while k < n and not text[k].isspace():
+                k += 1
+            word = text[j:k]
+            if any(c.isdigit() for c in word):
+                return True
+            if len(word) >= 2 and "A" <= word[0] <= "Z" and "A" <= word[1] <= "Z":
+                return True
+        return False
+
+    def sentence_of(self, pos: int, *, qualifiers: bool = False) -> tuple[int, int]:
+        """The sentence [start, end) that holds ``pos``."""
+        ends = self.qualifier_ends if qualifiers else self.sentence_ends
+        k = bisect_right(ends, pos)
+        start = ends[k - 1] if k > 0 else 0
+        end = ends[k] if k < len(ends) else self.n
+        return start, end
+
+    # --- lines ------------------------------------------------------------------------------
+
+    @cached_property
+    def line_breaks(self) -> array:
+        text = self.text
+        out = array("q")
+        i = text.find("\n")
+        while i != -1:
+            out.append(i)
+            i = text.find("\n", i + 1)
+        return out
+
+    def line_of(self, pos: int) -> tuple[int, int]:
+        """The line [start, end) that holds ``pos`` (end at its line break, not after it)."""
+        breaks = self.line_breaks
+        k = bisect_left(breaks, pos)
+        start = breaks[k - 1] + 1 if k > 0 else 0
+        end = breaks[k] if k < len(breaks) else self.n
+        return start, end
+
+    def line_number(self, pos: int) -> int:
+        return bisect_left(self.line_breaks, pos)
+
+    def line_span(self, number: int) -> tuple[int, int]:
+        breaks = self.line_breaks
+        start = breaks[number - 1] + 1 if number > 0 else 0
+        end = breaks[number] if number < len(breaks) else self.n
+        return start, end
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_breaks) + 1
+
+    # --- offsets ----------------------------------------------------------------------------
+
+    def char_span(self, start: object, end: object) -> tuple[int, int] | None:
+        """A valid byte span (§2.2) as code point indices, else None."""
+        if not isinstance(start, int) or not isinstance(end, int):
+            return None
+        if isinstance(start, bool) or isinstance(end, bool):
+            return None
+        if not 0 <= start < end <= self.bytes.n_bytes:
+            return None
+        s = self.bytes.to_char(start)
+        e = self.bytes.to_char(end)
+        if s is None or e is None:
+            return None
+        return s, e
+
+    def byte_span(self, s: int, e: int) -> dict[str, int]:
+        return {"start": self.bytes.to_byte(s), "end": self.bytes.to_byte(e)}
+
+
+def _unsigned(t: Token) -> Token:
+    value = None if t.value is None else abs(t.value)
+    out = Token(t.dstart, t.dstart, t.end, t.text.lstrip("-\u2212"), value, t.places)
+    if t.scaled is not None and t.scale_power is not None and value is not None:
+        out.scaled = mul(value, pow10(t.scale_power))
+        out.scale_power = t.scale_power
+        out.scale_end = t.scale_end
+    return out
+
+
+_SCALE_RE_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _scale_word_re(words: tuple[str, ...]) -> re.Pattern[str]:
+    pattern = _SCALE_RE_CACHE.get(words)
+    if pattern is None:
+        alts = "|".join(re.escape(fold(w)) for w in sorted(words, key=len, reverse=True))
+        pattern = re.compile(r"[^\S]{0,2}(" + alts + r")(?![^\W_])" if alts else r"(?!x)x")
+        _SCALE_RE_CACHE[words] = pattern
+    return pattern
