@@ -137,12 +137,16 @@ class Pipeline:
         self.workers: list[WorkerProcess] = []
         self.log_dir = log_dir
 
-    def start_worker(self, name: str, queues: str = "verify,admit,control") -> WorkerProcess:
+    def start_worker(
+        self, name: str, queues: str = "verify,admit,control", concurrency: int = 1, **extra: object
+    ) -> WorkerProcess:
+        metrics_port = int(extra.pop("metrics_port", 0))  # type: ignore[call-overload]
         proc = WorkerProcess(
-            service_env(**self.values),
+            service_env(**self.values, **extra),
             queues=queues,
-            concurrency=1,
+            concurrency=concurrency,
             name=name,
+            metrics_port=metrics_port,
             log_path=self.log_dir / f"{name}.log",
         ).start()
         self.workers.append(proc)
