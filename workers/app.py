@@ -66,7 +66,8 @@ def make_app(settings: Settings | None = None) -> Celery:
         # Beat: a Redis-backed schedule (entries can change at run time) with a lock.
         beat_scheduler="redbeat.RedBeatScheduler",
         redbeat_redis_url=s.state_redis_url,
-        redbeat_key_prefix="gs:redbeat",
+        redbeat_key_prefix="gs:redbeat:",
+        result_expires=None,  # no result backend, so no backend_cleanup entry in beat
         redbeat_lock_timeout=max(30, int(s.reconcile_interval * 3)),
         beat_max_loop_interval=5,
         beat_schedule={
