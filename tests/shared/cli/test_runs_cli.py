@@ -1,0 +1,66 @@
+"""The run commands as a user types them: demo, run, submit/status/summary against the API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from shared.cli.runs import SAMPLE_CORPUS
+from shared.summary import TIERS, VERDICTS
+from tests.conftest import API_KEY
+from workers.embedded import service_env
+
+pytestmark = pytest.mark.integration
+
+
+def groundswell(*args: str, env: dict[str, str] | None = None, cwd=None, timeout: float = 180):
+    return subprocess.run(
+        [sys.executable, "-m", "shared.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_demo_runs_the_sample_corpus_on_a_private_stack(tmp_path):
+    done = groundswell("demo", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["state"] == "succeeded"
+    counts = summary["counts"]
+    for tier in TIERS:
+        assert counts.get(f"claims.tier.{tier}", 0) > 0, tier
+    for verdict in VERDICTS:
+        assert counts.get(f"claims.verdict.{verdict}", 0) > 0, verdict
+    assert counts["candidates.escapes"] > 0 and counts["candidates.false_rejections"] > 0
+    receipts = list((tmp_path / "groundswell-data" / "receipts").rglob("*.json"))
+    assert len(receipts) == summary["index"]["units"] == 18
+    assert "receipts and run files" in groundswell("demo", cwd=tmp_path).stdout
+
+
+def test_run_refuses_a_missing_corpus_folder(tmp_path):
+    done = groundswell("run", str(tmp_path / "nowhere"))
+    assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
+    pipeline.start_worker("w1")
+    env = service_env(api_url=api_url, api_key=API_KEY)
+    submitted = groundswell("submit", str(SAMPLE_CORPUS), "--policy", "strict", env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    run_id = submitted.stdout.strip()
+    pipeline.wait(run_id)
+    status = groundswell("status", run_id, env=env)
+    assert status.returncode == 0 and run_id in status.stdout and "strict@1" in status.stdout
+    summary = json.loads(groundswell("summary", run_id, "--json", env=env).stdout)
+    assert summary["policy"]["ref"] == "strict@1"
+    # Strict accepts only character-identical quotations.
+    assert summary["counts"]["claims.accepted"] == summary["counts"]["claims.tier.exact"]
+    wrong = groundswell("status", run_id, env={**env, "GROUNDSWELL_API_KEY": "nope"})
+    assert wrong.returncode == 1 and "403" in wrong.stderr
