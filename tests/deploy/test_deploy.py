@@ -1,0 +1,615 @@
+"""docker-compose.yml and deploy/ agree with the code and with each other.
+
+No Docker engine runs here, so these tests read the files: compose services run real
+``groundswell`` subcommands or known images, their environment names are settings fields, the
+workers cover every queue, Prometheus scrapes the compose services on their ports, and the
+dashboard and the alert rules use only documented metric names and bounded labels. When
+``promtool`` is on PATH, it checks the Prometheus configuration, the rules, the rule unit tests
+and every dashboard query.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from shared.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE = REPO / "docker-compose.yml"
+DEPLOY = REPO / "deploy"
+PROMETHEUS_CONFIG = DEPLOY / "prometheus" / "prometheus.yml"
+ALERTS = DEPLOY / "prometheus" / "alerts.yml"
+ALERT_TESTS = DEPLOY / "prometheus" / "alerts.test.yml"
+DASHBOARD = DEPLOY / "grafana" / "dashboards" / "groundswell.json"
+GRAFANA_PROVISIONING = DEPLOY / "grafana" / "provisioning"
+
+# The product's processes and the options compose may pass them.
+GROUNDSWELL_COMMANDS = {
+    "api": {"--host", "--port"},
+    "worker": {"--queues", "--concurrency", "--metrics-port"},
+    "beat": set(),
+}
+QUEUES = {"verify", "admit", "control"}
+# Third-party images the stack may use (repository without the tag).
+KNOWN_IMAGES = {"redis", "minio/minio", "minio/mc", "prom/prometheus", "grafana/grafana"}
+
+# The documented metrics and their labels. Counters are exposed with the suffix _total.
+COUNTERS = {
+    "groundswell_claims": {"policy", "version", "verdict", "tier"},
+    "groundswell_candidates": {"policy", "version", "outcome"},
+    "groundswell_decision_codes": {"policy", "version", "code"},
+    "groundswell_labelled": {"policy", "version", "kind"},
+    "groundswell_escapes": {"policy", "version", "kind"},
+    "groundswell_documents": {"kind"},
+    "groundswell_document_bytes": {"kind"},
+    "groundswell_units": {"kind", "status"},
+    "groundswell_input_errors": {"kind"},
+    "groundswell_tasks": {"task", "queue", "status"},
+    "groundswell_task_redeliveries": {"task", "queue"},
+    "groundswell_task_poisoned": {"task", "queue"},
+    "groundswell_runs_finished": {"state"},
+    "groundswell_http_requests": {"method", "route", "status"},
+}
+HISTOGRAMS = {
+    "groundswell_task_duration_seconds": {"task", "queue"},
+    "groundswell_http_request_duration_seconds": {"method", "route"},
+}
+GAUGES = {
+    "groundswell_tasks_in_progress": {"task", "queue"},
+    "groundswell_queue_length": {"queue"},
+    "groundswell_runs_active": set(),
+    "groundswell_policy_grounding_rate": {"policy", "version"},
+    "groundswell_policy_escape_rate": {"policy", "version"},
+}
+# Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
+WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
+    "groundswell_task_duration_seconds",
+    "groundswell_tasks_in_progress",
+}
+# `up` is the series Prometheus itself writes for every scrape target.
+PROMETHEUS_SERIES = {"up": {"job", "instance"}}
+
+SERIES = (
+    {f"{name}_total": labels for name, labels in COUNTERS.items()}
+    | {
+        f"{name}{suffix}": labels | ({"le"} if suffix == "_bucket" else set())
+        for name, labels in HISTOGRAMS.items()
+        for suffix in ("_bucket", "_sum", "_count")
+    }
+    | GAUGES
+    | PROMETHEUS_SERIES
+)
+# Bounded labels only: never a run, document, task id or instance.
+BOUNDED_LABELS = set().union(*COUNTERS.values(), *HISTOGRAMS.values(), *GAUGES.values()) | {
+    "le",
+    "job",
+}
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def load_yaml(path: Path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return load_yaml(COMPOSE)
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict) -> dict[str, dict]:
+    return compose["services"]
+
+
+@pytest.fixture(scope="module")
+def dashboard() -> dict:
+    return json.loads(DASHBOARD.read_text(encoding="utf-8"))
+
+
+def is_groundswell(service: dict) -> bool:
+    return "build" in service
+
+
+def groundswell_services(services: dict) -> dict[str, dict]:
+    return {name: s for name, s in services.items() if is_groundswell(s)}
+
+
+def command_of(service: dict) -> list[str]:
+    command = service.get("command", [])
+    return command.split() if isinstance(command, str) else [str(part) for part in command]
+
+
+def options(command: list[str]) -> dict[str, str | None]:
+    """`--name value` and `--name=value` pairs of a command line."""
+    out: dict[str, str | None] = {}
+    i = 1
+    while i < len(command):
+        token = command[i]
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            if eq:
+                out[name] = value
+            elif i + 1 < len(command) and not command[i + 1].startswith("--"):
+                out[name] = command[i + 1]
+                i += 1
+            else:
+                out[name] = None
+        i += 1
+    return out
+
+
+def default_of(value: str) -> str:
+    """A compose value with `${VAR:-default}` interpolated from its defaults."""
+    return re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}", lambda m: m.group(1) or "", value)
+
+
+def worker_queues(services: dict) -> dict[str, set[str]]:
+    out = {}
+    for name, service in groundswell_services(services).items():
+        command = command_of(service)
+        if command and command[0] == "worker":
+            out[name] = set(options(command)["--queues"].split(","))
+    return out
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
+_MATCHERS = re.compile(r"\{([^{}]*)\}")
+_MATCHER_LABEL = re.compile(r"([A-Za-z_]\w*)\s*(?:=~|!~|!=|=)")
+_RANGES = re.compile(r"\[[^\[\]]*\]")
+_CLAUSES = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^()]*)\)")
+_IDENT = re.compile(r"(?<![\w:.$])([A-Za-z_:][\w:]*)(?![\w:])(?!\s*\()")
+_KEYWORDS = {"and", "or", "unless", "bool", "offset", "inf", "nan", "group_left", "group_right"}
+
+
+def parse_promql(expr: str) -> tuple[set[str], set[str]]:
+    """(metric names, label names) used in a PromQL expression.
+
+    Enough of PromQL for our own queries: strings, label matchers, range selectors and grouping
+    clauses are taken out first; an identifier left that is not a function call or a keyword
+    is a metric name.
+    """
+    text = _STRINGS.sub('""', expr)
+    text = re.sub(r"\$\{?\w+\}?", "", text)  # Grafana variables
+    labels = {label for block in _MATCHERS.findall(text) for label in _MATCHER_LABEL.findall(block)}
+    text = _MATCHERS.sub(" ", _RANGES.sub(" ", text))
+    for clause in _CLAUSES.findall(text):
+        labels |= {part.strip() for part in clause.split(",") if part.strip()}
+    text = _CLAUSES.sub(" ", text)
+    names = {name for name in _IDENT.findall(text) if name not in _KEYWORDS}
+    return names, labels
+
+
+def dashboard_panels(dashboard: dict) -> list[dict]:
+    out = []
+    for panel in dashboard["panels"]:
+        out.append(panel)
+        out.extend(panel.get("panels", []))  # panels of a collapsed row
+    return out
+
+
+def dashboard_queries(dashboard: dict) -> list[tuple[str, str]]:
+    """(panel title, expr) of every query of the dashboard."""
+    return [
+        (panel["title"], target["expr"])
+        for panel in dashboard_panels(dashboard)
+        for target in panel.get("targets", [])
+    ]
+
+
+def variable_metrics(dashboard: dict) -> set[str]:
+    names = set()
+    for variable in dashboard["templating"]["list"]:
+        query = variable.get("query")
+        query = query.get("query", "") if isinstance(query, dict) else query or ""
+        names |= set(re.findall(r"label_values\(\s*([A-Za-z_:][\w:]*)\s*,", query))
+    return names
+
+
+def alert_rules() -> list[dict]:
+    return [rule for group in load_yaml(ALERTS)["groups"] for rule in group["rules"]]
+
+
+# ------------------------------------------------------------------------ the parser
+
+
+def test_promql_parser_reads_names_and_labels() -> None:
+    names, labels = parse_promql(
+        'histogram_quantile(0.95, sum by (le, task) (rate(groundswell_task_duration_seconds_bucket{queue="verify"}[5m])))'
+        " / on (policy) group_left sum without (tier) (groundswell_claims_total offset 1d)"
+        ' and absent(up{job="x"} == 1) > bool 0.5'
+    )
+    assert names == {"groundswell_task_duration_seconds_bucket", "groundswell_claims_total", "up"}
+    assert labels == {"le", "task", "queue", "policy", "tier", "job"}
+
+
+# --------------------------------------------------------------------------- compose
+
+
+def test_compose_has_the_stack(services: dict) -> None:
+    images = {str(s.get("image", "")).split(":")[0] for s in services.values()}
+    assert {"redis", "minio/minio", "minio/mc", "prom/prometheus", "grafana/grafana"} <= images
+    commands = {command_of(s)[0] for s in groundswell_services(services).values()}
+    assert commands == set(GROUNDSWELL_COMMANDS)
+
+
+def test_services_run_groundswell_commands_or_known_images(services: dict) -> None:
+    for name, service in services.items():
+        if is_groundswell(service):
+            assert service["build"]["dockerfile"] == "deploy/Dockerfile", name
+            assert (REPO / service["build"]["context"] / "deploy" / "Dockerfile").is_file()
+            command = command_of(service)
+            assert command and command[0] in GROUNDSWELL_COMMANDS, (name, command)
+            assert set(options(command)) <= GROUNDSWELL_COMMANDS[command[0]], (name, command)
+        else:
+            repository = str(service["image"]).split(":")[0]
+            assert repository in KNOWN_IMAGES, (name, service["image"])
+
+
+def test_cli_has_the_commands_compose_runs(services: dict) -> None:
+    """The commands and options of compose exist in `groundswell` (shared.cli.main)."""
+    from shared.cli import main
+
+    for name, service in groundswell_services(services).items():
+        command = command_of(service)
+        assert command[0] in main.commands, f"`groundswell {command[0]}` ({name}) is not a command"
+        known = {opt for param in main.commands[command[0]].params for opt in param.opts}
+        missing = set(options(command)) - known
+        assert not missing, f"`groundswell {command[0]}` has no option {sorted(missing)}"
+
+
+def test_groundswell_environment_is_settings_fields(services: dict) -> None:
+    environments = [s.get("environment", {}) for s in groundswell_services(services).values()]
+    assert all(env == environments[0] for env in environments), "one shared environment"
+    env = environments[0]
+    assert isinstance(env, dict) and env
+    prefix = "GROUNDSWELL_"
+    fields = {}
+    for key, value in env.items():
+        assert key.startswith(prefix), key
+        field = key.removeprefix(prefix).lower()
+        assert field in Settings.model_fields, f"{key} is not a field of shared.settings.Settings"
+        fields[field] = default_of(str(value))
+    required = {
+        "broker_url",
+        "storage_url",
+        "s3_endpoint_url",
+        "s3_access_key_id",
+        "s3_secret_access_key",
+        "api_key_hashes",
+        "metrics_dir",
+    }
+    assert required <= set(fields)
+    # The values (with their defaults) pass the settings' own validation.
+    settings = Settings(_env_file=None, **{k: v for k, v in fields.items() if v != ""})
+    assert urlsplit(settings.broker_url).hostname in services
+    assert urlsplit(settings.s3_endpoint_url).hostname in services
+    assert settings.storage_url.startswith("s3://")
+
+
+def test_the_bucket_is_created(services: dict) -> None:
+    env = groundswell_services(services)["api"]["environment"]
+    bucket = urlsplit(env["GROUNDSWELL_STORAGE_URL"]).hostname
+    one_shots = [s for s in services.values() if s.get("restart") == "no"]
+    assert any(
+        f"mb --ignore-existing local/{bucket}" in str(s.get("entrypoint")) for s in one_shots
+    )
+    for name, service in groundswell_services(services).items():
+        condition = service["depends_on"]
+        bucket_job = next(n for n, s in services.items() if s in one_shots)
+        assert condition[bucket_job]["condition"] == "service_completed_successfully", name
+
+
+def test_workers_cover_every_queue_once(services: dict) -> None:
+    queues = worker_queues(services)
+    assert queues, "no worker service"
+    consumed = [q for qs in queues.values() for q in qs]
+    assert set(consumed) == QUEUES
+    assert len(consumed) == len(set(consumed)), "one worker service per queue"
+    assert queues.get("worker-verify") == {"verify", "control"}
+    assert queues.get("worker-admit") == {"admit"}
+
+
+def test_redis_is_append_only_and_never_evicts(services: dict) -> None:
+    command = command_of(services["redis"])
+    flags = options(command)
+    assert command[0] == "redis-server"
+    assert flags.get("--appendonly") == "yes"
+    assert flags.get("--maxmemory-policy") == "noeviction"
+
+
+def test_dependencies_and_healthchecks(services: dict) -> None:
+    for name, service in services.items():
+        depends = service.get("depends_on", {})
+        for other, spec in depends.items() if isinstance(depends, dict) else []:
+            assert other in services, (name, other)
+            if spec.get("condition") == "service_healthy":
+                assert "healthcheck" in services[other], f"{name} waits on {other}'s health"
+        one_shot = service.get("restart") == "no"
+        serves_no_port = command_of(service)[:1] == ["beat"]
+        if not (one_shot or serves_no_port):
+            assert "healthcheck" in service, name
+
+
+def test_bind_mounts_exist(services: dict) -> None:
+    for name, service in services.items():
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("."):
+                assert (REPO / source).exists(), (name, source)
+
+
+# ------------------------------------------------------------------------ Dockerfile
+
+
+def test_dockerfile_builds_the_package_as_a_non_root_user(services: dict) -> None:
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    stages = re.findall(r"^FROM\s+(\S+)", text, flags=re.M)
+    assert stages and all(image == "python:3.11-slim" for image in stages)
+    users = re.findall(r"^USER\s+(\S+)", text, flags=re.M)
+    assert users and users[-1] not in {"root", "0"}
+    assert re.search(r'^ENTRYPOINT\s+\["groundswell"\]', text, flags=re.M)
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "groundswell" in scripts["scripts"]
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8").splitlines()
+    included = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    for line in re.findall(r"^COPY\s+(?!--from)(.+)$", text, flags=re.M):
+        for source in line.split()[:-1]:
+            assert (REPO / source).exists(), f"COPY {source}: not in the repository"
+            assert source.rstrip("/") in included, f"COPY {source}: left out of the build context"
+    # The tmpfs for multiprocess metrics belongs to the image's user.
+    uid = re.search(r"--uid\s+(\d+)", text).group(1)
+    for name, service in groundswell_services(services).items():
+        assert any(f"uid={uid}" in mount for mount in service.get("tmpfs", [])), name
+
+
+# ------------------------------------------------------------------------ Prometheus
+
+
+def scrape_targets() -> dict[str, set[tuple[str, int]]]:
+    config = load_yaml(PROMETHEUS_CONFIG)
+    out: dict[str, set[tuple[str, int]]] = {}
+    for job in config["scrape_configs"]:
+        targets = out.setdefault(job["job_name"], set())
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host, _, port = target.rpartition(":")
+                targets.add((host, int(port)))
+        for dns in job.get("dns_sd_configs", []):
+            targets |= {(name, int(dns["port"])) for name in dns["names"]}
+    return out
+
+
+def test_prometheus_scrapes_the_compose_services(services: dict) -> None:
+    expected = set()
+    for name, service in groundswell_services(services).items():
+        command = command_of(service)
+        flags = options(command)
+        if command[0] == "api":
+            expected.add((name, int(flags["--port"])))
+        elif command[0] == "worker":
+            expected.add((name, int(flags["--metrics-port"])))
+    scraped = set().union(*scrape_targets().values())
+    assert scraped == expected
+    metrics_paths = {
+        job.get("metrics_path", "/metrics")
+        for job in load_yaml(PROMETHEUS_CONFIG)["scrape_configs"]
+    }
+    assert metrics_paths == {"/metrics"}
+
+
+def test_alert_jobs_are_scrape_jobs() -> None:
+    jobs = set(scrape_targets())
+    for rule in alert_rules():
+        for job in re.findall(r'job="([^"]+)"', rule["expr"]):
+            assert job in jobs, (rule["alert"], job)
+
+
+def test_prometheus_files_are_mounted_side_by_side(services: dict) -> None:
+    """rule_files are relative to prometheus.yml, in the container as in deploy/."""
+    mounts = dict(volume.split(":")[:2] for volume in services["prometheus"]["volumes"])
+    config_target = mounts["./deploy/prometheus/prometheus.yml"]
+    assert f"--config.file={config_target}" in command_of(services["prometheus"])
+    for rule_file in load_yaml(PROMETHEUS_CONFIG)["rule_files"]:
+        assert (PROMETHEUS_CONFIG.parent / rule_file).is_file()
+        source = f"./deploy/prometheus/{rule_file}"
+        assert mounts[source] == str(Path(config_target).parent / rule_file)
+
+
+def test_alerts_cover_the_failure_modes() -> None:
+    exprs = {rule["alert"]: rule["expr"] for rule in alert_rules()}
+    used = set().union(*(parse_promql(expr)[0] for expr in exprs.values()))
+    for series in (
+        "groundswell_tasks_total",
+        "groundswell_task_redeliveries_total",
+        "groundswell_task_poisoned_total",
+        "up",
+        "groundswell_queue_length",
+        "groundswell_policy_escape_rate",
+        "groundswell_policy_grounding_rate",
+        "groundswell_http_requests_total",
+    ):
+        assert series in used, series
+    for rule in alert_rules():
+        assert rule["labels"]["severity"] in {"warning", "critical"}, rule["alert"]
+        assert rule["annotations"]["summary"], rule["alert"]
+
+
+def test_alert_expressions_use_documented_metrics_and_bounded_labels() -> None:
+    for rule in alert_rules():
+        names, labels = parse_promql(rule["expr"])
+        assert names, rule["alert"]
+        assert names <= set(SERIES), (rule["alert"], names - set(SERIES))
+        assert labels <= BOUNDED_LABELS, (rule["alert"], labels - BOUNDED_LABELS)
+
+
+# --------------------------------------------------------------------------- Grafana
+
+
+def test_grafana_datasource_is_the_compose_prometheus(services: dict, dashboard: dict) -> None:
+    files = sorted((GRAFANA_PROVISIONING / "datasources").glob("*.yml"))
+    datasources = [ds for path in files for ds in load_yaml(path)["datasources"]]
+    assert len(datasources) == 1
+    datasource = datasources[0]
+    assert datasource["type"] == "prometheus"
+    url = urlsplit(datasource["url"])
+    assert url.hostname == "prometheus" and url.hostname in services
+    assert url.port == 9090
+    assert "9090:9090" in services["prometheus"]["ports"]
+    uids = {p["datasource"]["uid"] for p in dashboard_panels(dashboard) if "datasource" in p}
+    uids |= {v["datasource"]["uid"] for v in dashboard["templating"]["list"]}
+    assert uids == {datasource["uid"]}
+
+
+def test_grafana_dashboards_are_provisioned(services: dict) -> None:
+    files = sorted((GRAFANA_PROVISIONING / "dashboards").glob("*.yml"))
+    providers = [p for path in files for p in load_yaml(path)["providers"]]
+    assert len(providers) == 1
+    mounts = dict(volume.split(":")[:2] for volume in services["grafana"]["volumes"])
+    assert mounts["./deploy/grafana/dashboards"] == providers[0]["options"]["path"]
+    assert mounts["./deploy/grafana/provisioning/datasources"].startswith(
+        "/etc/grafana/provisioning/"
+    )
+    assert mounts["./deploy/grafana/provisioning/dashboards"].startswith(
+        "/etc/grafana/provisioning/"
+    )
+
+
+def test_dashboard_is_valid_with_unique_panel_ids(dashboard: dict) -> None:
+    assert dashboard["uid"] and dashboard["title"]
+    panels = dashboard_panels(dashboard)
+    ids = [panel["id"] for panel in panels]
+    assert len(ids) == len(set(ids)), "panel ids are unique"
+    for panel in panels:
+        assert {"x", "y", "w", "h"} <= set(panel["gridPos"]), panel["title"]
+        assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24, panel["title"]
+        if panel["type"] != "row":
+            assert panel["targets"], panel["title"]
+            ref_ids = [target["refId"] for target in panel["targets"]]
+            assert len(ref_ids) == len(set(ref_ids)), panel["title"]
+
+
+def test_dashboard_has_the_rows() -> None:
+    dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    rows = {p["title"] for p in dashboard["panels"] if p["type"] == "row"}
+    assert rows == {
+        "Grounding",
+        "Admission",
+        "Escapes",
+        "Policy versions compared over time",
+        "Tasks",
+        "Queues",
+        "Redeliveries and failures",
+        "API",
+    }
+    exprs = " ".join(expr for _, expr in dashboard_queries(dashboard))
+    assert "histogram_quantile(0.5," in exprs and "histogram_quantile(0.95," in exprs
+
+
+def test_dashboard_policy_variable_filters_the_domain_panels(dashboard: dict) -> None:
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert "policy" in variables and variables["policy"]["multi"]
+    for title, expr in dashboard_queries(dashboard):
+        names, _ = parse_promql(expr)
+        if any("policy" in SERIES.get(name, ()) for name in names):
+            assert re.search(r'policy=~"\$policy"', expr), title
+
+
+def test_dashboard_uses_documented_metrics_and_bounded_labels(dashboard: dict) -> None:
+    used = set(variable_metrics(dashboard))
+    for title, expr in dashboard_queries(dashboard):
+        names, labels = parse_promql(expr)
+        assert names, title
+        assert names <= set(SERIES), (title, names - set(SERIES))
+        assert labels <= BOUNDED_LABELS, (title, labels - BOUNDED_LABELS)
+        used |= names
+    assert used <= set(SERIES), used - set(SERIES)
+    for panel in dashboard_panels(dashboard):
+        for target in panel.get("targets", []):
+            legend = set(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat", "")))
+            assert legend <= BOUNDED_LABELS, (panel["title"], legend)
+    # Every documented metric has a panel.
+    families = {re.sub(r"_(total|bucket|sum|count)$", "", name) for name in used}
+    assert set(COUNTERS) | set(HISTOGRAMS) | set(GAUGES) <= families
+
+
+def test_metrics_in_code_are_the_documented_ones() -> None:
+    """The metrics that shared.metrics (workers) and api.main define: names, types, labels."""
+    from prometheus_client.metrics import MetricWrapperBase
+
+    import api.main
+    import shared.metrics
+
+    documented = COUNTERS | HISTOGRAMS | GAUGES
+    kinds = {"counter": COUNTERS, "histogram": HISTOGRAMS, "gauge": GAUGES}
+    found = {}
+    for module in (shared.metrics, api.main):
+        for value in vars(module).values():
+            if isinstance(value, MetricWrapperBase):
+                (family,) = value.describe()
+                found[family.name] = (family.type, set(value._labelnames))
+    expected = WORKER_METRICS | {
+        "groundswell_http_requests",
+        "groundswell_http_request_duration_seconds",
+    }
+    assert expected <= set(found), sorted(expected - set(found))
+    for name, (kind, labels) in found.items():
+        assert name in documented, f"{name} is not documented for the dashboards"
+        assert name in kinds[kind], f"{name} is a {kind}"
+        assert labels == documented[name], name
+
+
+# --------------------------------------------------------------------------- promtool
+
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(
+    PROMTOOL is None,
+    reason="promtool is not on PATH (Debian's `prometheus` package ships it; .ci/run installs it)",
+)
+
+
+def promtool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, timeout=120)
+
+
+@needs_promtool
+def test_promtool_checks_the_config() -> None:
+    result = promtool("check", "config", str(PROMETHEUS_CONFIG))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_promtool
+def test_promtool_checks_the_rules() -> None:
+    result = promtool("check", "rules", str(ALERTS))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_promtool
+def test_promtool_runs_the_alert_unit_tests() -> None:
+    result = promtool("test", "rules", str(ALERT_TESTS))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_promtool
+def test_promtool_parses_every_dashboard_query(dashboard: dict, tmp_path: Path) -> None:
+    substitutions = {"$__rate_interval": "5m", "$__range": "1d", "$policy": ".*"}
+    rules = []
+    for i, (_, expr) in enumerate(dashboard_queries(dashboard)):
+        for variable, value in substitutions.items():
+            expr = expr.replace(variable, value)
+        assert "$" not in expr, expr
+        rules.append({"record": f"dashboard:query_{i}", "expr": expr})
+    path = tmp_path / "dashboard-queries.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = promtool("check", "rules", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
