@@ -1,7 +1,8 @@
 """The decision procedure of SPEC §3: one receipt for a document, a schema and its candidates.
 
-:class:`Admitter` reads the document once (tokens, sentences, lines, units and qualifiers are
-indexed lazily and kept), then decides any number of candidates against it.
+:class:`Admitter` validates the packet's fixed parts and reads the document once (tokens,
+sentences, lines, mentions, headings, units and qualifiers are indexed lazily and kept), then
+decides any number of candidates against it.
 """
 
 from __future__ import annotations
@@ -9,11 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
+from shared.admit.checked import CheckedPath
+from shared.admit.currency import CurrencyNames, CurrencyScales, ScaleForms
 from shared.admit.digest import SPEC_VERSION, digest, text_digest
 from shared.admit.errors import PacketError
 from shared.admit.index import TextIndex, Token
+from shared.admit.items import Ctx, Item, Match, Rejected, parse_items
+from shared.admit.keys import KeyReader, Mentions
 from shared.admit.packet import (
     FieldSpec,
     Policy,
@@ -25,20 +31,11 @@ from shared.admit.packet import (
     parse_references,
     parse_schema,
 )
-from shared.admit.rules import TextRules, UnitTable
-from shared.admit.text import (
-    canonical,
-    is_blank,
-    mul,
-    normalize_verbatim,
-    normalize_ws,
-    parse_value,
-    pow10,
-)
+from shared.admit.packs import pack_word_key
+from shared.admit.rules import TextRules, UnitTable, alternation
+from shared.admit.tables import Headings, Lines, Tables
+from shared.admit.text import canonical, normalize_verbatim, normalize_ws, parse_value
 
-SOURCES = ("document", "reference", "external", "knowledge")
-ROLES = ("value", "sign", "scale", "unit", "field", "key")
-ROLE_ORDER = ("sign", "scale", "unit", "field", "key")
 MISSING_ORDER = ("sign", "scale", "unit", "key")
 FLAG_ORDER = (
     "NON_VERBATIM_EVIDENCE",
@@ -67,60 +64,13 @@ INFO_ORDER = (
 )
 _CODE_RANK = {c: i for i, c in enumerate(FLAG_ORDER + INFO_ORDER)}
 FLAGS = frozenset(FLAG_ORDER)
-MISSING_POWERS = (3, 5, 6, 7, 9, 12)
-MAX_FIELD_ITEMS = 8
-
-
-class Rejected(Exception):
-    """Control flow inside one decision (a rejecting step); it never leaves the engine."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
-
-
-@dataclass(slots=True)
-class Item:
-    source: str
-    role: str
-    ref: str | None
-    start: int | None
-    end: int | None
-    text: str | None
-    url: str | None
-    raw: dict[str, Any]
-
-    @property
-    def has_offsets(self) -> bool:
-        return self.start is not None
-
-    @property
-    def outside(self) -> bool:
-        return self.source in ("external", "knowledge")
-
-
-@dataclass
-class Match:
-    """Where steps 10 and 11 leave a value item: the token, and the parts that are missing."""
-
-    token: Token | None
-    start: int  # the value's position (token start, or string occurrence)
-    end: int
-    missing: set[str] = field(default_factory=set)
-    derived: bool = False
-    unit_form_missing: bool = False  # no unit form next to the token (step 11)
-
-    @property
-    def clean(self) -> bool:
-        return not self.missing and not self.unit_form_missing
-
-
-@dataclass
-class Fail:
-    """Steps 10 and 11 reject at a span; ``token`` is the first token step 10 matched."""
-
-    code: str
-    token: Token | None = None
+_CITATION_FLAG = {
+    "sign": "SIGN_CITATION_INVALID",
+    "scale": "SCALE_CITATION_INVALID",
+    "unit": "UNIT_CITATION_INVALID",
+    "key": "KEY_CITATION_INVALID",
+}
+_ACTION_RANK = {"admit": 0, "review": 1, "reject": 2}
 
 
 @dataclass
@@ -130,7 +80,6 @@ class Decision:
     sha: str
     field_name: str | None = None
     key: str | None = None
-    outcome: str = "admitted"
     codes: set[str] = field(default_factory=set)
     value: str | None = None
     value_dec: Decimal | None = None
@@ -139,28 +88,37 @@ class Decision:
     ref: str | None = None
     url: str | None = None
     evidence: dict[str, int] | None = None
+    evidence_chars: tuple[int, int] | None = None
     parts: list[dict[str, Any]] = field(default_factory=list)
     missing: set[str] = field(default_factory=set)
     packs: list[str] = field(default_factory=list)
     rejected: str | None = None
-    passed: bool = False
-    place: Decimal | None = None
+    place: Fraction | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.rejected is None
+
+    @property
+    def outcome(self) -> str:
+        if self.rejected is not None:
+            return "rejected"
+        return "needs_verification" if self.codes & FLAGS else "admitted"
 
     def to_dict(self) -> dict[str, Any]:
         cid = self.candidate.get("id") if isinstance(self.candidate, dict) else None
-        if self.rejected is not None:
-            codes = [self.rejected]
-            outcome = "rejected"
-        else:
-            codes = sorted(self.codes, key=_CODE_RANK.__getitem__)
-            outcome = "needs_verification" if self.codes & FLAGS else "admitted"
+        codes = (
+            [self.rejected]
+            if self.rejected is not None
+            else sorted(self.codes, key=_CODE_RANK.__getitem__)
+        )
         out: dict[str, Any] = {
             "candidate_id": cid,
             "candidate_sha256": self.sha,
             "field": self.field_name,
             "key": self.key,
-            "outcome": outcome,
+            "outcome": self.outcome,
             "codes": codes,
             "value": self.value,
             "unit": self.unit,
@@ -177,7 +135,7 @@ class Decision:
 
 
 class Admitter:
-    """A prepared document: validated inputs and a text index that serve every candidate."""
+    """A prepared document: validated inputs and text indexes that serve every candidate."""
 
     def __init__(
         self,
@@ -201,14 +159,25 @@ class Admitter:
         self.vocab = self.schema.vocabulary
         self.table = UnitTable(self.schema.units, self.vocab)
         self.doc = TextIndex(document, self.vocab)
-        self._ref_index: dict[str, TextIndex] = {}
-        self._rules: dict[int, TextRules] = {}
         self.schema_sha256 = digest("schema", self.schema.digest_object)
         self.policy_sha256 = digest("policy", self.policy.digest_object)
         self.document_sha256 = text_digest("document", document)
         self._null_literals = {w.strip().lower() for w in self.vocab.null_literals}
+        self.currency_scales = CurrencyScales(self.vocab)
+        self.currency_names = CurrencyNames(self.vocab)
+        self.scale_forms = ScaleForms(self.vocab, self.currency_names, self.schema.units)
+        self.loss_words = re.compile(alternation(self.vocab.loss)) if self.vocab.loss else None
+        self.gain_words = re.compile(alternation(self.vocab.gain) or r"(?!x)x")
+        self.sign_negation = re.compile(
+            "(?:" + (alternation(self.vocab.sign_negations) or r"(?!x)x") + r")\s*\Z"
+        )
+        self.checked = CheckedPath(self)
+        self._ref_index: dict[str, TextIndex] = {}
+        self._per_text: dict[tuple[int, str, Any], Any] = {}
+        self._pack_words = {pid: words for pid, words in self.vocab.added.items() if words}
+        self._doc_packs: set[str] | None = None
 
-    # --- texts -----------------------------------------------------------------------------
+    # --- per-text helpers (each built once per text) --------------------------------------
 
     def text_index(self, item: Item) -> TextIndex:
         if item.source == "reference":
@@ -220,24 +189,70 @@ class Admitter:
             return idx
         return self.doc
 
-    def rules(self, index: TextIndex) -> TextRules:
-        got = self._rules.get(id(index))
+    def _cached(self, index: TextIndex, kind: str, key: Any, build: Any) -> Any:
+        k = (id(index), kind, key)
+        got = self._per_text.get(k)
         if got is None:
-            got = TextRules(index, self.table, self.policy.unit_window)
-            self._rules[id(index)] = got
+            got = build()
+            self._per_text[k] = got
         return got
+
+    def rules(self, index: TextIndex) -> TextRules:
+        return self._cached(
+            index, "rules", None, lambda: TextRules(index, self.table, self.policy.unit_window)
+        )
+
+    def lines(self, index: TextIndex) -> Lines:
+        return self._cached(index, "lines", None, lambda: Lines(index))
+
+    def headings(self, index: TextIndex) -> Headings:
+        return self._cached(index, "headings", None, lambda: Headings(self, index))
+
+    def tables(self, index: TextIndex) -> Tables:
+        return self._cached(index, "tables", None, lambda: Tables(self, index))
+
+    def key_reader(self, index: TextIndex, keys: list[str]) -> KeyReader:
+        return self._cached(index, "keys", tuple(keys), lambda: KeyReader(self, index, keys))
+
+    def mentions(self, index: TextIndex, words: list[str]) -> Mentions:
+        return self._cached(index, "mentions", tuple(words), lambda: Mentions(index, words))
+
+    def all_aliases(self, index: TextIndex) -> Mentions | None:
+        words = sorted({a for f in self.schema.fields.values() for a in (f.aliases or [])})
+        return self.mentions(index, words) if words else None
+
+    def evidence_units(self, t: Token, index: TextIndex, spec: FieldSpec) -> dict[str, Any]:
+        """§5 evidence_units: the units found at a token whose unit check did not pass."""
+        at = self.rules(index).units_at(t)
+        codes = set(at.prefix_codes)
+        per = False
+        if at.suffix is not None and at.suffix.in_sentence:
+            codes |= set(at.suffix.codes)
+            per = at.suffix.per
+        codes = {c for c in codes if not self.table.vacuous(c)}
+        headers, statements, currency = self.headings(index).report(t)
+        return {
+            "token": index.byte_span(t.start, t.end),
+            "next": sorted(codes),
+            "per": per,
+            "headers": headers,
+            "statements": statements,
+            "currency": currency,
+        }
 
     # --- the receipt -----------------------------------------------------------------------
 
     def admit(self, candidates: list[Any], judgments: list[Any] | None = None) -> dict[str, Any]:
         if not isinstance(candidates, list | tuple):
             raise PacketError("candidates is not a list")
-        check_json_numbers("candidates", list(candidates))
-        parsed_judgments = parse_judgments(judgments, list(candidates))
+        candidates = list(candidates)
+        check_json_numbers("candidates", candidates)
+        parsed_judgments = parse_judgments(judgments, candidates)
         decisions = [self._decide(i, c) for i, c in enumerate(candidates)]
         self._flag_confidence(decisions)
         self._flag_conflicts(decisions)
-        del parsed_judgments
+        relations = self._relations(decisions)
+        applied = self._judge(decisions, parsed_judgments)
         coverage = self._coverage(decisions)
         ordered = sorted(decisions, key=lambda d: (d.sha, d.index))
         summary = {"admitted": 0, "needs_verification": 0, "rejected": 0}
@@ -266,10 +281,10 @@ class Admitter:
             "policy_sha256": self.policy_sha256,
             "decisions": out_decisions,
             "coverage": coverage,
-            "judgments": [],
+            "judgments": applied,
         }
         if self.schema.relations:
-            receipt["relations"] = []
+            receipt["relations"] = relations
         receipt["summary"] = summary
         receipt["receipt_sha256"] = digest("receipt", receipt)
         return receipt
@@ -282,7 +297,7 @@ class Admitter:
             self._check(d, cand)
         except Rejected as r:
             d.rejected = r.code
-        d.passed = d.rejected is None
+        d.packs = self._decision_packs(cand)
         return d
 
     def _describe(self, d: Decision, cand: Any) -> None:
@@ -317,10 +332,19 @@ class Admitter:
 
     def _check(self, d: Decision, cand: Any) -> None:
         self._describe(d, cand)
-        items = self._step1(d, cand)
-        spec = self._step2(d, cand)
+        if not isinstance(cand, dict):
+            raise Rejected("CANDIDATE_INVALID")
+        items = parse_items(cand.get("evidence"), self.references)
+        if items is not None:
+            self._note_value_item(d, items)
+        self._step1(cand, items)
+        assert items is not None
+        spec = self.schema.fields.get(cand["field"])
+        if spec is None:
+            raise Rejected("FIELD_UNKNOWN")
         value = self._steps3to6(d, cand, spec)
-        self._step7(d, cand, spec)
+        if spec.keys is not None and cand.get("key") not in spec.keys:
+            raise Rejected("KEY_INVALID")
         value_items = [it for it in items if not it.outside and it.role == "value"]
         outside = [it for it in items if it.outside]
         if not value_items and not outside:
@@ -328,19 +352,11 @@ class Admitter:
         if value_items:
             self._checked_path(d, cand, spec, value, value_items[0], items)
         else:
-            self._outside_path(d, cand, spec, value, outside)
+            self._outside_path(d, cand, spec, value, items, outside)
 
-    # Step 1 ------------------------------------------------------------------------------
-
-    def _step1(self, d: Decision, cand: Any) -> list[Item]:
-        if not isinstance(cand, dict):
-            raise Rejected("CANDIDATE_INVALID")
-        items, well_formed = self._items(cand)
-        if well_formed and items is not None:
-            self._note_value_item(d, items)
-        f = cand.get("field")
+    def _step1(self, cand: dict[str, Any], items: list[Item] | None) -> None:
         value = cand.get("value")
-        if not isinstance(f, str):
+        if not isinstance(cand.get("field"), str):
             raise Rejected("CANDIDATE_INVALID")
         if value is None or isinstance(value, bool) or not isinstance(value, str | int):
             raise Rejected("CANDIDATE_INVALID")
@@ -360,9 +376,8 @@ class Admitter:
             or not _is_int(region.get("end"))
         ):
             raise Rejected("CANDIDATE_INVALID")
-        if not well_formed or items is None:
+        if items is None:
             raise Rejected("CANDIDATE_INVALID")
-        return items
 
     def _note_value_item(self, d: Decision, items: list[Item]) -> None:
         """Before step 9, the receipt still names a well-formed value item and its span."""
@@ -376,86 +391,6 @@ class Admitter:
                     if span is not None:
                         d.evidence = {"start": it.start, "end": it.end}  # type: ignore[dict-item]
                 return
-
-    def _items(self, cand: dict[str, Any]) -> tuple[list[Item] | None, bool]:
-        raw = cand.get("evidence")
-        if raw is None:
-            return [], True
-        if isinstance(raw, dict):
-            raw_items = [raw]
-        elif isinstance(raw, list) and all(isinstance(x, dict) for x in raw):
-            raw_items = raw
-        else:
-            return None, False
-        items: list[Item] = []
-        roles: dict[str, int] = {}
-        for r in raw_items:
-            if any(v is None for v in r.values()):
-                return None, False
-            source = r.get("source", "document")
-            if source not in SOURCES:
-                return None, False
-            text = r.get("text")
-            if text is not None and not isinstance(text, str):
-                return None, False
-            if source in ("external", "knowledge"):
-                if "role" in r or "start" in r or "end" in r or "ref" in r:
-                    return None, False
-                if is_blank(text):
-                    return None, False
-                url = r.get("url")
-                if source == "external":
-                    if is_blank(url) or is_blank(r.get("retrieved")):
-                        return None, False
-                elif "url" in r or "retrieved" in r:
-                    return None, False
-                items.append(Item(source, "value", None, None, None, text, url, r))
-                continue
-            role = r.get("role", "value")
-            if role not in ROLES:
-                return None, False
-            if "url" in r or "retrieved" in r:
-                return None, False
-            ref = r.get("ref")
-            if source == "reference":
-                if not isinstance(ref, str) or ref not in self.references:
-                    return None, False
-            elif "ref" in r:
-                return None, False
-            has_s, has_e = "start" in r, "end" in r
-            if has_s != has_e:
-                return None, False
-            if has_s and (not _is_int(r["start"]) or not _is_int(r["end"])):
-                return None, False
-            if not has_s and is_blank(text):
-                return None, False
-            roles[role] = roles.get(role, 0) + 1
-            if role == "field":
-                if roles[role] > MAX_FIELD_ITEMS:
-                    return None, False
-            elif roles[role] > 1:
-                return None, False
-            items.append(
-                Item(
-                    source,
-                    role,
-                    ref,
-                    r["start"] if has_s else None,
-                    r["end"] if has_s else None,
-                    text,
-                    None,
-                    r,
-                )
-            )
-        return items, True
-
-    # Steps 2-7 ---------------------------------------------------------------------------
-
-    def _step2(self, d: Decision, cand: dict[str, Any]) -> FieldSpec:
-        spec = self.schema.fields.get(cand["field"])
-        if spec is None:
-            raise Rejected("FIELD_UNKNOWN")
-        return spec
 
     def _steps3to6(self, d: Decision, cand: dict[str, Any], spec: FieldSpec) -> Any:
         raw = cand["value"]
@@ -478,11 +413,7 @@ class Admitter:
             raise Rejected("UNIT_INVALID")
         return value
 
-    def _step7(self, d: Decision, cand: dict[str, Any], spec: FieldSpec) -> None:
-        if spec.keys is not None and cand.get("key") not in spec.keys:
-            raise Rejected("KEY_INVALID")
-
-    # The checked path --------------------------------------------------------------------
+    # --- the checked path (§3.1) -----------------------------------------------------------
 
     def _checked_path(
         self,
@@ -493,15 +424,16 @@ class Admitter:
         item: Item,
         items: list[Item],
     ) -> None:
-        idx = self.text_index(item)
+        cp = self.checked
+        ctx = cp.context(spec, value, cand, items, item)
+        idx = ctx.index
         d.source = item.source
         d.ref = item.ref
         d.evidence = None
-        cited = None
-        if item.has_offsets:
-            cited = idx.char_span(item.start, item.end)
-            if cited is not None:
-                d.evidence = idx.byte_span(*cited)
+        cited = idx.char_span(item.start, item.end) if item.has_offsets else None
+        if cited is not None:
+            d.evidence = idx.byte_span(*cited)
+            d.evidence_chars = cited
         region = (0, idx.n)
         if item.source == "document" and cand.get("search_region") is not None:
             r = cand["search_region"]
@@ -509,251 +441,72 @@ class Admitter:
             if span is None:
                 raise Rejected("SPAN_INVALID")
             region = span
-        if item.has_offsets:
-            span = cited
-            if span is None:
-                raise Rejected("SPAN_INVALID")
-            match = self._cited(d, spec, value, item, idx, span, region)
-        else:
-            match = self._quoted(d, spec, value, item, idx, region)
-        rules = self.rules(idx)
-        if match.derived:
+        if item.has_offsets and cited is None:
+            raise Rejected("SPAN_INVALID")
+        m = cp.value_match(d, ctx, region)
+        self._after_match(d, ctx, m)
+
+    def _after_match(self, d: Decision, ctx: Ctx, m: Match) -> None:
+        """Role checks, missing parts and the flags of a value that passed steps 10-11."""
+        cp = self.checked
+        spec = ctx.spec
+        idx = ctx.index
+        item = ctx.value_item
+        passes = cp.check_roles(d, ctx, m)
+        if m.derived:
             d.codes.add("VALUE_DERIVED")
-        d.missing |= match.missing
-        if match.unit_form_missing:
+        d.missing |= m.missing
+        if not m.unit_present:
             d.missing.add("unit")
-        if d.missing & {"sign", "scale", "unit"}:
-            d.codes.add("PART_MISSING")
-        if match.token is not None and ("unit" in d.missing or "UNIT_CITATION_INVALID" in d.codes):
-            d.extra["evidence_units"] = self._evidence_units(match.token, idx)
-        if item.has_offsets and item.text is not None and d.evidence is not None:
-            s = idx.bytes.to_char(d.evidence["start"])
-            e = idx.bytes.to_char(d.evidence["end"])
+        for role, flag in _CITATION_FLAG.items():
+            if role in passes and not passes[role] and role != "key":
+                d.codes.add(flag)
+        if ctx.fields and spec.aliases and not passes["field"]:
+            d.codes.add("FIELD_CITATION_INVALID")
+        if item is not None and item.has_offsets and item.text is not None:
+            s, e = d.evidence_chars or (0, 0)
             if normalize_verbatim(item.text) != normalize_verbatim(idx.text[s:e]):
                 d.codes.add("NON_VERBATIM_EVIDENCE")
-        t = match.token
-        if t is not None and spec.type != "string":
-            comparators = rules.comparators(t)
-            if any(c != spec.comparator for c in comparators):
-                d.codes.add("QUALIFIED_VALUE")
-            if t.scaled is not None and t.value is not None and abs(value) == abs(t.value):
-                d.codes.add("SCALE_WORD")
-            d.place = _place(t, value)
+        self._value_flags(d, ctx, m)
+        if spec.keys is not None:
+            self._key_flags(d, ctx, m, passes.get("key"))
+        if d.missing & {"sign", "scale", "unit"}:
+            d.codes.add("PART_MISSING")
+        t = m.token
+        if t is not None and ("unit" in d.missing or "UNIT_CITATION_INVALID" in d.codes):
+            d.extra["evidence_units"] = self.evidence_units(t, idx, spec)
+        if t is not None and t.value is not None:
+            d.place = _place(t, ctx.value)
 
-    def _cited(
-        self,
-        d: Decision,
-        spec: FieldSpec,
-        value: Any,
-        item: Item,
-        idx: TextIndex,
-        span: tuple[int, int],
-        region: tuple[int, int],
-    ) -> Match:
-        match = self._at(spec, value, idx, *span)
-        if isinstance(match, Match) and match.clean:
-            return match
-        if self.policy.reanchor and not is_blank(item.text):
-            assert item.text is not None
-            passing = []
-            for s, e in self._occurrences(idx, item.text, region):
-                if (s, e) == span:
-                    continue
-                m = self._at(spec, value, idx, s, e)
-                if isinstance(m, Match) and m.clean:
-                    passing.append((s, e, m))
-                    if len(passing) > 1:
-                        break
-            if len(passing) == 1:
-                s, e, m = passing[0]
-                d.evidence = idx.byte_span(s, e)
-                d.codes.add("EVIDENCE_REANCHORED")
-                return m
-        if isinstance(match, Fail):
-            self._reject_at(d, match, idx)
-        return match
+    def _value_flags(self, d: Decision, ctx: Ctx, m: Match) -> None:
+        t = m.token
+        if t is None or ctx.spec.type == "string":
+            return
+        comparators = self.rules(ctx.index).comparators(t)
+        if any(c != ctx.spec.comparator for c in comparators):
+            d.codes.add("QUALIFIED_VALUE")
+        if t.scaled is not None and t.value is not None and abs(ctx.value) == abs(t.value):
+            d.codes.add("SCALE_WORD")
 
-    def _quoted(
-        self,
-        d: Decision,
-        spec: FieldSpec,
-        value: Any,
-        item: Item,
-        idx: TextIndex,
-        region: tuple[int, int],
-    ) -> Match:
-        assert item.text is not None
-        occurrences = self._occurrences(idx, item.text, region)
-        if not occurrences:
-            raise Rejected("QUOTE_NOT_FOUND")
-        for s, e in occurrences:
-            m = self._at(spec, value, idx, s, e)
-            if isinstance(m, Match) and m.clean:
-                d.evidence = idx.byte_span(s, e)
-                return m
-        s, e = occurrences[0]
-        d.evidence = idx.byte_span(s, e)
-        m = self._at(spec, value, idx, s, e)
-        if isinstance(m, Fail):
-            self._reject_at(d, m, idx)
-        return m
+    def _key_flags(self, d: Decision, ctx: Ctx, m: Match, key_item_passed: bool | None) -> None:
+        key = ctx.cand.get("key")
+        at = self.checked.keys_at(ctx, m)
+        if key_item_passed is False:
+            d.codes.add("KEY_CITATION_INVALID")
+        if key in at:
+            return
+        if (
+            key_item_passed
+            and not at
+            and self.key_reader(ctx.index, ctx.spec.keys).column_rule(ctx, m)
+        ):
+            d.codes.add("KEY_CITED")
+            return
+        d.codes.add("KEY_NOT_AT_VALUE")
+        if ctx.key is None:
+            d.missing.add("key")
 
-    def _reject_at(self, d: Decision, fail: Fail, idx: TextIndex) -> Match:
-        if fail.code == "UNIT_NOT_IN_EVIDENCE" and fail.token is not None:
-            d.extra["evidence_units"] = self._evidence_units(fail.token, idx)
-        raise Rejected(fail.code)
-
-    def _evidence_units(self, t: Token, idx: TextIndex) -> dict[str, Any]:
-        """§5 evidence_units: the units found at a token whose unit check did not pass."""
-        at = self.rules(idx).units_at(t)
-        codes = set(at.prefix_codes)
-        per = False
-        if at.suffix is not None and at.suffix.in_sentence:
-            codes |= set(at.suffix.codes)
-            per = at.suffix.per
-        codes = {c for c in codes if not self.table.vacuous(c)}
-        return {
-            "token": idx.byte_span(t.start, t.end),
-            "next": sorted(codes),
-            "per": per,
-            "headers": [],
-            "statements": [],
-            "currency": [],
-        }
-
-    def _occurrences(
-        self, idx: TextIndex, quote: str, region: tuple[int, int]
-    ) -> list[tuple[int, int]]:
-        parts = quote.split()
-        if not parts:
-            return []
-        pattern = _quote_pattern(tuple(parts))
-        lo, hi = region
-        out = []
-        pos = lo
-        text = idx.text
-        while True:
-            m = pattern.search(text, pos, hi)
-            if m is None:
-                break
-            out.append((m.start(), m.end()))
-            pos = m.start() + 1
-        return out
-
-    # Steps 10 and 11 ---------------------------------------------------------------------
-
-    def _at(self, spec: FieldSpec, value: Any, idx: TextIndex, s: int, e: int) -> Match | Fail:
-        """Steps 10 and 11 at [s, e): a Match (maybe with missing parts), or the Fail."""
-        if spec.type == "string":
-            return self._string_at(value, idx, s, e)
-        rules = self.rules(idx)
-        tokens = idx.tokens_in(s, e)
-        unit = spec.unit
-        matching = []
-        for t in tokens:
-            if t.value is None:
-                continue
-            derived = self._derived(t, spec, idx)
-            for dv, is_derived in derived:
-                if dv == value:
-                    matching.append((t, is_derived))
-                    break
-        if matching:
-            if unit is None or self.table.vacuous(unit):
-                t, der = matching[0]
-                return Match(t, t.start, t.end, derived=der)
-            for t, der in matching:
-                if rules.units_at(t).has(unit):
-                    return Match(t, t.start, t.end, derived=der)
-            for t, der in matching:
-                if not rules.units_at(t).form_next:
-                    return Match(t, t.start, t.end, derived=der, unit_form_missing=True)
-            return Fail("UNIT_NOT_IN_EVIDENCE", self._first_step10(spec, value, idx, tokens))
-        for t in tokens:
-            if t.value is None:
-                continue
-            missing = self._missing_parts(t, spec, value, idx)
-            if missing is None:
-                continue
-            m = Match(t, t.start, t.end, missing=missing)
-            if unit is None or self.table.vacuous(unit) or rules.units_at(t).has(unit):
-                return m
-            if not rules.units_at(t).form_next:
-                m.unit_form_missing = True
-                return m
-            return Fail("UNIT_NOT_IN_EVIDENCE", t)
-        return Fail("VALUE_NOT_IN_EVIDENCE")
-
-    def _first_step10(
-        self, spec: FieldSpec, value: Decimal, idx: TextIndex, tokens: list[Token]
-    ) -> Token | None:
-        """The first token that step 10 matches when a part can be missing."""
-        for t in tokens:
-            if t.value is None:
-                continue
-            if any(dv == value for dv, _ in self._derived(t, spec, idx)):
-                return t
-            if self._missing_parts(t, spec, value, idx) is not None:
-                return t
-        return None
-
-    def _derived(self, t: Token, spec: FieldSpec, idx: TextIndex) -> list[tuple[Decimal, bool]]:
-        """The token's derived values (§4.6), each with whether it is a derived reading."""
-        assert t.value is not None
-        out = [(t.value, False)]
-        if t.scaled is not None:
-            out.append((t.scaled, False))
-        if spec.unit is not None and self._bracketed(t, spec, idx):
-            out += [(-abs(v), True) for v, _ in list(out) if v != -abs(v)]
-        return out
-
-    def _bracketed(self, t: Token, spec: FieldSpec, idx: TextIndex) -> bool:
-        """Brackets around the value: ``(`` before with whitespace and unit prefixes, ``)`` after."""
-        text = idx.text
-        j = t.start
-        prefixes = self.table.units.get(spec.unit or "", ([], []))[0]
-        while True:
-            while j > 0 and text[j - 1].isspace():
-                j -= 1
-            for p in sorted(prefixes, key=len, reverse=True):
-                if text.startswith(p, j - len(p)) and j - len(p) >= 0:
-                    j -= len(p)
-                    break
-            else:
-                break
-        if j == 0 or text[j - 1] != "(":
-            return False
-        k = t.end
-        n = idx.n
-        while k < n and text[k].isspace():
-            k += 1
-        return k < n and text[k] == ")"
-
-    def _missing_parts(
-        self, t: Token, spec: FieldSpec, value: Decimal, idx: TextIndex
-    ) -> set[str] | None:
-        assert t.value is not None
-        derived = [dv for dv, _ in self._derived(t, spec, idx)]
-        if any(value == -dv for dv in derived):
-            return {"sign"}
-        if t.scaled is None:
-            for power in MISSING_POWERS:
-                f = pow10(power)
-                if any(value == mul(dv, f) for dv in derived):
-                    return {"scale"}
-            for power in MISSING_POWERS:
-                if value == -mul(t.value, pow10(power)):
-                    return {"sign", "scale"}
-        return None
-
-    def _string_at(self, value: str, idx: TextIndex, s: int, e: int) -> Match | Fail:
-        pattern = _quote_pattern(tuple(value.split()))
-        m = pattern.search(idx.text, s, e)
-        if m is None:
-            return Fail("VALUE_NOT_IN_EVIDENCE")
-        return Match(None, m.start(), m.end())
-
-    # The outside path --------------------------------------------------------------------
+    # --- the outside path (§3.2) -----------------------------------------------------------
 
     def _outside_path(
         self,
@@ -761,11 +514,75 @@ class Admitter:
         cand: dict[str, Any],
         spec: FieldSpec,
         value: Any,
+        items: list[Item],
         outside: list[Item],
     ) -> None:
-        raise Rejected("VALUE_NOT_IN_EVIDENCE")
+        holders: list[tuple[Item, str, Match | None, TextIndex | None]] = []
+        for it in outside:
+            assert it.text is not None
+            if it.source == "knowledge":
+                holders.append((it, self.policy.knowledge, None, None))
+                continue
+            idx = self._cached(
+                self.doc, "external", it.text, lambda t=it.text: TextIndex(t, self.vocab)
+            )
+            ctx = Ctx(spec, value, cand, [], None, idx, outside=True)
+            m = self.checked.at(ctx, 0, idx.n)
+            if isinstance(m, Match) and m.clean:
+                action = "admit" if self._allowed(it.url or "") else self.policy.other
+                holders.append((it, action, m, idx))
+        if not holders:
+            raise Rejected("VALUE_NOT_IN_EVIDENCE")
+        best = min(
+            range(len(holders)),
+            key=lambda i: (
+                _ACTION_RANK[holders[i][1]],
+                0 if holders[i][0].source == "external" else 1,
+                i,
+            ),
+        )
+        it, action, m, idx = holders[best]
+        d.source = it.source
+        d.url = it.url if it.source == "external" else None
+        d.ref = None
+        d.evidence = None
+        if action == "reject":
+            raise Rejected("SOURCE_REJECTED")
+        if action == "review":
+            d.codes.add("EVIDENCE_QUOTED" if it.source == "external" else "EVIDENCE_STATED")
+        else:
+            d.codes.add("ADMITTED_BY_POLICY")
+        if m is not None and idx is not None:
+            ctx = Ctx(spec, value, cand, [], None, idx, outside=True)
+            self._value_flags(d, ctx, m)
+            t = m.token
+            if t is not None and self.headings(idx).conflict(t, spec.unit or "") and spec.unit:
+                d.missing.add("unit")
+                d.codes.add("PART_MISSING")
+                d.extra["evidence_units"] = self.evidence_units(t, idx, spec)
+            if spec.keys is not None:
+                key = cand.get("key")
+                at = self.key_reader(idx, spec.keys).keys_at(m.start, m.end)
+                if key not in at:
+                    d.codes.add("KEY_NOT_AT_VALUE")
+                    d.missing.add("key")
+        d.place = _written_place(d.value)
 
-    # Flags over all candidates -----------------------------------------------------------
+    def _allowed(self, url: str) -> bool:
+        for entry in self.policy.allow:
+            if entry == "*":
+                return True
+            if entry == "document-domain":
+                mine = _host(url)
+                theirs = _host(self.document_source) if self.document_source else None
+                if mine is not None and theirs is not None and mine == theirs:
+                    return True
+                continue
+            if url.startswith(entry):
+                return True
+        return False
+
+    # --- flags over all candidates ---------------------------------------------------------
 
     def _flag_confidence(self, decisions: list[Decision]) -> None:
         floor = self.policy.min_confidence
@@ -782,14 +599,112 @@ class Admitter:
         for d in decisions:
             if not d.passed or d.field_name is None:
                 continue
-            spec = self.schema.fields[d.field_name]
-            if spec.multiple:
+            if self.schema.fields[d.field_name].multiple:
                 continue
             groups.setdefault((d.field_name, d.key), []).append(d)
         for group in groups.values():
             if len({d.value for d in group}) > 1:
                 for d in group:
                     d.codes.add("CONFLICTING_CANDIDATES")
+
+    def _relations(self, decisions: list[Decision]) -> list[dict[str, Any]]:
+        """Step 13 (§3.4): each relation at each relation key, exact arithmetic."""
+        out = []
+        passed: dict[tuple[str, str | None], list[Decision]] = {}
+        for d in decisions:
+            if d.passed and d.field_name is not None:
+                key = d.key if self.schema.fields[d.field_name].keys is not None else None
+                passed.setdefault((d.field_name, key), []).append(d)
+        failed: set[int] = set()
+        for rel in self.schema.relations:
+            names = [rel.total] + [p for p, _ in rel.parts]
+            if rel.keyed:
+                common = set(self.schema.fields[rel.total].keys or [])
+                for n in names[1:]:
+                    common &= set(self.schema.fields[n].keys or [])
+                keys: list[str | None] = sorted(common)
+            else:
+                keys = [None]
+            for key in keys:
+                values: dict[str, tuple[Fraction, Fraction]] = {}
+                for n in names:
+                    group = passed.get((n, key), [])
+                    distinct = {d.value for d in group}
+                    if not group or len(distinct) != 1 or group[0].value_dec is None:
+                        break
+                    places = [d.place for d in group if d.place is not None]
+                    place = min(places) if places else Fraction(0)
+                    values[n] = (Fraction(group[0].value_dec), place)
+                else:
+                    total, tplace = values[rel.total]
+                    diff = total
+                    allowance = Fraction(rel.tolerance) + tplace / 2
+                    for n, f in rel.parts:
+                        v, place = values[n]
+                        diff -= Fraction(f) * v
+                        allowance += abs(Fraction(f)) * place / 2
+                    holds = abs(diff) <= allowance
+                    out.append(
+                        {
+                            "id": rel.id,
+                            "key": key,
+                            "holds": holds,
+                            "difference": _fraction_text(diff),
+                            "allowance": _fraction_text(allowance),
+                        }
+                    )
+                    if not holds:
+                        for n in names:
+                            for d in passed.get((n, key), []):
+                                failed.add(d.index)
+        for d in decisions:
+            if d.index in failed:
+                d.codes.add("RELATION_FAILED")
+        out.sort(key=lambda r: (r["id"], "" if r["key"] is None else r["key"]))
+        return out
+
+    def _judge(self, decisions: list[Decision], judgments: list[dict[str, Any]]) -> list[Any]:
+        """Step 12: recorded judgments that apply, and what each does."""
+        judge = self.policy.judge
+        if judge is None:
+            return []
+        applied = []
+        for j in judgments:
+            if j["judge"] != {"id": judge["id"], "digest": judge["digest"]}:
+                continue
+            question = j["question"]
+            table = judge.get("clear" if question == "key" else "doubt", {})
+            threshold = table.get("KEY_NOT_AT_VALUE" if question == "key" else "field_match")
+            if threshold is None:
+                continue
+            d = decisions[j["_index"]]
+            if not d.passed:
+                continue
+            p = j["p"]
+            if question == "key":
+                key = d.candidate.get("key")
+                if p >= threshold:
+                    if "KEY_NOT_AT_VALUE" in d.codes:
+                        if j.get("answer") == key:
+                            d.codes.discard("KEY_NOT_AT_VALUE")
+                            d.codes.add("MODEL_CLEARED")
+                        else:
+                            d.codes.add("MODEL_DOUBT")
+                    elif "KEY_CITED" in d.codes and j.get("answer") != key:
+                        d.codes.add("MODEL_DOUBT")
+                entry = {
+                    "candidate_sha256": d.sha,
+                    "question": "key",
+                    "answer": j.get("answer"),
+                    "p": p,
+                }
+            else:
+                if p < threshold:
+                    d.codes.add("MODEL_DOUBT")
+                entry = {"candidate_sha256": d.sha, "question": "field_match", "p": p}
+            applied.append((d.sha, d.index, question, entry))
+        applied.sort(key=lambda a: (a[0], a[1], a[2]))
+        return [a[3] for a in applied]
 
     def _coverage(self, decisions: list[Decision]) -> list[dict[str, str]]:
         present = {d.field_name for d in decisions if d.passed}
@@ -799,26 +714,90 @@ class Admitter:
             if self.schema.fields[name].required and name not in present
         ]
 
+    # --- §5 decision packs -----------------------------------------------------------------
+
+    def _decision_packs(self, cand: Any) -> list[str]:
+        out: set[str] = set()
+        if self._pack_words:
+            if self._doc_packs is None:
+                texts = [self.document] + [r["text"] for r in self.references.values()]
+                self._doc_packs = {
+                    pid
+                    for pid, words in self._pack_words.items()
+                    if any(w in pack_word_key(t) for t in texts for w in words)
+                }
+            out |= self._doc_packs
+            strings = [pack_word_key(s) for s in _strings(cand)]
+            for pid, words in self._pack_words.items():
+                if pid not in out and any(w in s for s in strings for w in words):
+                    out.add(pid)
+        if isinstance(cand, dict) and isinstance(cand.get("field"), str):
+            spec = self.schema.fields.get(cand["field"])
+            if spec is not None and spec.template_pack is not None:
+                out.add(spec.template_pack)
+        return sorted(out)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
 
 def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _place(t: Token, value: Decimal) -> Decimal:
-    place = pow10(-t.places)
+def _place(t: Token, value: Any) -> Fraction:
+    """The place of a token's value (§3.4): its last written digit, scaled with the value."""
+    place = Fraction(1, 10**t.places)
     if t.value:
-        place = abs(place * value / t.value)
+        place = place * abs(Fraction(value)) / abs(Fraction(t.value))
     return place
 
 
-_QUOTE_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+def _written_place(value: str | None) -> Fraction | None:
+    if value is None:
+        return None
+    _, dot, frac = value.partition(".")
+    return Fraction(1, 10 ** len(frac)) if dot else Fraction(1)
 
 
-def _quote_pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
-    pattern = _QUOTE_CACHE.get(parts)
-    if pattern is None:
-        pattern = re.compile(r"\s+".join(re.escape(p) for p in parts))
-        if len(_QUOTE_CACHE) > 4096:
-            _QUOTE_CACHE.clear()
-        _QUOTE_CACHE[parts] = pattern
-    return pattern
+def _fraction_text(x: Fraction) -> str:
+    """The canonical decimal of a fraction whose denominator divides a power of ten."""
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    x = abs(x)
+    places = 0
+    while (x * 10**places).denominator != 1 and places < 1000:
+        places += 1
+    digits = str(int(x * 10**places)).rjust(places + 1, "0")
+    whole, frac = digits[: len(digits) - places], digits[len(digits) - places :].rstrip("0")
+    return sign + whole + ("." + frac if frac else "")
+
+
+def _host(url: str) -> str | None:
+    """The host of a URL (§2.4)."""
+    i = url.find("://")
+    if i == -1:
+        return None
+    rest = url[i + 3 :]
+    for stop in "/\\?#":
+        j = rest.find(stop)
+        if j != -1:
+            rest = rest[:j]
+    at = rest.rfind("@")
+    if at != -1:
+        rest = rest[at + 1 :]
+    if rest.startswith("["):
+        j = rest.find("]")
+        return rest[: j + 1].lower() if j != -1 else rest.lower()
+    colon = rest.find(":")
+    if colon != -1:
+        rest = rest[:colon]
+    return rest.lower()

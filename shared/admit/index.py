@@ -27,9 +27,12 @@ from shared.admit.text import (
 )
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_SENTENCE_END = re.compile(r"[.;](?=\s)|\u2022|\n[ \t\r]*(?=\n)")
+# A sentence ends at "." or ";" and the one whitespace character after it, at "•", or at a
+# blank line (§4.2); the sentence is the text between two such marks, marks excluded.
+_SENTENCE_END = re.compile(r"[.;]\s|\u2022|\n[ \t\r]*\n")
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
-_KEY_BREAK = re.compile(r"\n[ \t\r]*\n[ \t\r]*\n")
+_KEY_BREAK_AT = re.compile(r"(?=(\n[ \t\r]*\n[ \t\r]*\n))")
+_SENTENCE_STOP = re.compile(r"[.;]\s")
 
 
 @dataclass(slots=True)
@@ -268,31 +271,42 @@ class TextIndex:
     # --- sentences (§4.2) -------------------------------------------------------------------
 
     @cached_property
-    def sentence_ends(self) -> array:
-        """Positions where a sentence ends (strict view: every ``.``/``;`` before whitespace)."""
-        return array("q", (m.end() for m in _SENTENCE_END.finditer(self.text)))
+    def _sentence_marks(self) -> tuple[array, array, array]:
+        """Every sentence end (start, end of its mark) and, for dots, whether it may join."""
+        starts, ends, joinable = array("q"), array("q"), array("b")
+        for m in _SENTENCE_END.finditer(self.text):
+            starts.append(m.start())
+            ends.append(m.end())
+            joinable.append(1 if self.text[m.start()] == "." else 0)
+        return starts, ends, joinable
 
     @cached_property
-    def qualifier_ends(self) -> array:
-        """Sentence ends for the qualifier window: abbreviation dots may join (§4.2)."""
+    def sentence_marks(self) -> tuple[array, array]:
+        """The strict view: every mark ends a sentence (keys and units read this)."""
+        starts, ends, _ = self._sentence_marks
+        return starts, ends
+
+    @cached_property
+    def qualifier_marks(self) -> tuple[array, array]:
+        """The qualifier view: a dot after a listed abbreviation may join (§4.2)."""
+        starts, ends, joinable = self._sentence_marks
+        abbreviations = set(self.vocab.abbreviations)
+        if not abbreviations:
+            return starts, ends
         text = self.text
         folded = self.folded
-        out = array("q")
-        abbreviations = self.vocab.abbreviations
         always = set(self.vocab.join_always)
         before_code = set(self.vocab.join_before_code)
-        longest = max((len(a) for a in abbreviations), default=0)
-        abbr = set(abbreviations)
-        for m in _SENTENCE_END.finditer(text):
-            end = m.end()
-            if text[m.start()] == "." and abbr:
-                joined = self._abbreviation_join(
-                    m.start(), folded, text, abbr, always, before_code, longest
-                )
-                if joined:
-                    continue
-            out.append(end)
-        return out
+        longest = max(len(a) for a in abbreviations)
+        out_s, out_e = array("q"), array("q")
+        for s, e, j in zip(starts, ends, joinable, strict=True):
+            if j and self._abbreviation_join(
+                s, folded, text, abbreviations, always, before_code, longest
+            ):
+                continue
+            out_s.append(s)
+            out_e.append(e)
+        return out_s, out_e
 
     def _abbreviation_join(
         self,
@@ -341,11 +355,11 @@ class TextIndex:
         return False
 
     def sentence_of(self, pos: int, *, qualifiers: bool = False) -> tuple[int, int]:
-        """The sentence [start, end) that holds ``pos``."""
-        ends = self.qualifier_ends if qualifiers else self.sentence_ends
+        """The sentence [start, end) that holds ``pos`` (a mark belongs to the sentence before)."""
+        starts, ends = self.qualifier_marks if qualifiers else self.sentence_marks
         k = bisect_right(ends, pos)
         start = ends[k - 1] if k > 0 else 0
-        end = ends[k] if k < len(ends) else self.n
+        end = starts[k] if k < len(starts) else self.n
         return start, end
 
     # --- lines ------------------------------------------------------------------------------
@@ -380,6 +394,50 @@ class TextIndex:
     @property
     def line_count(self) -> int:
         return len(self.line_breaks) + 1
+
+    # --- blank lines, key breaks and label lines (§4.2, §4.5) ------------------------------------
+
+    @cached_property
+    def _key_breaks(self) -> tuple[array, array]:
+        starts, ends = array("q"), array("q")
+        for m in _KEY_BREAK_AT.finditer(self.text):
+            starts.append(m.start())
+            ends.append(m.start() + len(m.group(1)))
+        return starts, ends
+
+    def key_break_between(self, a: int, b: int) -> bool:
+        """Two adjacent blank lines lie wholly within [a, b)."""
+        starts, ends = self._key_breaks
+        k = bisect_left(starts, a)
+        return k < len(starts) and ends[k] <= b
+
+    @cached_property
+    def _label_lines(self) -> tuple[array, array]:
+        text = self.text
+        lines = text.split("\n")
+        blank = [not line.strip(" \t\r") for line in lines]
+        starts, ends = array("q"), array("q")
+        pos = 0
+        for i, line in enumerate(lines):
+            end = pos + len(line)
+            if (
+                line.strip()
+                and (i == 0 or blank[i - 1])
+                and i + 1 < len(lines)
+                and blank[i + 1]
+                and len(line.split()) <= 12
+                and not _SENTENCE_STOP.search(line + "\n")
+            ):
+                starts.append(pos)
+                ends.append(end)
+            pos = end + 1
+        return starts, ends
+
+    def label_line_between(self, a: int, b: int) -> bool:
+        """A label line lies wholly within [a, b)."""
+        starts, ends = self._label_lines
+        k = bisect_left(starts, a)
+        return k < len(starts) and ends[k] <= b
 
     # --- offsets ----------------------------------------------------------------------------
 

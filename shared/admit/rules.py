@@ -7,6 +7,7 @@ answer is computed once per token and kept, so a token cited by many candidates 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from shared.admit.index import TextIndex, Token
@@ -16,7 +17,15 @@ from shared.admit.text import fold
 _ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _WORD = r"[^\W\d_](?:[^\W\d_]|[-'’](?=[^\W\d_]))*"
 _WORD_RE = re.compile(_WORD)
-_LETTER_RUN = re.compile(r"[^\W\d_][^\W\d_\u0300-\u036f]*")
+
+
+def _letters_and_marks(word: str) -> bool:
+    """A word of §4.2's between rule: letters and combining marks, starting with a letter."""
+    return unicodedata.category(word[0])[0] == "L" and all(
+        unicodedata.category(c)[0] in "LM" for c in word
+    )
+
+
 QUALIFIER_WINDOW = 40
 
 
@@ -255,7 +264,7 @@ class TextRules:
             words = rest.split()
             if (
                 len(words) <= 6
-                and all(_LETTER_RUN.fullmatch(w) for w in words)
+                and all(_letters_and_marks(w) for w in words)
                 and (rest[:1].isspace() or not rest)
             ):
                 return True
