@@ -103,34 +103,35 @@ class CheckedPath:
         if unit is None or self.table.vacuous(unit):
             t, der, missing = candidates[0]
             return self._finish(ctx, Match(t, t.start, t.end, set(missing), der), cited)
-        heads = self.a.headings(idx)
+        # Choices are made as if no heading unit reaches a token; a heading conflict applies
+        # at the evidence only (settle).
         for t, der, missing in candidates:
-            conflict = not ctx.outside and heads.conflict(t, unit)
-            if not conflict and rules.units_at(t).has(unit):
+            if rules.units_at(t).has(unit):
                 return self._finish(ctx, Match(t, t.start, t.end, set(missing), der), cited)
         for t, der, missing in candidates:
-            conflict = not ctx.outside and heads.conflict(t, unit)
-            at = rules.units_at(t)
-            if conflict and at.has(unit):
-                m = Match(t, t.start, t.end, set(missing), der, no_unit_form=True, conflict=True)
-                return self._finish(ctx, m, cited)
-            if not at.form_next:
+            if not rules.units_at(t).form_next:
                 m = Match(t, t.start, t.end, set(missing), der, no_unit_form=True)
-                m.conflict = conflict
                 return self._finish(ctx, m, cited)
-        first = candidates[0][0]
-        return Fail("UNIT_NOT_IN_EVIDENCE", first)
+        return Fail("UNIT_NOT_IN_EVIDENCE", candidates[0][0])
+
+    def settle(self, ctx: Ctx, m: Match) -> Match:
+        """A heading conflict at the evidence's token: the unit is never present (§4.3)."""
+        t = m.token
+        unit = ctx.spec.unit
+        if t is None or unit is None or ctx.outside:
+            return m
+        if self.a.headings(ctx.index).conflict(t, unit):
+            m.conflict = True
+            if ctx.unit is None:
+                m.unit_present = False
+        return m
 
     def _finish(self, ctx: Ctx, m: Match, cited: bool) -> Match:
         """The missing unit, and the scale a heading gives (§3.1)."""
         t = m.token
         assert t is not None
         if m.no_unit_form:
-            if ctx.unit is not None:
-                m.unit_present = True
-            elif m.conflict:
-                m.unit_present = False
-            elif cited and self.unit_at_place(ctx, t):
+            if ctx.unit is not None or (cited and self.unit_at_place(ctx, t)):
                 m.unit_present = True
             else:
                 m.unit_present = False
@@ -144,6 +145,7 @@ class CheckedPath:
             and any(ctx.value == v for v in self._as_written(ctx, t))
         ):
             m.missing.add("scale")
+            m.derived = False
         return m
 
     def _as_written(self, ctx: Ctx, t: Token) -> list[Decimal]:

@@ -443,7 +443,7 @@ class Admitter:
             region = span
         if item.has_offsets and cited is None:
             raise Rejected("SPAN_INVALID")
-        m = cp.value_match(d, ctx, region)
+        m = cp.settle(ctx, cp.value_match(d, ctx, region))
         self._after_match(d, ctx, m)
 
     def _after_match(self, d: Decision, ctx: Ctx, m: Match) -> None:
@@ -559,13 +559,13 @@ class Admitter:
             if t is not None and self.headings(idx).conflict(t, spec.unit or "") and spec.unit:
                 d.missing.add("unit")
                 d.codes.add("PART_MISSING")
-                d.extra["evidence_units"] = self.evidence_units(t, idx, spec)
             if spec.keys is not None:
                 key = cand.get("key")
                 at = self.key_reader(idx, spec.keys).keys_at(m.start, m.end)
                 if key not in at:
                     d.codes.add("KEY_NOT_AT_VALUE")
-                    d.missing.add("key")
+                    if not any(i.role == "key" and not i.outside for i in items):
+                        d.missing.add("key")
         d.place = _written_place(d.value)
 
     def _allowed(self, url: str) -> bool:

@@ -371,17 +371,15 @@ class KeyReader:
                     return False
             l0, l1 = index.line_span(n)
             tab = text.find("\t", l0, l1)
-            if first.start < tab:
-                # The first key is in the label slot: a data slot only when it holds just it.
-                in_slot = self.mentions.within(l0, tab)
+            in_slot = self.mentions.within(l0, tab)
+            if in_slot:
+                # A first slot with a key: a data slot only when it holds just that key.
                 if len(in_slot) != 1 or _outside(text, l0, tab, in_slot).strip():
                     return False
-                return not text[l0 : first.start].strip(" \r")
-            # Otherwise it must be in the first data slot, with only spaces before it.
-            return (
-                not text[tab + 1 : first.start].strip(" \r")
-                and "\t" not in text[tab + 1 : first.start]
-            )
+                return in_slot[0] == first and not text[l0 : first.start].strip(" \r")
+            # Otherwise the first key is in the first data slot, with only spaces before it.
+            head = text[tab + 1 : first.start]
+            return not head.strip(" \r") and "\t" not in head
         return True
 
 

@@ -278,7 +278,7 @@ class Tables:
 
     def line_cells(self, ctx: Ctx, n: int) -> list[tuple[int, int, str]] | None:
         """The cells of a tab line after its first tab, or None when the line is ambiguous
-        (rule 6). Each cell is (start, end, kind)."""
+        (rule 6): each slot holds exactly one cell, or only a unit prefix that is no cell."""
         idx = self.index
         text = idx.text
         s, e = idx.line_span(n)
@@ -302,33 +302,49 @@ class Tables:
             if not stripped:
                 cells.append((a, b, "empty"))
                 continue
-            tokens = idx.tokens_in(a, b)
-            if stripped in _DASHES:
-                cells.append((a + body.index(stripped), a + body.index(stripped) + 1, "dash"))
+            # A token that crosses a tab makes the line ambiguous.
+            for tok in idx.tokens_in(a, e):
+                if tok.start < b < tok.end:
+                    return None
+            found = self.cells_in(ctx, a, b)
+            if len(found) == 1:
+                if found[0][2] == "unit" and i + 1 < len(slots):
+                    after = text[slots[i + 1][0] : slots[i + 1][1]].strip(" \r")
+                    if not after or after in _DASHES:
+                        continue  # '$\t\t$\t200': the next slot holds this column's cell
+                cells.append(found[0])
                 continue
-            prefix_only = stripped in prefixes
-            if prefix_only:
-                nxt_body = (
-                    text[slots[i + 1][0] : slots[i + 1][1]].strip(" \r")
-                    if i + 1 < len(slots)
-                    else None
-                )
-                if nxt_body is not None and (not nxt_body or nxt_body in _DASHES):
-                    continue  # '$\t\t$\t200': the next slot holds this column's cell
-                if nxt_body is not None and idx.tokens_in(*slots[i + 1]):
-                    continue  # a prefix slot before a number keeps the count
-                start = a + body.index(stripped)
-                cells.append((start, start + len(stripped), "unit"))
+            if not found and stripped in prefixes:
                 continue
-            if len(tokens) == 1:
-                t = tokens[0]
-                rest = (text[a : t.start] + text[t.end : b]).strip(" \r")
-                rest_ok = _only_prefixes_and_brackets(rest, prefixes)
-                if rest_ok:
-                    cells.append((t.start, t.end, "number"))
-                    continue
             return None
         return cells
+
+    def cells_in(self, ctx: Ctx, s: int, e: int) -> list[tuple[int, int, str]]:
+        """Cells in [s, e) of one line: number tokens, lone dashes and empty unit cells; a
+        token and an empty cell that start at one place are one cell (§4.5 rule 5)."""
+        idx = self.index
+        text = idx.text
+        by_start: dict[int, tuple[int, int, str]] = {}
+        for tok in idx.tokens_in(s, e):
+            by_start[tok.start] = (tok.start, tok.end, "number")
+        for i in range(s, e):
+            if text[i] in _DASHES and _lone(text, i, i + 1) and i not in by_start:
+                by_start[i] = (i, i + 1, "dash")
+        unit_cells: dict[int, int] = {}
+        for p in self.prefixes(ctx):
+            i = text.find(p, s, e)
+            while i != -1:
+                j = i + len(p)
+                if _lone(text, i, j) and not self._before_number(j):
+                    unit_cells[i] = max(unit_cells.get(i, j), j)
+                i = text.find(p, i + 1, e)
+        for i, j in unit_cells.items():
+            got = by_start.get(i)
+            if got is None:
+                by_start[i] = (i, j, "unit")
+            elif got[1] < j:
+                by_start[i] = (i, j, got[2])
+        return [by_start[k] for k in sorted(by_start)]
 
     def cells_between(self, ctx: Ctx, a: int, t: Token) -> list[tuple[int, int, str]] | None:
         """The cells from ``a`` (the end of a field item) through the value's token (§4.5
@@ -351,27 +367,8 @@ class Tables:
                     if c[0] >= seg0 and c[0] < seg1 and (seg0 <= tab or c[0] > seg0):
                         out.append(c)
             else:
-                out += self.free_cells(ctx, seg0, seg1)
+                out += self.cells_in(ctx, seg0, seg1)
         return out
-
-    def free_cells(self, ctx: Ctx, s: int, e: int) -> list[tuple[int, int, str]]:
-        """Cells of a line without tabs: number tokens, lone dashes and empty unit cells."""
-        idx = self.index
-        text = idx.text
-        cells = [(tok.start, tok.end, "number") for tok in idx.tokens_in(s, e)]
-        for i in range(s, e):
-            ch = text[i]
-            if ch in _DASHES and _lone(text, i, i + 1):
-                cells.append((i, i + 1, "dash"))
-        for p in self.prefixes(ctx):
-            i = text.find(p, s, e)
-            while i != -1:
-                j = i + len(p)
-                if _lone(text, i, j) and not self._before_number(j):
-                    cells.append((i, j, "unit"))
-                i = text.find(p, i + 1, e)
-        cells.sort()
-        return cells
 
     def _before_number(self, j: int) -> bool:
         """The next character after the whitespace at ``j`` starts a number token or (."""
