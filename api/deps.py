@@ -35,7 +35,9 @@ def get_service(settings: SettingsDep) -> RunService:
 ServiceDep = Annotated[RunService, Depends(get_service)]
 
 
-def require_api_key(settings: SettingsDep, key: Annotated[str | None, Security(_api_key_header)]) -> str:
+def require_api_key(
+    settings: SettingsDep, key: Annotated[str | None, Security(_api_key_header)]
+) -> str:
     """The caller's key digest; 401 without a key, 403 with a wrong one."""
     if not key:
         raise HTTPException(

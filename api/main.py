@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import REGISTRY, Counter, Histogram
 
-from api.routes import health, metrics, receipts, runs
+from api.routes import health, metrics, policies, receipts, runs, schedules
 from shared import __version__
 from shared.settings import Settings, get_settings
 
@@ -40,7 +40,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "Every /v1 route needs an X-API-Key header.",
     )
     app.dependency_overrides[get_settings] = lambda: settings
-    for router in (runs.router, receipts.router, health.router, metrics.router):
+    for router in (
+        runs.router,
+        receipts.router,
+        policies.router,
+        schedules.router,
+        health.router,
+        metrics.router,
+    ):
         app.include_router(router)
 
     if not _collector_registered:
@@ -54,9 +61,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         errors = exc.errors()
         return JSONResponse(
             status_code=422,
-            content={"detail": _describe(errors), "errors": [
-                {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in errors
-            ]},
+            content={
+                "detail": _describe(errors),
+                "errors": [
+                    {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
+                    for e in errors
+                ],
+            },
         )
 
     @app.middleware("http")

@@ -14,6 +14,7 @@ class RunCreate(RunSpec):
 
 
 class UnitProgress(BaseModel):
+    planned: int = 0
     computed: int = 0
     cached: int = 0
     failed: int = 0
@@ -42,6 +43,10 @@ class RunOut(BaseModel):
     output: str
     policy: dict[str, Any]
     engines: dict[str, Any]
+    only: str
+    dry_run: bool
+    previous_run: str | None
+    schedule: str | None
     created_at: str
     started_at: str | None
     finished_at: str | None
@@ -73,7 +78,9 @@ class ReceiptRow(BaseModel):
 
 class ReceiptPage(BaseModel):
     items: list[ReceiptRow]
-    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null at the end.")
+    next_cursor: str | None = Field(
+        description="Pass as ?cursor= for the next page; null at the end."
+    )
     has_next_page: bool
 
 

@@ -136,6 +136,7 @@ class Pipeline:
             enqueue_with(self.app),
         )
         self.workers: list[WorkerProcess] = []
+        self.beats: list[subprocess.Popen] = []
         self.log_dir = log_dir
 
     def start_worker(
@@ -151,6 +152,19 @@ class Pipeline:
             log_path=self.log_dir / f"{name}.log",
         ).start()
         self.workers.append(proc)
+        return proc
+
+    def start_beat(self, name: str) -> subprocess.Popen:
+        """``groundswell beat`` (redbeat, with its lock) as its own process group."""
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "shared.cli", "beat", "--loglevel", "INFO"],
+            env=service_env(**self.values),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.beats.append(proc)
         return proc
 
     def wait(self, run_id: str, timeout: float = 240, on_progress=None) -> dict:
@@ -170,6 +184,8 @@ class Pipeline:
         raise AssertionError(f"run {run_id} did not finish in {timeout} s; worker logs:\n{logs}")
 
     def stop(self) -> None:
+        for beat in self.beats:
+            stop_process(beat)
         for proc in self.workers:
             proc.stop()
 

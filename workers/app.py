@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from celery import Celery
 
-from shared.runs.service import ADMIT, FINALIZE, PLAN, VERIFY
+from shared.runs.service import ADMIT, FINALIZE, PLAN, SCHEDULE, VERIFY
 from shared.settings import Settings, get_settings
 
 QUEUES = ("verify", "admit", "control")
@@ -20,6 +20,7 @@ TASK_NAMES = {
     ADMIT: "groundswell.admit",
     FINALIZE: "groundswell.finalize",
     "reconcile": "groundswell.reconcile",
+    SCHEDULE: "groundswell.scheduled_run",
 }
 QUEUE_OF = {
     PLAN: "control",
@@ -27,6 +28,7 @@ QUEUE_OF = {
     ADMIT: "admit",
     FINALIZE: "control",
     "reconcile": "control",
+    SCHEDULE: "control",
 }
 
 
@@ -66,6 +68,7 @@ def make_app(settings: Settings | None = None) -> Celery:
         # Beat: a Redis-backed schedule (entries can change at run time) with a lock.
         beat_scheduler="redbeat.RedBeatScheduler",
         redbeat_redis_url=s.state_redis_url,
+        redbeat_redis_options={"retry_period": 30, "socket_timeout": 10},
         redbeat_key_prefix="gs:redbeat:",
         result_expires=None,  # no result backend, so no backend_cleanup entry in beat
         redbeat_lock_timeout=max(30, int(s.reconcile_interval * 3)),

@@ -36,3 +36,8 @@ def finalize(self: GroundswellTask, run_id: RunId) -> None:
 @app.task(base=GroundswellTask, bind=True, name="groundswell.reconcile")
 def reconcile(self: GroundswellTask) -> None:
     self.service.reconcile()
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.scheduled_run", pydantic=True)
+def scheduled_run(self: GroundswellTask, schedule_id: RunId, trigger: str = "tick") -> None:
+    self.service.fire_schedule(schedule_id, trigger)

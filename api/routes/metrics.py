@@ -15,10 +15,27 @@ class QueueCollector:
     def __init__(self, service_factory) -> None:
         self._service = service_factory
 
+    def describe(self):
+        # Without this the registry would call collect() (and Redis) at registration.
+        return []
+
     def collect(self):
         service = self._service()
-        depth = GaugeMetricFamily("groundswell_queue_length", "Messages waiting per queue.", labels=["queue"])
+        depth = GaugeMetricFamily(
+            "groundswell_queue_length", "Messages waiting per queue.", labels=["queue"]
+        )
         active = GaugeMetricFamily("groundswell_runs_active", "Runs not yet finished.")
+        grounding = GaugeMetricFamily(
+            "groundswell_policy_grounding_rate",
+            "Share of claims accepted in the latest finished run of each policy version.",
+            labels=["policy", "version"],
+        )
+        escapes = GaugeMetricFamily(
+            "groundswell_policy_escape_rate",
+            "Share of labelled-wrong candidates admitted in the latest finished run of each "
+            "policy version.",
+            labels=["policy", "version"],
+        )
         try:
             import redis
 
@@ -26,10 +43,15 @@ class QueueCollector:
             for queue in ("verify", "admit", "control"):
                 depth.add_metric([queue], broker.llen(queue))
             active.add_metric([], len(service.runs.active_run_ids()))
+            for ref, latest in service.runs.policy_latest().items():
+                name, _, version = ref.partition("@")
+                if latest.get("grounding_rate") is not None:
+                    grounding.add_metric([name, version], latest["grounding_rate"])
+                if latest.get("escape_rate") is not None:
+                    escapes.add_metric([name, version], latest["escape_rate"])
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
-        yield depth
-        yield active
+        yield from (depth, active, grounding, escapes)
 
 
 @router.get("/metrics", include_in_schema=False)

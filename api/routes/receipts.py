@@ -44,7 +44,8 @@ def list_receipts(
     if rows is None:
         # Still running: the units done so far, from the coordination state.
         rows = sorted(
-            ({"unit": u, **e} for u, e in service.runs.done_entries(run_id)), key=lambda r: r["unit"]
+            ({"unit": u, **e} for u, e in service.runs.done_entries(run_id)),
+            key=lambda r: r["unit"],
         )
     after = _decode(cursor) if cursor else None
     if after is not None:
@@ -52,7 +53,9 @@ def list_receipts(
     page = rows[:limit]
     more = len(rows) > limit
     return ReceiptPage(
-        items=[ReceiptRow(**{k: r.get(k) for k in ReceiptRow.model_fields if k in r}) for r in page],
+        items=[
+            ReceiptRow(**{k: r.get(k) for k in ReceiptRow.model_fields if k in r}) for r in page
+        ],
         next_cursor=_encode(page[-1]["unit"]) if more and page else None,
         has_next_page=more,
     )
@@ -66,8 +69,14 @@ def _index_rows(store, run_id: str) -> list[dict] | None:
     return [json.loads(line) for line in data.splitlines() if line.strip()]
 
 
-@router.get("/documents/{doc_id}/receipts", response_model=DocumentReceipts, operation_id="document_receipts")
-def document_receipts(run_id: str, doc_id: str, service: ServiceDep, _: Principal) -> DocumentReceipts:
+@router.get(
+    "/documents/{doc_id}/receipts",
+    response_model=DocumentReceipts,
+    operation_id="document_receipts",
+)
+def document_receipts(
+    run_id: str, doc_id: str, service: ServiceDep, _: Principal
+) -> DocumentReceipts:
     """The verification and admission receipts of one document in a run."""
     record = get_run(service, run_id)
     store = open_store(record.output, service.settings)
@@ -88,7 +97,11 @@ def document_receipts(run_id: str, doc_id: str, service: ServiceDep, _: Principa
             try:
                 receipts[kind] = open_receipt(store.get(key), key)
             except (KeyError, ReceiptError) as exc:
-                raise HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, f"receipt {key}: {exc}") from None
+                raise HTTPException(
+                    status.HTTP_500_INTERNAL_SERVER_ERROR, f"receipt {key}: {exc}"
+                ) from None
     if not units:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"run {run_id} has no unit for document {doc_id}")
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"run {run_id} has no unit for document {doc_id}"
+        )
     return DocumentReceipts(run_id=run_id, doc_id=doc_id, units=units, **receipts)

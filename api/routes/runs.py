@@ -9,10 +9,10 @@ from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 
 from api.deps import Principal, ServiceDep
 from api.schemas import Pagination, RunCreate, RunLinks, RunList, RunOut, RunProgress, UnitProgress
-from shared.policies import PolicyError, resolve_policy
+from shared.policies import PolicyError
 from shared.runs.finalize import unit_counts
 from shared.runs.models import RunRecord
-from shared.runs.service import RunNotFound, RunService
+from shared.runs.service import RunNotFinished, RunNotFound, RunService
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -56,7 +56,7 @@ def create_run(
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> RunOut:
     try:
-        policy = resolve_policy(body.policy)
+        policy = service.policies.resolve(body.policy)
     except PolicyError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
     record, created = service.submit(body, idempotency_key)
@@ -97,6 +97,31 @@ def read_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
 def cancel_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
     get_run(service, run_id)
     return run_out(service, service.cancel(run_id))
+
+
+@router.get("/{run_a}/diff/{run_b}", operation_id="diff_runs")
+def diff_runs(
+    run_a: str,
+    run_b: str,
+    service: ServiceDep,
+    _: Principal,
+    page: Annotated[int, Query(ge=1)] = 1,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict:
+    """Run B against run A: rates side by side (change in points), and what moved (paginated)."""
+    get_run(service, run_a)
+    get_run(service, run_b)
+    try:
+        diff = service.diff(run_a, run_b)
+    except RunNotFinished as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    moved = diff.pop("moved")
+    total = len(moved)
+    diff["moved"] = moved[(page - 1) * limit : page * limit]
+    diff["pagination"] = Pagination(
+        total_count=total, page=page, limit=limit, max_page=max(1, math.ceil(total / limit))
+    ).model_dump()
+    return diff
 
 
 @router.get("/{run_id}/summary", operation_id="get_run_summary")

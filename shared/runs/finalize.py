@@ -17,11 +17,15 @@ def run_prefix(run_id: str) -> str:
 
 
 def unit_counts(counters: dict[str, int]) -> dict[str, dict[str, int]]:
-    """``units.<kind>.<status>`` counters as ``{kind: {planned, computed, cached, failed}}``."""
+    """``units.<kind>.<status>`` counters as ``{kind: {planned, computed, cached, failed, done}}``."""
     out: dict[str, dict[str, int]] = {}
     for kind in ("verify", "admit"):
         row = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("computed", "cached", "failed")}
-        row["done"] = sum(row.values())
+        would = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("would_compute", "would_reuse")}
+        row["done"] = sum(row.values()) + sum(would.values())
+        if any(would.values()):
+            row.update(would)
+        row["planned"] = counters.get(f"units.{kind}.planned", row["done"])
         out[kind] = row
     return out
 
@@ -50,7 +54,14 @@ def build_index(entries: Iterable[tuple[str, dict[str, Any]]]) -> tuple[bytes, s
 def build_summary(
     run: dict[str, Any], counters: dict[str, int], rows: list[dict[str, Any]], merkle: str
 ) -> dict[str, Any]:
-    counts = {k: v for k, v in sorted(counters.items()) if not k.startswith("units.") and v}
+    counts = {
+        k: v for k, v in sorted(counters.items()) if v and not k.startswith(("units.", "reasons."))
+    }
+    reasons: dict[str, dict[str, int]] = {}
+    for key, value in counters.items():
+        if key.startswith("reasons.") and value:
+            kind, _, reason = key[len("reasons.") :].partition(".")
+            reasons.setdefault(kind, {})[reason] = value
     documents: dict[str, int] = {}
     for row in rows:
         if row.get("bytes") is not None:
@@ -70,6 +81,7 @@ def build_summary(
         "documents": len(documents),
         "bytes": sum(documents.values()),
         "units": unit_counts(counters),
+        "reasons": reasons,
         "failed_units": failed_units,
         "counts": counts,
         "rates": rates(counts),

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from shared.policies import resolve_policy
+from shared.policies import PolicyRegistry
 from shared.runs.finalize import build_index, build_summary
 from shared.runs.plan import CorpusPlanner
 from shared.runs.service import engines
@@ -22,9 +22,12 @@ def run_in_process(
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    policy = resolve_policy(policy_ref)
+    output = open_store(output_url, settings)
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    policy = registry.resolve(policy_ref)
     corpus = open_store(corpus_url, settings)
-    runner = UnitRunner(corpus, open_store(output_url, settings), policy)
+    runner = UnitRunner(corpus, output, policy)
     units = list(CorpusPlanner(corpus, None, settings.list_page_size))
     counters: Counter[str] = Counter()
     entries = []

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from shared.policies import parse_ref
 
+ReprocessOnly = Literal["missing", "failed", "all"]
 RunStateName = Literal[
     "queued", "planning", "running", "succeeded", "partially_failed", "failed", "cancelled"
 ]
@@ -34,7 +35,15 @@ class RunSpec(BaseModel):
     """What a caller asks for: a corpus under a policy."""
 
     corpus: str = Field(description="A corpus folder or s3://bucket/prefix.")
-    policy: str = Field(default="default", description="NAME or NAME@VERSION.")
+    policy: str = Field(default="default", description="NAME, NAME@VERSION or NAME@latest.")
+    only: ReprocessOnly = Field(
+        default="missing",
+        description="missing: compute what has no receipt under this policy; failed: also "
+        "recompute units whose receipt records a failure; all: recompute everything.",
+    )
+    dry_run: bool = Field(
+        default=False, description="Report what would be computed and why; compute nothing."
+    )
 
     @field_validator("corpus")
     @classmethod
@@ -61,6 +70,10 @@ class RunRecord(BaseModel):
     output: str
     policy: dict[str, Any]
     engines: dict[str, Any]
+    only: ReprocessOnly = "missing"
+    dry_run: bool = False
+    previous_run: str | None = None
+    schedule: str | None = None
     state: RunStateName = "queued"
     created_at: str
     started_at: str | None = None

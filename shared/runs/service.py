@@ -13,30 +13,48 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cached_property
 from typing import Any
 
 from shared import __version__, metrics
 from shared.corpus import InputError
-from shared.policies import PolicyVersion, resolve_policy
+from shared.policies import PolicyRegistry, PolicyVersion
+from shared.receipts import open_receipt
+from shared.runs.diff import diff_runs
 from shared.runs.finalize import build_index, build_summary, dumps, final_state, run_prefix
 from shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
 from shared.runs.plan import CorpusPlanner, batches
 from shared.runs.state import RunStore
 from shared.runs.units import UnitResult, UnitRunner, split_unit_key, unit_key
+from shared.schedules import ScheduleStore
 from shared.settings import Settings
 from shared.storage import ObjectStore, open_store
 
 log = logging.getLogger("groundswell.runs")
 
 # Task names, shared by the enqueue callback and the Celery task registry.
-PLAN, VERIFY, ADMIT, FINALIZE = "plan", "verify", "admit", "finalize"
+PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
 PLAN_PAGES_PER_STEP = 20
 
 Enqueue = Callable[[str, list[Any]], None]
+_previous_indexes: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+def policy_rates(summary: dict[str, Any]) -> dict[str, Any]:
+    """What the per-policy-version gauges report about a finished run."""
+    rates = summary.get("rates", {})
+    return {
+        "grounding_rate": rates.get("claims_accepted"),
+        "escape_rate": rates.get("candidates_escape_rate"),
+        "finished_at": summary.get("finished_at"),
+    }
 
 
 class RunNotFound(LookupError):
+    pass
+
+
+class RunNotFinished(RuntimeError):
     pass
 
 
@@ -53,11 +71,6 @@ def engines() -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=64)
-def _policy(ref: str) -> PolicyVersion:
-    return resolve_policy(ref)
-
-
 class RunService:
     def __init__(self, settings: Settings, runs: RunStore, enqueue: Enqueue) -> None:
         self.settings = settings
@@ -67,11 +80,20 @@ class RunService:
     def _store(self, url: str) -> ObjectStore:
         return open_store(url, self.settings)
 
+    @cached_property
+    def policies(self) -> PolicyRegistry:
+        """The policy registry of this deployment's output store, with the built-ins in it."""
+        registry = PolicyRegistry(self._store(self.settings.storage_url))
+        registry.ensure_builtins()
+        return registry
+
     # -- submit -------------------------------------------------------------------------
 
-    def submit(self, spec: RunSpec, idempotency_key: str | None = None) -> tuple[RunRecord, bool]:
+    def submit(
+        self, spec: RunSpec, idempotency_key: str | None = None, schedule: str | None = None
+    ) -> tuple[RunRecord, bool]:
         """Record a run and enqueue its planning. Returns (run, created)."""
-        policy = resolve_policy(spec.policy)
+        policy = self.policies.resolve(spec.policy)
         key_hash = hashlib.sha256(idempotency_key.encode()).hexdigest() if idempotency_key else None
         output = self.settings.storage_url
         if "://" not in output:
@@ -85,6 +107,9 @@ class RunService:
             created_at=iso(utcnow()),
             idempotency_key_sha256=key_hash,
         )
+        record.only, record.dry_run = spec.only, spec.dry_run
+        record.previous_run = self.runs.latest_run_of_corpus(spec.corpus)
+        record.schedule = schedule
         stored = self.runs.create(record, key_hash)
         if stored.id != record.id:
             return stored, False
@@ -150,8 +175,16 @@ class RunService:
         record = self.runs.get(run_id)
         if record is None or record.terminal:
             return []
-        policy = _policy(record.policy["ref"])
-        runner = UnitRunner(self._store(record.corpus), self._store(record.output), policy)
+        # The run records NAME@N, and the registry caches versions: no listing per batch.
+        policy = PolicyRegistry(self._store(record.output)).resolve(record.policy["ref"])
+        runner = UnitRunner(
+            self._store(record.corpus),
+            self._store(record.output),
+            policy,
+            only=record.only,
+            dry_run=record.dry_run,
+            previous=lambda: self.previous_index(record),
+        )
         done = self.runs.done_among(run_id, [unit_key(kind, d) for d in doc_ids])
         results = []
         for doc_id in doc_ids:
@@ -184,6 +217,26 @@ class RunService:
             results.append(result)
         return results
 
+    def previous_index(self, record: RunRecord) -> dict[str, dict[str, Any]]:
+        """The index of the run this one follows (same corpus), by unit; {} when none."""
+        if not record.previous_run:
+            return {}
+        cached = _previous_indexes.get(record.previous_run)
+        if cached is None:
+            previous = self.runs.get(record.previous_run)
+            store = self._store(previous.output if previous else record.output)
+            try:
+                data = store.get(run_prefix(record.previous_run) + "index.jsonl")
+            except KeyError:
+                data = b""
+            cached = {}
+            for line in data.splitlines():
+                row = json.loads(line)
+                cached[row["unit"]] = {"status": row.get("status"), "inputs": row.get("inputs")}
+            _previous_indexes.clear()  # keep one: a worker serves one run at a time mostly
+            _previous_indexes[record.previous_run] = cached
+        return cached
+
     # -- finalize -----------------------------------------------------------------------
 
     def finalize(self, run_id: str) -> dict[str, Any] | None:
@@ -211,6 +264,13 @@ class RunService:
                 finished_at=iso(finished),
             )
             output.put(prefix + "summary.json", dumps(summary))
+            if not record.dry_run:
+                # Summaries are kept per policy version too; the gauges read the latest.
+                policy = record.policy
+                output.put(
+                    f"summaries/{policy['name']}/{policy['version']}/{run_id}.json", dumps(summary)
+                )
+                self.runs.set_latest(record.corpus, run_id, policy["ref"], policy_rates(summary))
             updated = self.runs.update(run_id, state=state, finished_at=iso(finished))
             assert updated is not None
             output.put(prefix + "run.json", dumps(updated.model_dump()))
@@ -228,6 +288,79 @@ class RunService:
         except KeyError:
             return None
         return json.loads(data)
+
+    # -- diffs --------------------------------------------------------------------------
+
+    def index_rows(self, run_id: str) -> list[dict[str, Any]] | None:
+        record = self.get(run_id)
+        try:
+            data = self._store(record.output).get(run_prefix(run_id) + "index.jsonl")
+        except KeyError:
+            return None
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+    def diff(self, run_a: str, run_b: str) -> dict[str, Any]:
+        """Run B against run A (both finished); kept under run A once computed."""
+        record_a, record_b = self.get(run_a), self.get(run_b)
+        store_a = self._store(record_a.output)
+        key = run_prefix(run_a) + f"diffs/{run_b}.json"
+        try:
+            return json.loads(store_a.get(key))
+        except KeyError:
+            pass
+        summary_a, summary_b = self.summary(run_a), self.summary(run_b)
+        if summary_a is None or summary_b is None:
+            unfinished = run_a if summary_a is None else run_b
+            raise RunNotFinished(f"run {unfinished} has not finished: a diff needs two summaries")
+        stores = {record_a.output: store_a, record_b.output: self._store(record_b.output)}
+
+        def load(receipt_key: str) -> dict[str, Any] | None:
+            for store in stores.values():
+                try:
+                    return open_receipt(store.get(receipt_key), receipt_key)
+                except KeyError:
+                    continue
+            return None
+
+        result = diff_runs(
+            summary_a, summary_b, self.index_rows(run_a) or [], self.index_rows(run_b) or [], load
+        )
+        store_a.put(key, dumps(result))
+        return result
+
+    # -- policies and schedules -----------------------------------------------------------
+
+    @cached_property
+    def schedules(self) -> ScheduleStore:
+        return ScheduleStore(self.runs.r)
+
+    def publish_policy(
+        self, document: dict[str, Any], version: int | None = None
+    ) -> tuple[PolicyVersion, bool]:
+        """Publish a policy version; schedules that follow NAME@latest fire under it now."""
+        policy, created = self.policies.publish(document, version)
+        if created:
+            for schedule in self.schedules.following(policy.name):
+                self.enqueue(SCHEDULE, [schedule.id, f"publish:{policy.ref}"])
+        return policy, created
+
+    def fire_schedule(self, schedule_id: str, trigger: str = "tick") -> RunRecord | None:
+        """Start the run of a schedule (None if it is gone, still running, or already fired)."""
+        schedule = self.schedules.get(schedule_id)
+        if schedule is None:
+            return None
+        if trigger == "tick" and schedule.last_run_id:
+            last = self.runs.get(schedule.last_run_id)
+            if last is not None and not last.terminal:
+                log.info("schedule %s: run %s still going, tick skipped", schedule_id, last.id)
+                return None
+        if not self.schedules.claim_fire(schedule, trigger):
+            return None
+        spec = RunSpec(corpus=schedule.corpus, policy=schedule.policy, only=schedule.only)
+        record, _ = self.submit(spec, schedule=schedule.id)
+        self.schedules.fired(schedule.id, record.id)
+        log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)
+        return record
 
     # -- reconcile ----------------------------------------------------------------------
 

@@ -40,6 +40,22 @@ local planning_done = redis.call('HGET', KEYS[3], 'planning_done') or '0'
 return {fresh, redis.call('HLEN', KEYS[1]), redis.call('SCARD', KEYS[4]), tonumber(planning_done)}
 """
 
+_PLAN_LUA = """
+-- KEYS: planned set, counters hash, run hash; ARGV: now, then units ("<kind>/<doc_id>")
+-- Returns 1/0 per unit: 1 when newly planned (only those are enqueued).
+local out = {}
+for i = 2, #ARGV do
+  local fresh = redis.call('SADD', KEYS[1], ARGV[i])
+  if fresh == 1 then
+    local kind = string.match(ARGV[i], '^([^/]+)/')
+    redis.call('HINCRBY', KEYS[2], 'units.' .. kind .. '.planned', 1)
+  end
+  out[#out + 1] = fresh
+end
+redis.call('HSET', KEYS[3], 'updated_at', ARGV[1])
+return out
+"""
+
 _clients: dict[tuple[int, str], redis.Redis] = {}
 
 
@@ -93,6 +109,7 @@ class RunStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._record = client.register_script(_RECORD_LUA)
+        self._plan = client.register_script(_PLAN_LUA)
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -173,11 +190,10 @@ class RunStore:
         """Add units to the plan; return those that were new (only they get enqueued)."""
         if not units:
             return []
-        pipe = self.r.pipeline(transaction=False)
-        for unit in units:
-            pipe.sadd(self._k(run_id, "planned"), unit)
-        added = pipe.execute()
-        self.r.hset(self._k(run_id), "updated_at", time.time())
+        added = self._plan(
+            keys=[self._k(run_id, "planned"), self._k(run_id, "counters"), self._k(run_id)],
+            args=[time.time(), *units],
+        )
         return [unit for unit, new in zip(units, added, strict=True) if new]
 
     def plan_cursor(self, run_id: str) -> dict[str, Any] | None:
@@ -273,6 +289,21 @@ class RunStore:
 
     def counters(self, run_id: str) -> dict[str, int]:
         return {k: int(v) for k, v in self.r.hgetall(self._k(run_id, "counters")).items()}
+
+    # -- what the latest runs were --------------------------------------------------------
+
+    def latest_run_of_corpus(self, corpus: str) -> str | None:
+        return self.r.hget(f"{PREFIX}:corpus_latest", corpus)
+
+    def set_latest(self, corpus: str, run_id: str, policy_ref: str, rates: dict[str, Any]) -> None:
+        """The last finished run of a corpus, and per policy version the rates of its last run."""
+        pipe = self.r.pipeline()
+        pipe.hset(f"{PREFIX}:corpus_latest", corpus, run_id)
+        pipe.hset(f"{PREFIX}:policy_latest", policy_ref, json.dumps({"run_id": run_id, **rates}))
+        pipe.execute()
+
+    def policy_latest(self) -> dict[str, dict[str, Any]]:
+        return {k: json.loads(v) for k, v in self.r.hgetall(f"{PREFIX}:policy_latest").items()}
 
     # -- finishing ----------------------------------------------------------------------
 

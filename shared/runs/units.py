@@ -7,6 +7,7 @@ and the in-process core compute the same receipts and the same counters.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,12 +58,15 @@ def split_unit_key(key: str) -> tuple[str, str]:
 class UnitResult:
     kind: str
     doc_id: str
-    status: str  # computed | cached | failed
+    status: str  # computed | cached | failed; in a dry run: would_compute | would_reuse
     receipt_key: str | None = None
     receipt_sha256: str | None = None
     document_bytes: int | None = None
     counts: Counter[str] = field(default_factory=Counter)
     errors: list[InputError] = field(default_factory=list)
+    inputs: dict[str, str] | None = None  # sha256 of each input the receipt depends on
+    policy_fingerprint: str | None = None
+    reason: str | None = None  # why it was (or would be) computed
 
     @property
     def unit(self) -> str:
@@ -79,12 +83,17 @@ class UnitResult:
             "bytes": self.document_bytes,
             "errors": [e.as_dict() for e in self.errors[:MAX_ERRORS_PER_UNIT]],
             "errors_total": len(self.errors),
+            "inputs": self.inputs,
+            "policy_fingerprint": self.policy_fingerprint,
+            "reason": self.reason,
         }
 
     def counters(self) -> dict[str, int]:
         """What this unit adds to the run's counters (exactly once)."""
         out = dict(self.counts)
         out[f"units.{self.kind}.{self.status}"] = 1
+        if self.reason:  # set only when the unit was (or would be) computed
+            out[f"reasons.{self.kind}.{self.reason}"] = 1
         if self.errors:
             out["errors"] = out.get("errors", 0) + len(self.errors)
             out[f"errors.{self.kind}"] = out.get(f"errors.{self.kind}", 0) + len(self.errors)
@@ -94,10 +103,23 @@ class UnitResult:
 class UnitRunner:
     """Runs units of one corpus under one policy, writing receipts to ``output``."""
 
-    def __init__(self, corpus: ObjectStore, output: ObjectStore, policy: PolicyVersion) -> None:
+    def __init__(
+        self,
+        corpus: ObjectStore,
+        output: ObjectStore,
+        policy: PolicyVersion,
+        *,
+        only: str = "missing",
+        dry_run: bool = False,
+        previous: Callable[[], dict[str, dict[str, Any]]] | None = None,
+    ) -> None:
         self.corpus = corpus
         self.output = output
         self.policy = policy
+        self.only = only
+        self.dry_run = dry_run
+        self._previous = previous
+        self._previous_index: dict[str, dict[str, Any]] | None = None
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
 
     # -- inputs -------------------------------------------------------------------------
@@ -141,6 +163,62 @@ class UnitRunner:
         except ReceiptError:
             return None  # a damaged receipt is recomputed and replaced
 
+    def _reason(self, kind: str, doc_id: str, inputs: dict[str, str]) -> str:
+        """Why a unit has no usable receipt, against the previous run of this corpus."""
+        if self.only == "all":
+            return "recompute all"
+        if self._previous_index is None:
+            self._previous_index = self._previous() if self._previous else {}
+        previous = self._previous_index.get(unit_key(kind, doc_id))
+        if previous is None:
+            return "new input"
+        if previous.get("status") == "failed":
+            return "previous failure"
+        if previous.get("inputs") == inputs:
+            return "changed policy part"
+        return "changed input"
+
+    def _run(
+        self,
+        kind: str,
+        doc_id: str,
+        fp: str,
+        inputs: dict[str, str],
+        size: int,
+        compute: Callable[[], dict[str, Any]],
+        result: Callable[[str, str, dict[str, Any]], UnitResult],
+    ) -> UnitResult:
+        """Reuse the receipt, or (dry run) say why it would be computed, or compute it."""
+        key = receipt_key(kind, fp)
+        receipt = None if self.only == "all" else self._reuse(key)
+        reason = None
+        if receipt is not None and self.only == "failed" and "failure" in receipt:
+            receipt, reason = None, "previous failure"
+        policy_fp = (
+            self.policy.verify_fingerprint if kind == VERIFY else self.policy.admit_fingerprint
+        )
+        if receipt is None:
+            reason = reason or self._reason(kind, doc_id, inputs)
+        if self.dry_run:
+            status = "would_reuse" if receipt is not None else "would_compute"
+            return UnitResult(
+                kind,
+                doc_id,
+                status,
+                document_bytes=size,
+                inputs=inputs,
+                policy_fingerprint=policy_fp,
+                reason=reason,
+            )
+        status = "cached"
+        if receipt is None:
+            status = "computed"
+            receipt = compute()
+            receipt["receipt_sha256"] = self._store(key, receipt, replace=self.only != "missing")
+        out = result(status, key, receipt)
+        out.inputs, out.policy_fingerprint, out.reason = inputs, policy_fp, reason
+        return out
+
     def _store(self, key: str, body: dict[str, Any], replace: bool) -> str:
         data, digest = seal(body)
         if not self.output.put(key, data, create_only=not replace):
@@ -165,19 +243,21 @@ class UnitRunner:
             labels = self._labels(doc_id)
         except InputFileError as exc:
             return self._failed(VERIFY, doc_id, exc.error, document_bytes=len(doc_data))
+        inputs = {"document": content_sha256(doc_data), "claims": content_sha256(claims_data)}
         fp = verify_fingerprint(
-            content_sha256(doc_data), content_sha256(claims_data), self.policy.verify_fingerprint
+            inputs["document"], inputs["claims"], self.policy.verify_fingerprint
         )
-        key = receipt_key(VERIFY, fp)
-        receipt = self._reuse(key)
-        status = "cached"
-        if receipt is None:
-            status = "computed"
-            body = self._verify_receipt(fp, doc_id, doc_data, claims_data)
-            digest = self._store(key, body, replace=False)
-            body["receipt_sha256"] = digest
-            receipt = body
-        return self._verify_result(doc_id, status, key, receipt, labels, len(doc_data))
+        return self._run(
+            VERIFY,
+            doc_id,
+            fp,
+            inputs,
+            len(doc_data),
+            lambda: self._verify_receipt(fp, doc_id, doc_data, claims_data),
+            lambda status, key, receipt: self._verify_result(
+                doc_id, status, key, receipt, labels, len(doc_data)
+            ),
+        )
 
     def _verify_receipt(
         self, fp: str, doc_id: str, doc_data: bytes, claims_data: bytes
@@ -250,35 +330,45 @@ class UnitRunner:
             labels = self._labels(doc_id)
         except InputFileError as exc:
             return self._failed(ADMIT, doc_id, exc.error, document_bytes=len(doc_data))
+        inputs = {
+            "document": content_sha256(doc_data),
+            "candidates": content_sha256(cand_data),
+            "schema": content_sha256(schema_data),
+        }
         fp = admit_fingerprint(
-            content_sha256(doc_data),
-            content_sha256(cand_data),
-            content_sha256(schema_data),
+            inputs["document"],
+            inputs["candidates"],
+            inputs["schema"],
             self.policy.admit_fingerprint,
         )
-        key = receipt_key(ADMIT, fp)
-        receipt = self._reuse(key)
-        status = "cached"
-        if receipt is None:
-            status = "computed"
-            body = self._admit_receipt(fp, doc_id, doc_data, cand_data, schema_data, schema)
-            body["receipt_sha256"] = self._store(key, body, replace=False)
-            receipt = body
+        return self._run(
+            ADMIT,
+            doc_id,
+            fp,
+            inputs,
+            len(doc_data),
+            lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema_data, schema),
+            lambda status, key, receipt: self._admit_result(
+                doc_id, status, key, receipt, labels, len(doc_data)
+            ),
+        )
+
+    def _admit_result(
+        self,
+        doc_id: str,
+        status: str,
+        key: str,
+        receipt: dict[str, Any],
+        labels: Labels | None,
+        size: int,
+    ) -> UnitResult:
         if "failure" in receipt:
-            error = _error_from_body(receipt["failure"], cand_file)
+            error = _error_from_body(receipt["failure"], candidates_key(doc_id))
             return UnitResult(
-                ADMIT,
-                doc_id,
-                "failed",
-                key,
-                receipt["receipt_sha256"],
-                len(doc_data),
-                errors=[error],
+                ADMIT, doc_id, "failed", key, receipt["receipt_sha256"], size, errors=[error]
             )
         counts = admit_unit_counts(receipt["receipt"], labels)
-        return UnitResult(
-            ADMIT, doc_id, status, key, receipt["receipt_sha256"], len(doc_data), counts
-        )
+        return UnitResult(ADMIT, doc_id, status, key, receipt["receipt_sha256"], size, counts)
 
     def _admit_receipt(
         self,

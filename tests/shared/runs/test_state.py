@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from shared.policies import PolicyRegistry
 from shared.runs.models import RunRecord
 from shared.runs.service import RunService
 from shared.runs.state import RunStore, redis_client
 from shared.settings import Settings
+from shared.storage import open_store
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +41,12 @@ def test_a_unit_counts_once_however_often_it_is_recorded(runs):
         "r1", "verify/a", {"status": "computed"}, {"claims": 3, "claims.accepted": 2}
     )
     assert first.fresh and not again.fresh
-    assert runs.counters("r1") == {"claims": 3, "claims.accepted": 2}
+    assert runs.counters("r1") == {
+        "claims": 3,
+        "claims.accepted": 2,
+        "units.verify.planned": 2,  # planned counts per kind, once per unit too
+        "units.admit.planned": 1,
+    }
     assert (again.done, again.planned) == (1, 3)
     unplanned = runs.record("r1", "verify/zzz", {}, {"claims": 100})
     assert not unplanned.fresh and runs.counters("r1")["claims"] == 3
@@ -62,6 +69,7 @@ def test_a_unit_that_keeps_dying_is_given_up_after_the_cap(runs, service_setting
     sent: list[tuple[str, list]] = []
     service = RunService(settings, runs, lambda kind, args: sent.append((kind, args)))
     record = _record("r9").model_copy(update={"corpus": str(tmp_path), "output": str(tmp_path)})
+    PolicyRegistry(open_store(str(tmp_path))).ensure_builtins()
     runs.create(record)
     runs.add_planned("r9", ["verify/doc"])
     runs.finish_planning("r9")

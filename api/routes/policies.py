@@ -1,0 +1,75 @@
+"""Policies and their immutable versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Response, status
+from pydantic import BaseModel
+
+from api.deps import Principal, ServiceDep
+from shared.policies import PolicyConflict, PolicyDocument, PolicyError
+
+router = APIRouter(prefix="/v1/policies", tags=["policies"])
+
+
+class PolicyPublish(PolicyDocument):
+    """A policy version to publish; ``version`` pins its number (default: the next one)."""
+
+    version: int | None = None
+
+
+class PolicyName(BaseModel):
+    name: str
+    versions: list[int]
+    latest: dict[str, Any]
+
+
+@router.get("", response_model=list[PolicyName], operation_id="list_policies")
+def list_policies(service: ServiceDep, _: Principal) -> list[PolicyName]:
+    out = []
+    for name in service.policies.names():
+        versions = service.policies.versions(name)
+        out.append(
+            PolicyName(name=name, versions=versions, latest=service.policies.get(name).as_dict())
+        )
+    return out
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="publish_policy",
+    responses={200: {"description": "The same content was already published"}, 409: {}},
+)
+def publish_policy(
+    body: PolicyPublish, response: Response, service: ServiceDep, _: Principal
+) -> dict:
+    document = body.model_dump(exclude={"version"}, exclude_none=True)
+    try:
+        policy, created = service.publish_policy(document, body.version)
+    except PolicyConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    except PolicyError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    response.headers["Location"] = f"/v1/policies/{policy.name}/versions/{policy.version}"
+    return policy.as_dict()
+
+
+@router.get("/{name}", response_model=PolicyName, operation_id="get_policy")
+def get_policy(name: str, service: ServiceDep, _: Principal) -> PolicyName:
+    try:
+        latest = service.policies.get(name)
+    except PolicyError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    return PolicyName(name=name, versions=service.policies.versions(name), latest=latest.as_dict())
+
+
+@router.get("/{name}/versions/{version}", operation_id="get_policy_version")
+def get_policy_version(name: str, version: int, service: ServiceDep, _: Principal) -> dict:
+    try:
+        return service.policies.get(name, version).as_dict()
+    except PolicyError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None

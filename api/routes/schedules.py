@@ -1,0 +1,54 @@
+"""Schedules: re-run a corpus under a policy on an interval or cron expression."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Response, status
+
+from api.deps import Principal, ServiceDep
+from shared.schedules import Schedule, ScheduleSpec
+
+router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
+
+
+def _app(service):
+    from workers.app import make_app
+
+    return make_app(service.settings)
+
+
+@router.get("", response_model=list[Schedule], operation_id="list_schedules")
+def list_schedules(service: ServiceDep, _: Principal) -> list[Schedule]:
+    return service.schedules.list()
+
+
+@router.post(
+    "", status_code=status.HTTP_201_CREATED, response_model=Schedule, operation_id="add_schedule"
+)
+def add_schedule(
+    body: ScheduleSpec, response: Response, service: ServiceDep, _: Principal
+) -> Schedule:
+    from workers.schedules import add_schedule as add
+
+    service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
+    schedule = add(service, _app(service), body)
+    response.headers["Location"] = f"/v1/schedules/{schedule.id}"
+    return schedule
+
+
+@router.get("/{schedule_id}", response_model=Schedule, operation_id="get_schedule")
+def get_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Schedule:
+    schedule = service.schedules.get(schedule_id)
+    if schedule is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+    return schedule
+
+
+@router.delete(
+    "/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT, operation_id="remove_schedule"
+)
+def remove_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Response:
+    from workers.schedules import remove_schedule as remove
+
+    if not remove(service, _app(service), schedule_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,273 @@
+"""Policy, schedule, reprocessing and diff commands (on the configured storage and broker)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shared.cli.app import main
+from shared.cli.runs import _check_corpus, _emit, _fail, _service, _settings, _wait
+
+
+def _registry_service():
+    service, app = _service(_settings())
+    return service, app
+
+
+@main.group()
+def policy() -> None:
+    """Named policies with immutable numbered versions (the registry in object storage)."""
+
+
+@policy.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def policy_list(as_json: bool) -> None:
+    """Every policy and its versions."""
+    service, _ = _registry_service()
+    rows = [
+        {
+            "name": name,
+            "versions": service.policies.versions(name),
+            **service.policies.get(name).identity(),
+        }
+        for name in service.policies.names()
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(
+            f"{row['name']:<16} versions {','.join(map(str, row['versions'])):<10} latest {row['ref']:<14} "
+            f"verify {row['verify_fingerprint']}  admit {row['admit_fingerprint']}"
+        )
+
+
+@policy.command("show")
+@click.argument("ref")
+def policy_show(ref: str) -> None:
+    """One version as JSON (NAME, NAME@N or NAME@latest)."""
+    from shared.policies import PolicyError
+
+    service, _ = _registry_service()
+    try:
+        click.echo(json.dumps(service.policies.resolve(ref).as_dict(), indent=2))
+    except PolicyError as exc:
+        _fail(str(exc), 2)
+
+
+@policy.command("explain")
+@click.argument("ref")
+def policy_explain(ref: str) -> None:
+    """A version's two parts with every assumption and both fingerprints."""
+    from shared.policies import PolicyError
+
+    service, _ = _registry_service()
+    try:
+        version = service.policies.resolve(ref)
+    except PolicyError as exc:
+        _fail(str(exc), 2)
+    click.echo(f"{version.ref}: {version.description}")
+    click.echo(f"verification fingerprint {version.verify_fingerprint}")
+    explain = getattr(version.verify_policy, "explain", None)
+    click.echo(explain() if callable(explain) else json.dumps(version.verify, indent=2))
+    click.echo(f"admission fingerprint {version.admit_fingerprint}")
+    click.echo(
+        "admission policy: "
+        + (
+            json.dumps(version.admit, indent=2)
+            if version.admit
+            else "groundgate's defaults (SPEC §2.4)"
+        )
+    )
+
+
+@policy.command("publish")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--version", type=int, default=None, help="Pin the version number (default: next).")
+def policy_publish(file: str, version: int | None) -> None:
+    """Publish a version from a JSON FILE ({"name", "extends"?, "verify"?, "admit"?, "description"?}).
+
+    Schedules that follow NAME@latest start a run under the new version.
+    """
+    from shared.policies import PolicyConflict, PolicyError
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"{file}:{exc.lineno}: invalid JSON: {exc.msg}", 2)
+    service, _ = _registry_service()
+    try:
+        published, created = service.publish_policy(document, version)
+    except PolicyConflict as exc:
+        _fail(str(exc), 3)
+    except PolicyError as exc:
+        _fail(f"{file}: {exc}", 2)
+    state = "published" if created else "unchanged (already published)"
+    click.echo(
+        f"{published.ref} {state}: verify {published.verify_fingerprint}, admit {published.admit_fingerprint}"
+    )
+
+
+@main.group()
+def schedule() -> None:
+    """Re-run a corpus under a policy on an interval or cron expression (beat fires them)."""
+
+
+@schedule.command("add")
+@click.argument("corpus")
+@click.option(
+    "--policy", "-p", default="default@latest", show_default=True, help="NAME@N or NAME@latest."
+)
+@click.option("--every", default=None, help="Interval: 3600, 30s, 15m, 1h, 1d.")
+@click.option("--cron", default=None, help='5-field cron expression (UTC), e.g. "0 2 * * *".')
+@click.option(
+    "--only", type=click.Choice(["missing", "failed", "all"]), default="missing", show_default=True
+)
+def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, only: str) -> None:
+    """Add a schedule; print its id."""
+    from pydantic import ValidationError
+
+    from shared.policies import PolicyError
+    from shared.schedules import ScheduleSpec, parse_every
+    from workers.schedules import add_schedule
+
+    try:
+        spec = ScheduleSpec(
+            corpus=_check_corpus(corpus),
+            policy=policy,
+            cron=cron,
+            every_seconds=parse_every(every) if every else None,
+            only=only,
+        )
+    except (ValidationError, ValueError) as exc:
+        _fail(str(exc).splitlines()[-1] if isinstance(exc, ValidationError) else str(exc), 2)
+    service, app = _registry_service()
+    try:
+        service.policies.resolve(spec.policy)
+    except PolicyError as exc:
+        _fail(str(exc), 2)
+    click.echo(add_schedule(service, app, spec).id)
+
+
+@schedule.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def schedule_list(as_json: bool) -> None:
+    service, _ = _registry_service()
+    items = service.schedules.list()
+    if as_json:
+        click.echo(json.dumps([s.model_dump() for s in items], indent=2))
+        return
+    for s in items:
+        when = f"every {s.every_seconds:g}s" if s.every_seconds else f"cron {s.cron}"
+        click.echo(
+            f"{s.id}  {s.corpus}  {s.policy}  {when}  only {s.only}  runs {s.runs}"
+            f"  last {s.last_run_id or '-'}"
+        )
+
+
+@schedule.command("remove")
+@click.argument("schedule_id")
+def schedule_remove(schedule_id: str) -> None:
+    from workers.schedules import remove_schedule
+
+    service, app = _registry_service()
+    if not remove_schedule(service, app, schedule_id):
+        _fail(f"no schedule {schedule_id}", 2)
+    click.echo(f"removed {schedule_id}")
+
+
+@main.command()
+@click.argument("corpus")
+@click.option("--policy", "-p", required=True, help="NAME, NAME@N or NAME@latest.")
+@click.option(
+    "--only", type=click.Choice(["missing", "failed", "all"]), default="missing", show_default=True
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Report what would be computed and why; compute nothing."
+)
+@click.option("--json", "as_json", is_flag=True)
+def reprocess(corpus: str, policy: str, only: str, dry_run: bool, as_json: bool) -> None:
+    """Re-run CORPUS under a policy version: missing work, failed units, or everything."""
+    from shared.policies import PolicyError
+    from shared.runs.models import RunSpec
+
+    settings = _settings()
+    service, app = _service(settings)
+    try:
+        service.policies.resolve(policy)
+    except PolicyError as exc:
+        _fail(str(exc), 2)
+    from shared.cli.runs import _workers_answer
+
+    if not _workers_answer(app):
+        _fail(f"no workers answer on {settings.broker_url}: start `groundswell worker` first")
+    record, _ = service.submit(
+        RunSpec(corpus=_check_corpus(corpus), policy=policy, only=only, dry_run=dry_run)
+    )
+    click.echo(
+        f"run {record.id}: {record.corpus} under {record.policy['ref']} (only {only}{', dry run' if dry_run else ''})",
+        err=True,
+    )
+    _wait(service, record.id, sys.stderr.isatty())
+    summary = service.summary(record.id) or {}
+    if as_json or not dry_run:
+        _emit(summary, as_json, summary.get("output"))
+        return
+    _print_plan(summary)
+
+
+def _print_plan(summary: dict[str, Any]) -> None:
+    units = summary.get("units", {})
+    reasons = summary.get("reasons", {})
+    for kind in ("verify", "admit"):
+        row = units.get(kind, {})
+        click.echo(
+            f"{kind:<7} would compute {row.get('would_compute', 0):>6}  would reuse {row.get('would_reuse', 0):>6}"
+            f"  failed {row.get('failed', 0)}"
+        )
+        for reason, n in sorted(reasons.get(kind, {}).items()):
+            click.echo(f"          {n:>6}  {reason}")
+
+
+@main.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--limit", default=50, show_default=True, help="Moved items to list.")
+@click.option("--json", "as_json", is_flag=True)
+def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
+    """What changed from RUN_A to RUN_B: rates side by side and what moved."""
+    from shared.runs.service import RunNotFinished, RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        result = service.diff(run_a, run_b)
+    except RunNotFound as exc:
+        _fail(f"no run {exc}", 2)
+    except RunNotFinished as exc:
+        _fail(str(exc), 2)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    pa, pb = result["policy_a"] or {}, result["policy_b"] or {}
+    click.echo(f"{run_a} ({pa.get('ref')})  →  {run_b} ({pb.get('ref')})")
+    click.echo(f"{'rate':<34} {'A':>8} {'B':>8} {'change':>9}")
+    for row in result["rates"]:
+        a, b, pp = row["a"], row["b"], row["change_pp"]
+        fmt = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+        click.echo(
+            f"{row['rate']:<34} {fmt(a):>8} {fmt(b):>8} {'' if pp is None else f'{pp:+.1f} pp':>9}"
+        )
+    click.echo(f"\n{result['moved_total']} items moved in {result['documents_moved']} documents")
+    for item in result["moved"][:limit]:
+        a, b = item["a"] or {}, item["b"] or {}
+        what = (
+            f"{a.get('verdict')}/{a.get('tier')} → {b.get('verdict')}/{b.get('tier')}"
+            if item["kind"] == "claim"
+            else f"{a.get('outcome')} → {b.get('outcome')}"
+        )
+        click.echo(f"  {item['doc_id']}  {item['kind']} {item['id']}: {what}")

@@ -1,0 +1,143 @@
+"""Schedules: re-run a corpus under a policy on an interval or a cron expression.
+
+A schedule is stored in Redis (so it can be added and removed while beat runs); beat
+fires it through a Redis-backed schedule entry (celery-redbeat, with its lock), and the
+fired task submits a run. A schedule that follows ``NAME@latest`` also fires when a new
+version of that policy is published.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from typing import Any
+
+import redis
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from shared.policies import parse_ref
+from shared.runs.models import ReprocessOnly, RunSpec, iso, utcnow
+
+PREFIX = "gs:schedule"
+_CRON_FIELD = re.compile(r"^[\d*/,\-]+$")
+_EVERY = re.compile(r"^(\d+)\s*(s|m|h|d)?$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+def parse_every(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``1h``, ``1d`` as seconds."""
+    match = _EVERY.match(text.strip())
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(f"invalid interval {text!r}: use seconds or 30s, 15m, 1h, 1d")
+    return float(int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+
+
+class ScheduleSpec(BaseModel):
+    """What a caller asks for: a corpus, a policy (pinned or latest), when, and what to recompute."""
+
+    corpus: str
+    policy: str = Field(default="default@latest", description="NAME@N (pinned) or NAME@latest.")
+    every_seconds: float | None = Field(default=None, gt=0, description="An interval, or:")
+    cron: str | None = Field(default=None, description="A 5-field cron expression (UTC).")
+    only: ReprocessOnly = "missing"
+
+    @field_validator("corpus")
+    @classmethod
+    def _corpus(cls, value: str) -> str:
+        return RunSpec(corpus=value).corpus
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value: str) -> str:
+        name, version = parse_ref(value)
+        return f"{name}@{version}" if version is not None else f"{name}@latest"
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = value.split()
+        if len(parts) != 5 or not all(_CRON_FIELD.match(p) for p in parts):
+            raise ValueError("cron needs 5 fields: minute hour day-of-month month day-of-week")
+        return " ".join(parts)
+
+    @model_validator(mode="after")
+    def _when(self) -> ScheduleSpec:
+        if (self.every_seconds is None) == (self.cron is None):
+            raise ValueError("give exactly one of every_seconds or cron")
+        return self
+
+    @property
+    def follows_latest(self) -> bool:
+        return self.policy.endswith("@latest")
+
+
+class Schedule(ScheduleSpec):
+    id: str
+    created_at: str
+    last_fired_at: str | None = None
+    last_run_id: str | None = None
+    runs: int = 0
+
+
+class ScheduleStore:
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def add(self, spec: ScheduleSpec) -> Schedule:
+        schedule = Schedule(
+            id=f"s-{secrets.token_hex(4)}", created_at=iso(utcnow()), **spec.model_dump()
+        )
+        self.r.hset(PREFIX + "s", schedule.id, schedule.model_dump_json())
+        return schedule
+
+    def get(self, schedule_id: str) -> Schedule | None:
+        raw = self.r.hget(PREFIX + "s", schedule_id)
+        return Schedule.model_validate_json(raw) if raw else None
+
+    def list(self) -> list[Schedule]:
+        items = [Schedule.model_validate_json(v) for v in self.r.hvals(PREFIX + "s")]
+        return sorted(items, key=lambda s: s.created_at)
+
+    def remove(self, schedule_id: str) -> bool:
+        return bool(self.r.hdel(PREFIX + "s", schedule_id))
+
+    def following(self, policy_name: str) -> list[Schedule]:
+        return [s for s in self.list() if s.follows_latest and s.policy == f"{policy_name}@latest"]
+
+    def claim_fire(self, schedule: Schedule, trigger: str) -> bool:
+        """At most one run per schedule and trigger, whatever delivers the task twice.
+
+        Beat ticks are bucketed by half the interval (a minute for cron), so a duplicate
+        send is absorbed while the next tick is not.
+        """
+        if trigger == "tick":
+            width = max(1.0, (schedule.every_seconds or 60.0) / 2)
+            trigger = f"tick:{int(time.time() // width)}"
+        ttl = int(max(60, (schedule.every_seconds or 60) * 4))
+        return bool(self.r.set(f"{PREFIX}:{schedule.id}:fired:{trigger}", 1, nx=True, ex=ttl))
+
+    def fired(self, schedule_id: str, run_id: str) -> None:
+        with self.r.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(PREFIX + "s")
+                    raw = pipe.hget(PREFIX + "s", schedule_id)
+                    if not raw:
+                        pipe.unwatch()
+                        return
+                    data: dict[str, Any] = json.loads(raw)
+                    data.update(
+                        last_fired_at=iso(utcnow()),
+                        last_run_id=run_id,
+                        runs=data.get("runs", 0) + 1,
+                    )
+                    pipe.multi()
+                    pipe.hset(PREFIX + "s", schedule_id, json.dumps(data))
+                    pipe.execute()
+                    return
+                except redis.WatchError:
+                    continue

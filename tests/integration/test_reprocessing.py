@@ -1,0 +1,187 @@
+"""Policy versions, scheduled reprocessing and run diffs, on real Redis, moto S3, workers and beat."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+
+import pytest
+
+from shared.policies import PolicyRegistry
+from shared.runs.models import RunSpec
+from shared.schedules import ScheduleSpec
+from shared.storage import open_store
+from shared.verify import Verifier
+from tests.conftest import s3_client
+from tests.integration.corpus_gen import pick_documents, upload, write_corpus
+from workers.schedules import add_schedule, remove_schedule
+
+pytestmark = pytest.mark.integration
+
+
+def _runs_of(pipeline, schedule_id: str) -> list:
+    records, _ = pipeline.service.runs.list(0, 200)
+    return sorted((r for r in records if r.schedule == schedule_id), key=lambda r: r.created_at)
+
+
+def _wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def _moved_claims_independently(corpus_dir, policy_a, policy_b) -> set[tuple[str, str]]:
+    """Which claims change verdict or tier between two policies, straight from the engine."""
+    moved = set()
+    for claims_file in sorted((corpus_dir / "claims").glob("*.jsonl")):
+        doc_id = claims_file.stem
+        text = (corpus_dir / "documents" / f"{doc_id}.txt").read_text(encoding="utf-8")
+        va, vb = Verifier(text, policy_a.verify_policy), Verifier(text, policy_b.verify_policy)
+        for line in claims_file.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if "start" in record:
+                a = va.verify_at(record["claim"], record["start"], record["end"])
+                b = vb.verify_at(record["claim"], record["start"], record["end"])
+            else:
+                a, b = va.verify(record["claim"]), vb.verify(record["claim"])
+            if (a.verdict, a.tier) != (b.verdict, b.tier):
+                moved.add((doc_id, record["id"]))
+    return moved
+
+
+def test_publish_schedule_reprocess_diff_and_dry_run(
+    pipeline, shared_corpus, corpus_index, s3_endpoint, output_bucket, tmp_path
+):
+    documents = pick_documents(shared_corpus, corpus_index, 34)
+    first, later = documents[:30], documents[30:]
+    corpus_dir = tmp_path / "corpus"
+    write_corpus(corpus_dir, shared_corpus, first)
+    client = s3_client(s3_endpoint)
+    upload(corpus_dir, client, output_bucket, "corpus")
+    corpus = f"s3://{output_bucket}/corpus"
+
+    pipeline.start_worker("w1")
+    pipeline.start_worker("w2")
+    beats = [pipeline.start_beat("beat-1"), pipeline.start_beat("beat-2")]
+    service = pipeline.service
+
+    # The baseline under default@1.
+    base, _ = service.submit(RunSpec(corpus=corpus, policy="default@1"))
+    baseline = pipeline.wait(base.id)
+    assert (
+        baseline["units"]["verify"]["computed"] == 30
+        and baseline["units"]["admit"]["computed"] == 30
+    )
+
+    # A schedule that follows default@latest (its interval is long: only a publish fires it).
+    app = pipeline.app
+    follower = add_schedule(
+        service, app, ScheduleSpec(corpus=corpus, policy="default@latest", every_seconds=3600)
+    )
+    v1 = service.policies.resolve("default@1")
+    published_at = time.monotonic()
+    v2, created = service.publish_policy(
+        {"name": "default", "verify": {"accept_through": "whitespace"}}
+    )
+    assert created and v2.ref == "default@2"
+    assert (
+        v2.admit_fingerprint == v1.admit_fingerprint != ""
+        and v2.verify_fingerprint != v1.verify_fingerprint
+    )
+    assert (
+        service.publish_policy({"name": "default", "verify": {"accept_through": "whitespace"}})[1]
+        is False
+    )
+
+    fired = _wait_for(
+        lambda: _runs_of(pipeline, follower.id), 15, "the schedule to fire on publish"
+    )
+    assert time.monotonic() - published_at < 15
+    (reprocessed,) = fired
+    assert reprocessed.policy["ref"] == "default@2" and reprocessed.previous_run == base.id
+    after = pipeline.wait(reprocessed.id)
+    # Only verification was recomputed; every admission receipt was reused.
+    assert after["units"]["verify"]["computed"] == 30 and after["units"]["verify"]["cached"] == 0
+    assert after["units"]["admit"]["computed"] == 0 and after["units"]["admit"]["cached"] == 30
+    assert after["reasons"] == {"verify": {"changed policy part": 30}}
+    assert after["counts"]["candidates"] == baseline["counts"]["candidates"]
+
+    # The diff lists exactly the claims whose verdict or tier the setting moved.
+    diff = service.diff(base.id, reprocessed.id)
+    expected = _moved_claims_independently(corpus_dir, v1, v2)
+    assert expected, "the setting should move some claims"
+    assert {(m["doc_id"], m["id"]) for m in diff["moved"]} == expected
+    assert all(m["kind"] == "claim" and m["change"] == "verdict" for m in diff["moved"])
+    accepted = next(r for r in diff["rates"] if r["rate"] == "claims accepted")
+    assert accepted["change_pp"] < 0 and accepted["a"] == baseline["rates"]["claims_accepted"]
+    remove_schedule(service, app, follower.id)
+
+    # New documents arrive. A dry run says what a run would compute and why...
+    write_corpus(corpus_dir, shared_corpus, later)
+    for doc in later:
+        for sub, suffix in (
+            ("documents", ".txt"),
+            ("claims", ".jsonl"),
+            ("candidates", ".json"),
+            ("labels", ".json"),
+        ):
+            path = corpus_dir / sub / f"{doc['id']}{suffix}"
+            client.put_object(
+                Bucket=output_bucket, Key=f"corpus/{sub}/{path.name}", Body=path.read_bytes()
+            )
+    dry, _ = service.submit(RunSpec(corpus=corpus, policy="default@latest", dry_run=True))
+    plan = pipeline.wait(dry.id)
+    assert (
+        plan["units"]["verify"]["would_compute"] == 4
+        and plan["units"]["verify"]["would_reuse"] == 30
+    )
+    assert plan["reasons"] == {"verify": {"new input": 4}, "admit": {"new input": 4}}
+    assert not open_store(pipeline.settings.storage_url, pipeline.settings).exists(
+        f"summaries/default/2/{dry.id}.json"
+    )
+
+    # ...and a schedule that fires on its own computes exactly that.
+    ticking = add_schedule(
+        service, app, ScheduleSpec(corpus=corpus, policy="default@latest", every_seconds=3)
+    )
+    tick = _wait_for(lambda: _runs_of(pipeline, ticking.id), 20, "the first tick")[0]
+    ticked = pipeline.wait(tick.id)
+    assert ticked["units"]["verify"]["computed"] == 4 and ticked["units"]["admit"]["computed"] == 4
+    assert ticked["reasons"] == plan["reasons"]
+    assert ticked["units"]["verify"]["cached"] == 30 and ticked["documents"] == 34
+
+    # Let it tick a few more times with two beats running: never two runs for one tick.
+    time.sleep(10)
+    runs = _runs_of(pipeline, ticking.id)
+    assert len(runs) >= 3
+    stamps = [time.mktime(time.strptime(r.created_at[:19], "%Y-%m-%dT%H:%M:%S")) for r in runs]
+    assert all(b - a >= 2 for a, b in itertools.pairwise(stamps)), stamps
+    sends = [
+        (pipeline.log_dir / f"beat-{i}.log").read_text().count(f"schedule-{ticking.id}")
+        for i in (1, 2)
+    ]
+    assert min(sends) == 0 and max(sends) >= len(runs), sends  # only the lock holder sends
+
+    # Removing the schedule stops it.
+    assert remove_schedule(service, app, ticking.id)
+    time.sleep(1)
+    count = len(_runs_of(pipeline, ticking.id))
+    time.sleep(7)
+    assert len(_runs_of(pipeline, ticking.id)) == count
+    assert all(beat.poll() is None for beat in beats)
+
+    # Summaries are kept per policy version, and the registry holds both versions.
+    out = open_store(pipeline.settings.storage_url, pipeline.settings)
+    assert out.exists(f"summaries/default/1/{base.id}.json")
+    assert out.exists(f"summaries/default/2/{reprocessed.id}.json")
+    assert PolicyRegistry(out).versions("default") == [1, 2]
+    latest = service.runs.policy_latest()
+    assert latest["default@1"]["run_id"] == base.id
+    assert latest["default@2"]["grounding_rate"] == pytest.approx(
+        ticked["rates"]["claims_accepted"]
+    )
