@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 
 from api.routes import health, metrics, policies, receipts, runs, schedules
 from shared import __version__
+from shared.policies import PolicyConflict, PolicyError
 from shared.settings import Settings, get_settings
 
 HTTP_REQUESTS = Counter(
@@ -69,6 +70,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 ],
             },
         )
+
+    @app.exception_handler(PolicyError)
+    async def _policy(_: Request, exc: PolicyError) -> JSONResponse:
+        # An unknown or malformed policy reference anywhere in a request.
+        code = 409 if isinstance(exc, PolicyConflict) else 422
+        return JSONResponse(status_code=code, content={"detail": str(exc)})
 
     @app.middleware("http")
     async def _metrics(request: Request, call_next):

@@ -1,0 +1,87 @@
+"""Policies, schedules and diffs over HTTP (real uvicorn)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.cli.runs import SAMPLE_CORPUS
+
+pytestmark = pytest.mark.integration
+
+
+def test_policy_versions_are_published_once_and_never_change(client):
+    listed = client.get("/v1/policies").json()
+    assert [p["name"] for p in listed] == ["default", "permissive", "strict"]
+    assert all(p["versions"] == [1] for p in listed)
+
+    body = {
+        "name": "default",
+        "verify": {"match_boundaries": False},
+        "description": "no boundaries",
+    }
+    created = client.post("/v1/policies", json=body)
+    assert created.status_code == 201, created.text
+    assert created.headers["Location"] == "/v1/policies/default/versions/2"
+    v2 = created.json()
+    assert v2["ref"] == "default@2" and v2["verify"]["match_boundaries"] is False
+    v1 = client.get("/v1/policies/default/versions/1").json()
+    assert v1["admit_fingerprint"] == v2["admit_fingerprint"]
+    assert v1["verify_fingerprint"] != v2["verify_fingerprint"]
+
+    assert client.post("/v1/policies", json=body).status_code == 200  # same content: no-op
+    conflict = client.post(
+        "/v1/policies", json={"name": "default", "extends": "strict@1", "version": 2}
+    )
+    assert conflict.status_code == 409 and "already published" in conflict.json()["detail"]
+    bad = client.post("/v1/policies", json={"name": "x", "verify": {"accept_through": "nope"}})
+    assert bad.status_code == 422 and "no tier named 'nope'" in bad.json()["detail"]
+    assert client.get("/v1/policies/default").json()["versions"] == [1, 2]
+    assert client.get("/v1/policies/default/versions/9").status_code == 404
+    assert client.get("/v1/policies/nope").status_code == 404
+
+
+def test_schedules_are_added_listed_and_removed(client):
+    body = {"corpus": str(SAMPLE_CORPUS), "policy": "default", "cron": "0 3 * * *"}
+    created = client.post("/v1/schedules", json=body)
+    assert created.status_code == 201, created.text
+    schedule = created.json()
+    assert schedule["policy"] == "default@latest" and schedule["cron"] == "0 3 * * *"
+    assert [s["id"] for s in client.get("/v1/schedules").json()] == [schedule["id"]]
+    assert client.get(f"/v1/schedules/{schedule['id']}").json()["runs"] == 0
+    both = client.post("/v1/schedules", json={**body, "every_seconds": 60})
+    assert (
+        both.status_code == 422 and "exactly one of every_seconds or cron" in both.json()["detail"]
+    )
+    cron = client.post("/v1/schedules", json={**body, "cron": "every day"})
+    assert cron.status_code == 422 and "5 fields" in cron.json()["detail"]
+    unknown = client.post("/v1/schedules", json={**body, "policy": "nope"})
+    assert unknown.status_code == 422
+    assert client.delete(f"/v1/schedules/{schedule['id']}").status_code == 204
+    assert client.delete(f"/v1/schedules/{schedule['id']}").status_code == 404
+    assert client.get("/v1/schedules").json() == []
+
+
+def test_diff_of_two_runs_with_pagination(client, pipeline):
+    pipeline.start_worker("w1")
+    ids = []
+    for policy in ("default", "strict"):
+        run = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "policy": policy}).json()
+        ids.append(run["id"])
+        if len(ids) == 2:
+            assert client.get(f"/v1/runs/{ids[0]}/diff/{ids[1]}").status_code in (200, 409)
+        pipeline.wait(run["id"])
+    page = client.get(f"/v1/runs/{ids[0]}/diff/{ids[1]}", params={"limit": 5}).json()
+    total = page["pagination"]["total_count"]
+    assert total > 5 and len(page["moved"]) == 5
+    assert page["policy_a"]["ref"] == "default@1" and page["policy_b"]["ref"] == "strict@1"
+    accepted = next(r for r in page["rates"] if r["rate"] == "claims accepted")
+    assert accepted["change_pp"] < 0
+    items = []
+    for number in range(1, page["pagination"]["max_page"] + 1):
+        items += client.get(
+            f"/v1/runs/{ids[0]}/diff/{ids[1]}", params={"limit": 5, "page": number}
+        ).json()["moved"]
+    assert len(items) == total and all(i["kind"] == "claim" for i in items)
+    metrics = client.get("/metrics").text
+    assert 'groundswell_policy_grounding_rate{policy="strict",version="1"}' in metrics
+    assert client.get(f"/v1/runs/{ids[0]}/diff/nope").status_code == 404
