@@ -82,7 +82,9 @@ TASKS_IN_PROGRESS = Gauge(
 )
 
 
-def observe_unit(kind: str, status: str, counts: dict[str, int], policy: dict, size: int | None) -> None:
+def observe_unit(
+    kind: str, status: str, counts: dict[str, int], policy: dict, size: int | None
+) -> None:
     """Export one unit's counters (called once per unit, when its completion was fresh)."""
     name, version = policy.get("name", "?"), str(policy.get("version", "?"))
     UNITS.labels(kind, status).inc()
