@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from shared.text.offsets import IdentityMap
 from shared.text.projections import Projection
 from shared.text.unicode import is_unsegmented
 
@@ -39,12 +40,16 @@ class Boundaries:
     def __init__(self, view: Projection) -> None:
         self.text = view.text
         self.map = view.map
+        # Without entities or markers the view is the original text itself.
+        self.identity = isinstance(view.map, IdentityMap)
 
     def span_ok(self, start: int, end: int) -> bool:
         """Whether ``[start, end)`` of the original text has a lexical boundary at both edges."""
         return self.edge_ok(start) and self.edge_ok(end)
 
     def edge_ok(self, offset: int) -> bool:
+        if self.identity:
+            return not inside_unit(self.text, offset)
         omap = self.map
         j = omap.first_at_or_after(offset)
         if j > 0 and omap.end(j - 1) > offset:
@@ -67,9 +72,28 @@ def _right(text: str, i: int) -> int:
     return i
 
 
+_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_ASCII_PLAIN = frozenset(" \t\n\r!\"#$%&'()*;<=>?@[\\]^`{|}~")
+
+
 def inside_unit(text: str, j: int) -> bool:
     """Whether an edge before character ``j`` of ``text`` falls inside a lexical unit."""
     n = len(text)
+    if 0 < j < n:
+        # Fast paths for the common ASCII cases, equal to the full rules below.
+        lc = text[j - 1]
+        rc = text[j]
+        if lc in _ASCII_PLAIN and rc in _ASCII_PLAIN:
+            return False
+        if lc in _ASCII_ALNUM and rc in _ASCII_ALNUM:
+            if lc.isdigit() or rc.isdigit():
+                return True
+            if lc.islower() and rc.isupper():
+                return False
+            if lc.isupper() and rc.isupper():
+                after = _right(text, j + 1)
+                return not (after < n and text[after].islower())
+            return True
     li = _left(text, j - 1)
     ri = _right(text, j)
     if li < 0 or ri >= n:
@@ -120,14 +144,17 @@ def inside_unit(text: str, j: int) -> bool:
 
 
 def _grouping_space(text: str, i: int) -> bool:
-    """Whether the space at ``i`` groups thousands: 1-3 digits before it, exactly 3 after."""
-    n = len(text)
-    k = i - 1
+    """Whether the space at ``i`` groups thousands: 1-3 digits before it, exactly 3 after
+    (invisible format characters in between are skipped)."""
+    left = 0
+    k = _left(text, i - 1)
     while k >= 0 and _digit(text[k]):
-        k -= 1
-    left = i - 1 - k
-    m = i + 1
+        left += 1
+        k = _left(text, k - 1)
+    right = 0
+    m = _right(text, i + 1)
+    n = len(text)
     while m < n and _digit(text[m]):
-        m += 1
-    right = m - i - 1
+        right += 1
+        m = _right(text, m + 1)
     return 1 <= left <= 3 and right == 3

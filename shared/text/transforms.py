@@ -39,13 +39,14 @@ class Transform:
 
     def __init__(self, **params: Any) -> None:
         self.params: dict[str, Any] = dict(params)
+        self._key = (self.op, self.version, tuple(sorted(self.params.items())))
 
     def spec(self) -> dict[str, Any]:
         return {"op": self.op, "version": self.version, "params": dict(self.params)}
 
     @property
     def key(self) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
-        return (self.op, self.version, tuple(sorted(self.params.items())))
+        return self._key
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Transform) and self.key == other.key

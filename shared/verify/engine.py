@@ -22,13 +22,14 @@ import operator
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from shared.text.boundaries import Boundaries
 from shared.text.index import KGramIndex
 from shared.text.ladder import standard_chain
 from shared.text.offsets import SubsetMap
 from shared.text.projections import Projection, Projections
-from shared.text.transforms import NFKC, UnescapeEntities
+from shared.text.transforms import NFKC, CollapseWhitespace, UnescapeEntities
 from shared.text.unicode import tables
 from shared.verify.certificate import Certificate
 from shared.verify.policy import DEFAULT, VerifyPolicy
@@ -41,6 +42,8 @@ TOKEN = re.compile(r"(?<![\w.])\.[0-9]+(?:[.,][0-9]+)*|[0-9]+(?:[.,][0-9]+)*|[^\
 
 # Searches on one document before the index is built: a single claim is cheaper to scan for.
 INDEX_AFTER = 2
+# Occurrences tried one by one before in-word ones are skipped with a regex.
+PREFILTER_AFTER = 16
 # Above this many occurrences of the claim's skeleton, windows cost more than a plain scan.
 MAX_WINDOWS = 256
 
@@ -85,6 +88,15 @@ class Verifier:
         self._before_nfkc = self._standard[: self._standard.index(NFKC())]
         self._sha256: str | None = None
         self._tier_projections: list[Projection | None] = [None] * len(self._chains)
+        self._bounds: Boundaries | None = None
+        # Tiers whose text keeps every letter and digit of the source as it is (exact and
+        # whitespace, without markers): there, the characters around an occurrence are the
+        # ones the boundary rules see, so a regex can skip most in-word occurrences.
+        plain = ((), (CollapseWhitespace(),))
+        self._plain_tier = [
+            self._boundaries_on and not self.policy.marker_pattern and chain in plain
+            for chain in self._chains
+        ]
 
     # --- public API -------------------------------------------------------------------------
 
@@ -174,9 +186,13 @@ class Verifier:
         return got
 
     def _boundaries(self) -> Boundaries:
-        chain = self._chains[0] + (UnescapeEntities(),)
-        key = ("boundaries", tuple(s.key for s in chain))
-        return self.projections.memo(key, lambda: Boundaries(self.projections.get(chain)))
+        got = self._bounds
+        if got is None:
+            chain = self._chains[0] + (UnescapeEntities(),)
+            key = ("boundaries", tuple(s.key for s in chain))
+            got = self.projections.memo(key, lambda: Boundaries(self.projections.get(chain)))
+            self._bounds = got
+        return got
 
     def _index(self) -> KGramIndex | None:
         key = ("kgram", tuple(s.key for s in self._standard))
@@ -193,11 +209,19 @@ class Verifier:
         return text
 
     def _check(self, i: int, proj: Projection, a: int, b: int, needle: str) -> Hit | None:
+        # Cheapest rejections first; an occurrence must pass every check anyway.
         omap = proj.map
+        s = omap.start(a)
+        if self._boundaries_on:
+            bounds = self._boundaries()
+            if not bounds.edge_ok(s):
+                return None
+            e = omap.end(b - 1)
+            if not bounds.edge_ok(e):
+                return None
+        else:
+            e = omap.end(b - 1)
         if omap.splits(a, b):
-            return None
-        s, e = omap.span(a, b)
-        if self._boundaries_on and not self._boundaries().span_ok(s, e):
             return None
         if self._chains[i] and self._normalize(self.source[s:e], i) != needle:
             return None
@@ -233,11 +257,38 @@ class Verifier:
                 windows = self._windows(i, proj, occurrences, lead, n)
             for lo, hi in windows:
                 pos = text.find(needle, lo, hi)
+                tried = 0
                 while pos != -1:
                     hit = self._check(i, proj, pos, pos + n, needle)
                     if hit is not None:
                         return hit
+                    tried += 1
+                    if tried == PREFILTER_AFTER and self._plain_tier[i]:
+                        rx = _in_word_filter(needle)
+                        if rx is not None:
+                            hit = self._scan_filtered(i, proj, rx, pos + 1, hi, needle)
+                            if hit is not None:
+                                return hit
+                            break
                     pos = text.find(needle, pos + 1, hi)
+        return None
+
+    def _scan_filtered(
+        self, i: int, proj: Projection, rx: re.Pattern[str], lo: int, hi: int, needle: str
+    ) -> Hit | None:
+        text = proj.text
+        n = len(needle)
+        end = min(len(text), hi + 1)
+        search = rx.search
+        m = search(text, lo, end)
+        while m is not None:
+            pos = m.start()
+            if pos + n > hi:
+                break
+            hit = self._check(i, proj, pos, pos + n, needle)
+            if hit is not None:
+                return hit
+            m = search(text, pos + 1, end)
         return None
 
     def _core(self, claim: str, last_needle: str) -> tuple[str, int]:
@@ -441,6 +492,44 @@ class Verifier:
             statuses=tuple(statuses),
             notes=tuple(notes),
         )
+
+
+_LOWER_OR_DIGIT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGIT = frozenset("0123456789")
+
+
+@lru_cache(maxsize=256)
+def _in_word_filter(needle: str) -> re.Pattern[str] | None:
+    """A regex for the occurrences of ``needle`` that the boundary rules might accept.
+
+    Valid only on a tier whose text keeps the source's letters and digits in place (exact,
+    whitespace). It drops occurrences whose neighbour is an ASCII letter or digit that the
+    rules always refuse next to the needle's first or last character: any letter or digit
+    before a lower-case letter or a digit; a digit before a capital (a lower-case letter there
+    may be a camel-case join); after a letter, a lower-case letter or digit; after a digit, any
+    letter or digit.
+    """
+    first, last = needle[0], needle[-1]
+    if first in _LOWER_OR_DIGIT:
+        before = "[A-Za-z0-9]"
+    elif first in _UPPER:
+        before = "[0-9]"
+    else:
+        before = ""
+    if last in _DIGIT:
+        after = "(?![A-Za-z0-9])"
+    elif last in _LOWER_OR_DIGIT or last in _UPPER:
+        after = "(?![a-z0-9])"
+    else:
+        after = ""
+    if not before and not after:
+        return None
+    # The needle comes first so the regex engine can skip ahead with a literal search; the
+    # check of the character before it is a lookbehind over the needle itself.
+    body = re.escape(needle)
+    behind = f"(?<!{before}{body})" if before else ""
+    return re.compile(f"{body}{behind}{after}")
 
 
 def _find_some(text: str, pattern: str, limit: int) -> list[int]:

@@ -1,0 +1,288 @@
+"""Benchmark: groundswell's verification engine against gtrex 1.1.0 on real filing text.
+
+Documents (from ../shared/corpus, never copied): one real 10-K of about 200 KB, and about 1 MB
+and 5 MB of real SEC filings joined end to end (no single filing is that large). Each document
+gets 1,100 claims, 100 per category, generated with a fixed seed: verbatim spans, spans with
+layout whitespace, typography and case variants, plausible and unrelated fabrications, near
+misses (dropped word, swapped word, changed figure), stitched quotations and two-word misses.
+
+Each engine runs in its own fresh process per document (so peak RSS is its own), under the
+DEFAULT policy of each, and every certificate is compared: verdicts, tiers and offsets must
+agree. Reported: CPU per claim (document preparation included), the first claim's latency on a
+fresh verifier (a verbatim claim, and a miss, which needs every tier), the costliest single
+claim, and peak RSS. Not a test; run it with ``python bench/verify.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SIZES = {"200KB": 200_000, "1MB": 1_000_000, "5MB": 5_000_000}
+CLAIMS_PER_CATEGORY = 100
+CATEGORIES = (
+    "exact",
+    "whitespace",
+    "typography",
+    "case",
+    "fabricated_plausible",
+    "fabricated_unrelated",
+    "near_miss_drop_word",
+    "near_miss_swap_word",
+    "near_miss_number",
+    "stitched",
+    "short_2tok_miss",
+)
+_WORDS = (
+    "the of and to in a is that for it as was with be by on not he this are or his from at "
+    "which but have an they you were her she there been one all we their has would when if "
+    "so no out up what about into than them can only other time new some could these two may "
+    "first then do any like my now over such our man me even most made after also did many "
+    "before must through back years where much your way down should because each just those "
+    "people how too little state good very make world still own see men work long get here "
+    "between both life being under never day same another know while last might us great old "
+    "year off come since against go came right used take three"
+)
+COMMON_WORDS = tuple(_WORDS.split())
+TYPOGRAPHIC = re.compile("[\u2018\u2019\u201c\u201d\u2013\u2014\u00a0]")
+FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u00a0": " ",
+    }
+)
+
+
+def corpus_dir() -> Path:
+    from shared.settings import get_settings
+
+    return get_settings().shared_corpus
+
+
+def document(size: str) -> tuple[str, list[str]]:
+    """The benchmark document of ``size`` and the filings it is made of."""
+    root = corpus_dir()
+    rows = [
+        json.loads(line)
+        for line in (root / "index.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    if size == "200KB":
+        ids = ["sec-aapl-10k-2024-11-01"]
+    else:
+        filings = sorted(
+            r["id"]
+            for r in rows
+            if r["part"] == "sec_edgartools" and r["kind"] in ("10-K", "10-Q", "20-F")
+        )
+        ids, total = [], 0
+        for doc_id in filings:
+            if total >= SIZES[size]:
+                break
+            ids.append(doc_id)
+            total += next(r["length_chars"] for r in rows if r["id"] == doc_id) + 2
+    parts = [(root / "documents" / f"{i}.txt").read_text(encoding="utf-8") for i in ids]
+    text = "\n\n".join(parts)
+    if len(text) > SIZES[size] * 1.05:
+        # Cut at the first line end past the target size.
+        cut = text.find("\n", SIZES[size])
+        text = text[: cut if cut != -1 else SIZES[size]]
+    return text, ids
+
+
+class ClaimMaker:
+    def __init__(self, text: str, seed: int) -> None:
+        self.text = text
+        self.rng = random.Random(seed)
+        self.words = [m.span() for m in re.finditer(r"\S+", text)]
+        self.vocab = sorted({text[a:b] for a, b in self.words[::7] if text[a:b].isalpha()})
+
+    def span(self, lo: int = 8, hi: int = 25, want: re.Pattern[str] | None = None) -> str:
+        for _ in range(2000):
+            i = self.rng.randrange(len(self.words) - hi)
+            n = self.rng.randint(lo, hi)
+            a, b = self.words[i][0], self.words[i + n - 1][1]
+            s = self.text[a:b]
+            if want is None or want.search(s):
+                return s
+        return s
+
+    def make(self, category: str) -> str:
+        rng = self.rng
+        if category == "exact":
+            return self.span()
+        if category == "whitespace":
+            return " ".join(self.span(want=re.compile(r"\n|  |\u00a0")).split())
+        if category == "typography":
+            return " ".join(self.span(want=TYPOGRAPHIC).translate(FOLD).split())
+        if category == "case":
+            return " ".join(self.span().translate(FOLD).split()).lower()
+        if category == "fabricated_plausible":
+            a, b = self.span().split(), self.span().split()
+            return " ".join(a[: len(a) // 2] + b[len(b) // 2 :])
+        if category == "fabricated_unrelated":
+            return " ".join(rng.choice(COMMON_WORDS) for _ in range(rng.randint(8, 20)))
+        words = self.span().split()
+        if category == "near_miss_drop_word":
+            del words[rng.randrange(1, len(words) - 1)]
+            return " ".join(words)
+        if category == "near_miss_swap_word":
+            words[rng.randrange(1, len(words) - 1)] = rng.choice(self.vocab)
+            return " ".join(words)
+        if category == "near_miss_number":
+            s = self.span(want=re.compile(r"\d"))
+            digits = [m.start() for m in re.finditer(r"\d", s)]
+            i = rng.choice(digits)
+            return s[:i] + str((int(s[i]) + rng.randint(1, 9)) % 10) + s[i + 1 :]
+        if category == "stitched":
+            return self.span(8, 14) + " ... " + self.span(8, 14)
+        if category == "short_2tok_miss":
+            return f"{rng.choice(self.vocab).lower()} {rng.choice(COMMON_WORDS)}ed"
+        raise ValueError(category)
+
+    def claims(self) -> list[tuple[str, str]]:
+        out = [(c, self.make(c)) for c in CATEGORIES for _ in range(CLAIMS_PER_CATEGORY)]
+        self.rng.shuffle(out)
+        return out
+
+
+FIRST_EXACT = "exact"
+FIRST_MISS = "fabricated_unrelated"
+
+
+def worker(engine: str, size: str, out_path: str) -> None:
+    """Run one engine over one document in this (fresh) process and write the results."""
+    text, _ = document(size)
+    claims = ClaimMaker(text, seed=20261129).claims()
+    if engine == "gtrex":
+        import gtrex
+
+        def make(doc: str):
+            return gtrex.Verifier(doc, gtrex.DEFAULT)
+    else:
+        from shared.text.unicode import tables
+        from shared.verify import DEFAULT, Verifier
+
+        tables()  # per-process Unicode tables, not per document
+
+        def make(doc: str):
+            return Verifier(doc, DEFAULT)
+
+    # First-claim latency: fresh verifiers, a verbatim claim and a miss.
+    first = {}
+    for label, category in (("exact", FIRST_EXACT), ("miss", FIRST_MISS)):
+        claim = next(c for cat, c in claims if cat == category)
+        t0 = time.process_time()
+        make(text).verify(claim)
+        first[label] = time.process_time() - t0
+
+    t0 = time.process_time()
+    verifier = make(text)
+    results = []
+    worst = 0.0
+    worst_claim = ""
+    for _, claim in claims:
+        c0 = time.process_time()
+        d = verifier.verify(claim).as_dict()
+        spent = time.process_time() - c0
+        if spent > worst:
+            worst, worst_claim = spent, claim
+        results.append([d["verdict"], d["tier"], d["start"], d["end"]])
+    total = time.process_time() - t0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    Path(out_path).write_text(
+        json.dumps(
+            {
+                "chars": len(text),
+                "claims": len(claims),
+                "total_cpu": total,
+                "first": first,
+                "worst": worst,
+                "worst_claim": worst_claim[:60],
+                "peak_mb": peak_mb,
+                "results": results,
+            }
+        ),
+        encoding="utf-8",
+    )
+
+
+def run(engine: str, size: str) -> dict:
+    out = REPO / "bench" / f".verify-{engine}-{size}.json"
+    subprocess.run(
+        [sys.executable, __file__, "--worker", engine, "--size", size, "--out", str(out)],
+        check=True,
+    )
+    data = json.loads(out.read_text(encoding="utf-8"))
+    out.unlink()
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(SIZES))
+    parser.add_argument("--worker", choices=("gtrex", "groundswell"))
+    parser.add_argument("--size", choices=tuple(SIZES))
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.size, args.out)
+        return
+
+    rows = []
+    for size in args.sizes.split(","):
+        theirs = run("gtrex", size)
+        ours = run("groundswell", size)
+        agree = sum(a == b for a, b in zip(theirs["results"], ours["results"], strict=True))
+        rows.append((size, theirs, ours, agree))
+
+    def ms(x: float) -> str:
+        return f"{x * 1000:,.2f}"
+
+    header = (
+        "| document | claims | engine | CPU ms/claim | claims/s | first claim ms (verbatim / miss)"
+        " | worst claim ms | peak RSS MB |"
+    )
+    lines = [header, "|" + "---|" * 8]
+    for size, theirs, ours, _ in rows:
+        for name, d in (("gtrex 1.1.0", theirs), ("groundswell", ours)):
+            per = d["total_cpu"] / d["claims"]
+            lines.append(
+                f"| {size} ({d['chars']:,} chars) | {d['claims']:,} | {name} | {ms(per)} "
+                f"| {1 / per:,.0f} | {ms(d['first']['exact'])} / {ms(d['first']['miss'])} "
+                f"| {ms(d['worst'])} | {d['peak_mb']:,.0f} |"
+            )
+    lines.append("")
+    lines.append(
+        "| document | throughput ratio | first-claim ratio (verbatim / miss) | worst-claim ratio"
+        " | peak RSS ratio | same verdict, tier, offsets |"
+    )
+    lines.append("|" + "---|" * 6)
+    for size, theirs, ours, agree in rows:
+        lines.append(
+            f"| {size} | {theirs['total_cpu'] / ours['total_cpu']:,.1f}x "
+            f"| {theirs['first']['exact'] / max(ours['first']['exact'], 1e-6):,.1f}x / "
+            f"{theirs['first']['miss'] / max(ours['first']['miss'], 1e-6):,.1f}x "
+            f"| {theirs['worst'] / max(ours['worst'], 1e-6):,.1f}x "
+            f"| {theirs['peak_mb'] / ours['peak_mb']:,.1f}x | {agree:,} of {ours['claims']:,} |"
+        )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
