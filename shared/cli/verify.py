@@ -1,5 +1,382 @@
-"""`groundswell` commands: verify."""
+"""`groundswell` commands: verify, explain, sensitivity.
+
+Input is gtrex's JSON Lines contract: each record has a string ``claim`` and exactly one of an
+inline ``source`` or a ``source_path`` (read as UTF-8, byte for byte; relative paths resolve
+against ``--root``, else the current directory). Every other field is passed through in order;
+the inline ``source`` is not repeated in the output. The certificate goes under the key
+``groundswell``. Invalid input exits 1 with the file and line; output is all or nothing.
+"""
 
 from __future__ import annotations
 
-from shared.cli.app import main  # noqa: F401
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shared.cli.app import main
+from shared.verify import BUILTIN_VERIFY_POLICIES, Verifier, VerifyPolicy, get_verify_policy
+from shared.verify.policy import PolicyError
+from shared.verify.report import LadderProfile, explain, manifest, sensitivity, spread_points
+
+RESULT_KEY = "groundswell"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Show a progress bar from this many records on, when stderr is a terminal.
+PROGRESS_FROM = 200
+
+
+class InvalidInput(click.ClickException):
+    """Input the command cannot use; the message names the file and line."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"groundswell: {self.format_message()}", err=True)
+
+
+@dataclass
+class Record:
+    line: int
+    data: dict[str, Any]
+    source_key: str
+
+
+def load_policy(ref: str) -> VerifyPolicy:
+    """A built-in policy by name (``default``, ``strict@1``) or a policy JSON file."""
+    name = ref.partition("@")[0]
+    try:
+        if name in BUILTIN_VERIFY_POLICIES:
+            return get_verify_policy(ref)
+        if Path(ref).exists() or ref.endswith(".json"):
+            return VerifyPolicy.load(ref)
+        return get_verify_policy(ref)
+    except PolicyError as exc:
+        raise InvalidInput(f"invalid policy ({ref}): {exc}") from None
+
+
+def _surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_surrogate(k) or _surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_surrogate(v) for v in value)
+    return False
+
+
+def read_lines(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSON Lines file, with their line numbers (blank lines skipped)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid UTF-8 ({exc.reason})") from None
+    text = text.removeprefix("\ufeff")
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{path}:{number}: invalid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise InvalidInput(f"{path}:{number}: a record is a JSON object")
+        if _surrogate(value):
+            raise InvalidInput(
+                f"{path}:{number}: contains an unpaired surrogate escape (such as \\ud800), "
+                "which is not text"
+            )
+        yield number, value
+
+
+class Sources:
+    """Source texts by key, each file read (and decoded) once."""
+
+    def __init__(self, root: str | None) -> None:
+        self.root = Path(root) if root else None
+        self.texts: dict[str, str] = {}
+        self._inline: dict[str, str] = {}
+
+    def key_for(self, path: str, line: int, record: dict[str, Any]) -> str:
+        has_inline = "source" in record
+        has_path = "source_path" in record
+        if has_inline and has_path:
+            raise InvalidInput(
+                f"{path}:{line}: record has both 'source' and 'source_path'; provide exactly one"
+            )
+        if not has_inline and not has_path:
+            raise InvalidInput(f"{path}:{line}: record has neither 'source' nor 'source_path'")
+        if has_inline:
+            text = record["source"]
+            if not isinstance(text, str):
+                raise InvalidInput(
+                    f"{path}:{line}: 'source' must be a string, not {type(text).__name__}"
+                )
+            key = self._inline.get(text)
+            if key is None:
+                key = self._inline[text] = f"inline:{len(self._inline)}"
+                self.texts[key] = text
+            return key
+        where = record["source_path"]
+        if not isinstance(where, str) or not where:
+            raise InvalidInput(f"{path}:{line}: 'source_path' must be a non-empty string")
+        file = Path(where)
+        if not file.is_absolute() and self.root is not None:
+            file = self.root / file
+        key = "path:" + str(file)
+        if key not in self.texts:
+            try:
+                data = file.read_bytes()
+            except OSError as exc:
+                raise InvalidInput(
+                    f"{path}:{line}: source_path {where}: cannot read: {exc.strerror or exc}"
+                ) from None
+            try:
+                self.texts[key] = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"{path}:{line}: source_path {where}: not valid UTF-8 ({exc.reason}); "
+                    "convert the file first"
+                ) from None
+        return key
+
+
+def read_records(
+    path: str,
+    sources: Sources,
+    *,
+    at_offsets: bool = False,
+    replace_existing: bool = True,
+) -> list[Record]:
+    records = []
+    for number, data in read_lines(path):
+        claim = data.get("claim")
+        if not isinstance(claim, str):
+            kind = "missing" if "claim" not in data else f"not {type(claim).__name__}"
+            raise InvalidInput(f"{path}:{number}: 'claim' must be a string ({kind})")
+        if RESULT_KEY in data and not replace_existing:
+            raise InvalidInput(
+                f"{path}:{number}: record already has a {RESULT_KEY!r} field; pass "
+                "--replace-existing to overwrite it"
+            )
+        key = sources.key_for(path, number, data)
+        if at_offsets:
+            for name in ("start", "end"):
+                value = data.get(name)
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise InvalidInput(
+                        f"{path}:{number}: --at-offsets requires integer 'start' and 'end'"
+                    )
+            if not 0 <= data["start"] < data["end"] <= len(sources.texts[key]):
+                raise InvalidInput(
+                    f"{path}:{number}: invalid source span [{data['start']}, {data['end']}): "
+                    f"it must satisfy 0 <= start < end <= {len(sources.texts[key])} "
+                    "(the source's length in characters)"
+                )
+        records.append(Record(number, data, key))
+    return records
+
+
+def _progress(total: int, label: str):
+    """A rich progress bar on stderr when it is a terminal and the work is long, else None."""
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    return Progress(
+        f"[bold]{label}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+
+
+def _stdout_bytes(data: bytes) -> None:
+    """JSON on stdout is always UTF-8, whatever the terminal's encoding."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _write_output(out: str | None, lines: list[str]) -> None:
+    payload = "".join(lines)
+    if out is None or out == "-":
+        _stdout_bytes(payload.encode("utf-8"))
+        return
+    try:
+        Path(out).write_text(payload, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"{out}: cannot write: {exc.strerror or exc}") from None
+
+
+def _write_json(path: str, value: Any) -> None:
+    text = json.dumps(value, ensure_ascii=False, indent=1) + "\n"
+    if path == "-":
+        _stdout_bytes(text.encode("utf-8"))
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _profile_text(profile: LadderProfile) -> str:
+    rates = profile.rates()
+    policy = profile.policy
+    head = (
+        f"{100 * rates['policy_accepted_rate']:.2f}% of {profile.total} claims grounded under "
+        f"policy {policy.ref} ({policy.fingerprint}); contiguous through "
+        f"{rates['accept_through']!r}: {100 * rates['contiguous_rate_through_accept_tier']:.2f}%; "
+        f"exact floor: {100 * rates['exact_floor']:.2f}%"
+    )
+    rows = [("tier", "at tier", "cumulative", "share"), *profile.table()]
+    body = "\n".join(f"{a:<12}{b:>9}{c:>12}{d:>10}" for a, b, c, d in rows)
+    return f"{head}\n\n{body}"
+
+
+@main.command()
+@click.argument("claims", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", default=None, help="Output JSON Lines (default: stdout).")
+@click.option(
+    "--policy",
+    "policy_ref",
+    default="default",
+    show_default=True,
+    help="A built-in policy (strict, default, permissive, or NAME@VERSION) or a policy file.",
+)
+@click.option("--root", type=click.Path(file_okay=False), help="Resolve relative source_path here.")
+@click.option(
+    "--at-offsets", is_flag=True, help="Check only each record's [start, end) span (verify_at)."
+)
+@click.option("--manifest", "manifest_path", default=None, help="Write a run manifest (JSON) here.")
+@click.option(
+    "--replace-existing", is_flag=True, help=f"Overwrite a {RESULT_KEY!r} field already present."
+)
+def verify(
+    claims: str,
+    output: str | None,
+    policy_ref: str,
+    root: str | None,
+    at_offsets: bool,
+    manifest_path: str | None,
+    replace_existing: bool,
+) -> None:
+    """Verify the quotations of CLAIMS (JSON Lines) against their sources.
+
+    Each record gets a certificate under the key "groundswell": verdict, tier, offsets into
+    the original source, and the policy's fingerprint. A summary goes to stderr.
+    """
+    policy = load_policy(policy_ref)
+    sources = Sources(root)
+    records = read_records(
+        claims, sources, at_offsets=at_offsets, replace_existing=replace_existing
+    )
+    verifiers: dict[str, Verifier] = {}
+    profile = LadderProfile(policy)
+    lines: list[str] = []
+    progress = _progress(len(records), "verifying")
+    task = progress.add_task("verify", total=len(records)) if progress else None
+    if progress:
+        progress.start()
+    try:
+        for record in records:
+            verifier = verifiers.get(record.source_key)
+            if verifier is None:
+                verifier = Verifier(sources.texts[record.source_key], policy)
+                verifiers[record.source_key] = verifier
+            data = record.data
+            if at_offsets:
+                cert = verifier.verify_at(data["claim"], data["start"], data["end"])
+            else:
+                cert = verifier.verify(data["claim"])
+            profile.add(cert)
+            out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
+            out[RESULT_KEY] = cert.as_dict()
+            lines.append(json.dumps(out, ensure_ascii=False) + "\n")
+            if progress:
+                progress.advance(task)
+    finally:
+        if progress:
+            progress.stop()
+    _write_output(output, lines)
+    if manifest_path:
+        inputs = {
+            "input": claims,
+            "documents": len(verifiers),
+            "claims": len(records),
+            "at_offsets": at_offsets,
+        }
+        _write_json(manifest_path, manifest(policy, profile, inputs))
+    click.echo(_profile_text(profile), err=True)
+
+
+@main.command("explain")
+@click.option(
+    "--policy",
+    "policy_ref",
+    default="default",
+    show_default=True,
+    help="A built-in policy or a policy file.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the policy as JSON instead.")
+def explain_command(policy_ref: str, as_json: bool) -> None:
+    """Print a verification policy and every assumption its verdicts rest on."""
+    policy = load_policy(policy_ref)
+    if as_json:
+        _write_json("-", policy.as_dict())
+        return
+    click.echo(explain(policy))
+
+
+@main.command("sensitivity")
+@click.argument("claims", type=click.Path(dir_okay=False))
+@click.option("--root", type=click.Path(file_okay=False), help="Resolve relative source_path here.")
+@click.option(
+    "--policy",
+    "policy_refs",
+    multiple=True,
+    help="A policy to compare (repeatable); default: the three built-ins.",
+)
+@click.option(
+    "-o", "--output", "output", default=None, help="Write the comparison as JSON ('-': stdout)."
+)
+def sensitivity_command(
+    claims: str, root: str | None, policy_refs: tuple[str, ...], output: str | None
+) -> None:
+    """Re-verify the same claims under several policies and show how the rate moves."""
+    refs = policy_refs or tuple(BUILTIN_VERIFY_POLICIES)
+    policies = {ref: load_policy(ref) for ref in refs}
+    sources = Sources(root)
+    records = read_records(claims, sources)
+    grouped: dict[str, list[str]] = {}
+    for record in records:
+        grouped.setdefault(record.source_key, []).append(record.data["claim"])
+    result = sensitivity(((sources.texts[k], v) for k, v in grouped.items()), policies)
+    spread = spread_points(result)
+    rows = [
+        f"{'policy':<14}{'fingerprint':<18}{'accept_through':<16}{'grounded':>10}{'contiguous':>12}"
+    ]
+    rows.append("-" * len(rows[0]))
+    for name, row in result.items():
+        rows.append(
+            f"{name:<14}{row['fingerprint']:<18}{row['accept_through']:<16}"
+            f"{100 * row['grounded_rate']:>9.2f}%{100 * row['contiguous_rate']:>11.2f}%"
+        )
+    text = "\n".join(rows) + (
+        f"\n\nSame {len(records)} claims, same sources. The grounding rate varies by "
+        f"{spread:.1f} percentage points across these {len(policies)} policies."
+    )
+    if output:
+        _write_json(output, {"policies": result, "spread_points": spread, "claims": len(records)})
+    click.echo(text, err=output == "-")

@@ -374,7 +374,7 @@ class Verifier:
                 f"{self.policy.accept_tier!r}",
             )
             if not tier.sound:
-                notes += (f"tier {tier.name!r} is unsound: {tier.rationale}",)
+                notes += (f"tier {tier.name!r} is unsound. {tier.rationale}".rstrip(),)
         return Certificate(
             claim=claim,
             verdict="grounded" if accepted else "grounded_loose",

@@ -1,0 +1,232 @@
+"""`groundswell verify / explain / sensitivity`: the JSON Lines contract, errors, and gtrex parity."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shared.cli import main
+from shared.verify import DEFAULT, STRICT
+
+FILING = (
+    "Operating loss was ($10.0 million) for the year ended December 31, 2023.\n"
+    "We depend on a limited number of suppliers for key components, and the loss of any of\n"
+    "these suppliers could materially and adversely affect our results of operations.\n"
+    "Our \u201cAdvanced Materials\u201d segment \u2014 acquired in 2021 \u2014 generated "
+    "revenue of &#36;88.5 million.\n"
+)
+RECORDS = [
+    {"id": "q1", "claim": "We depend on a limited number of suppliers", "source_path": "f.txt"},
+    {"id": "q2", "claim": "operating loss was ($10.0 million)", "source_path": "f.txt", "m": 1},
+    {"id": "q3", "claim": "Operating loss was $100 million", "source_path": "f.txt"},
+    {
+        "id": "q4",
+        "claim": "We depend on a limited number of suppliers for key components ... "
+        "could materially and adversely affect our results of operations",
+        "source_path": "f.txt",
+    },
+    {"id": "q5", "claim": 'Our "Advanced Materials" segment - acquired in 2021', "source": FILING},
+    {"id": "q6", "claim": "The Company plans to open twelve new centres", "source_path": "f.txt"},
+    {"id": "q7", "claim": "...", "source_path": "f.txt"},
+]
+
+
+def _write(path: Path, records: list[dict] | list[str]) -> Path:
+    lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in records]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "f.txt").write_bytes(FILING.encode("utf-8"))
+    _write(tmp_path / "claims.jsonl", RECORDS)
+    return tmp_path
+
+
+def run(work: Path, *args: str):
+    runner = CliRunner()
+    return runner.invoke(main, list(args), catch_exceptions=False, env={"COLUMNS": "120"})
+
+
+def test_verify_writes_certificates_and_passes_fields_through(work: Path) -> None:
+    out = work / "out.jsonl"
+    manifest = work / "manifest.json"
+    result = run(
+        work,
+        "verify",
+        str(work / "claims.jsonl"),
+        "--root",
+        str(work),
+        "-o",
+        str(out),
+        "--manifest",
+        str(manifest),
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == [r["id"] for r in RECORDS]
+    assert list(rows[1]) == ["id", "claim", "source_path", "m", "groundswell"]
+    assert "source" not in rows[4]  # the inline source is not repeated
+    verdicts = [(r["groundswell"]["verdict"], r["groundswell"]["tier"]) for r in rows]
+    assert verdicts == [
+        ("grounded", "exact"),
+        ("grounded", "case"),
+        ("grounded_loose", "skeleton"),
+        ("stitched", None),
+        ("grounded", "typography"),
+        ("unlocated", None),
+        ("degenerate", None),
+    ]
+    cert = rows[0]["groundswell"]
+    assert FILING[cert["start"] : cert["end"]] == cert["span_text"]
+    assert cert["policy_fingerprint"] == DEFAULT.fingerprint
+
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    assert data["policy_fingerprint"] == DEFAULT.fingerprint
+    assert data["tool"]["unicode_version"]
+    assert data["tool"]["engine_revision"] >= 1
+    assert data["inputs"] == {
+        "input": str(work / "claims.jsonl"),
+        "documents": 2,
+        "claims": 7,
+        "at_offsets": False,
+    }
+    assert data["profile"]["by_tier"]["exact"] == 1
+    assert data["profile"]["stitched"] == 1
+    assert data["rates"]["policy_accepted_rate"] == pytest.approx(3 / 7)
+
+
+def test_verify_to_stdout_and_summary_on_stderr(work: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "shared.cli", "verify", "claims.jsonl", "--policy", "strict"],
+        cwd=work,
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
+    assert len(rows) == 7
+    assert {r["groundswell"]["policy_fingerprint"] for r in rows} == {STRICT.fingerprint}
+    assert b"grounded under policy strict@1" in result.stderr
+
+
+def test_verify_at_offsets(work: Path) -> None:
+    start = FILING.index("We depend")
+    records = [
+        {"claim": "We depend on a limited number", "source_path": "f.txt", "start": start,
+         "end": start + 29},
+        {"claim": "We depend on a limited number", "source_path": "f.txt", "start": start + 1,
+         "end": start + 29},
+    ]  # fmt: skip
+    _write(work / "at.jsonl", records)
+    out = work / "at-out.jsonl"
+    result = run(work, "verify", str(work / "at.jsonl"), "--root", str(work), "--at-offsets",
+                 "-o", str(out))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    right, wrong = (json.loads(x)["groundswell"] for x in out.read_text().splitlines())
+    assert (right["verdict"], right["scope"], right["requested_span"]) == (
+        "grounded",
+        "span",
+        [start, start + 29],
+    )
+    assert (wrong["verdict"], wrong["found_elsewhere"]) == ("unlocated", True)
+
+
+@pytest.mark.parametrize(
+    ("lines", "extra", "message"),
+    [
+        (['{"claim": "x", "source": "x"}', "{nope"], (), "claims.jsonl:2: invalid JSON"),
+        (['{"claim": 3, "source": "x"}'], (), "claims.jsonl:1: 'claim' must be a string"),
+        (['{"source": "x"}'], (), "claims.jsonl:1: 'claim' must be a string"),
+        (['{"claim": "x"}'], (), "claims.jsonl:1: record has neither"),
+        (['{"claim": "x", "source": "x", "source_path": "f.txt"}'], (), "has both"),
+        (['{"claim": "x", "source_path": "missing.txt"}'], (), "claims.jsonl:1: source_path"),
+        (['{"claim": "x", "source_path": "bad.txt"}'], (), "not valid UTF-8"),
+        (['{"claim": "x", "source": "x", "groundswell": {}}'], (), "--replace-existing"),
+        (['{"claim": "x", "source": "xyz"}'], ("--at-offsets",), "requires integer"),
+        (['{"claim": "x", "source": "xyz", "start": 2, "end": 9}'], ("--at-offsets",), "span"),
+        (['{"claim": "\\ud800", "source": "x"}'], (), "claims.jsonl:1: contains an unpaired"),
+        (['{"claim": "x", "source": "x"}'], ("--policy", "nosuch"), "invalid policy"),
+        (['["a list"]'], (), "claims.jsonl:1: a record is a JSON object"),
+    ],
+)
+def test_invalid_input_exits_1_with_file_and_line(
+    work: Path, lines: list[str], extra: tuple[str, ...], message: str
+) -> None:
+    (work / "bad.txt").write_bytes(b"\xff\xfe broken")
+    _write(work / "claims.jsonl", lines)
+    out = work / "never.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "shared.cli", "verify", "claims.jsonl", "-o", str(out), *extra],
+        cwd=work,
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert message in result.stderr.decode("utf-8")
+    assert "Traceback" not in result.stderr.decode("utf-8")
+    assert not out.exists()  # all or nothing
+
+
+def test_replace_existing_overwrites_the_result(work: Path) -> None:
+    _write(work / "c.jsonl", [{"claim": "Operating loss", "source": FILING, "groundswell": 1}])
+    out = work / "o.jsonl"
+    result = run(work, "verify", str(work / "c.jsonl"), "--replace-existing", "-o", str(out))
+    assert result.exit_code == 0
+    assert json.loads(out.read_text())["groundswell"]["verdict"] == "grounded"
+
+
+def test_policy_file_and_explain(work: Path) -> None:
+    policy = DEFAULT.with_changes(name="mine", ellipsis_policy="reject")
+    path = work / "policy.json"
+    path.write_text(json.dumps(policy.as_dict()), encoding="utf-8")
+    result = run(work, "explain", "--policy", str(path))
+    assert result.exit_code == 0
+    assert policy.fingerprint in result.output
+    assert "ellipsis_policy     reject" in result.output
+    assert "UNSOUND" in result.output and "unicode" in result.output
+    as_json = run(work, "explain", "--policy", "permissive", "--json")
+    assert json.loads(as_json.output)["accept_through"] == "skeleton"
+    out = work / "o.jsonl"
+    result = run(work, "verify", str(work / "claims.jsonl"), "--root", str(work), "--policy",
+                 str(path), "-o", str(out))  # fmt: skip
+    assert result.exit_code == 0
+    q4 = json.loads(out.read_text().splitlines()[3])["groundswell"]
+    assert (q4["verdict"], q4["policy_fingerprint"]) == ("unlocated", policy.fingerprint)
+
+
+def test_sensitivity_reports_the_spread(work: Path) -> None:
+    out = work / "sens.json"
+    result = run(work, "sensitivity", str(work / "claims.jsonl"), "--root", str(work),
+                 "-o", str(out))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "percentage points" in result.output
+    data = json.loads(out.read_text())
+    rates = {name: row["grounded_rate"] for name, row in data["policies"].items()}
+    assert rates == {"strict": 1 / 7, "default": 3 / 7, "permissive": 4 / 7}
+    assert data["spread_points"] == pytest.approx(100 * 3 / 7)
+
+
+@pytest.mark.parametrize("policy", ["strict", "default", "permissive"])
+def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
+    gtrex = str(Path(sys.executable).parent / "gtrex")
+    ours, theirs = work / "ours.jsonl", work / "theirs.jsonl"
+    args = ["claims.jsonl", "--policy", policy]
+    subprocess.run([gtrex, "verify", *args, "-o", str(theirs)], cwd=work, check=True,
+                   capture_output=True)  # fmt: skip
+    result = run(work, "verify", str(work / "claims.jsonl"), "--root", str(work), "--policy",
+                 policy, "-o", str(ours))  # fmt: skip
+    assert result.exit_code == 0
+    for a, b in zip(ours.read_text().splitlines(), theirs.read_text().splitlines(), strict=True):
+        mine, gt = json.loads(a), json.loads(b)
+        assert {k: v for k, v in mine.items() if k != "groundswell"} == {
+            k: v for k, v in gt.items() if k != "gtrex"
+        }
+        keep = ("verdict", "tier", "start", "end", "grounded", "span_text", "fragment_statuses")
+        assert {k: mine["groundswell"][k] for k in keep} == {k: gt["gtrex"][k] for k in keep}
