@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.columns import Columns
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -74,7 +75,7 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
             "[bold]accepted",
             f"[bold]{counts.get('claims.accepted', 0)}  ({_pct(rates.get('claims_accepted'))})",
         )
-        parts += [table, verdicts]
+        parts.append(Columns([table, verdicts], padding=(0, 4)))
 
     candidates = counts.get("candidates", 0)
     if candidates:
@@ -101,7 +102,7 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
         code_table.add_column("decisions", justify="right")
         for code, n in codes:
             code_table.add_row(code, str(n))
-        parts += [table, code_table]
+        parts.append(Columns([table, code_table], padding=(0, 4)))
 
     if counts.get("claims.labelled") or counts.get("candidates.labelled"):
         gold = Table(title="Against gold labels", title_justify="left", box=None)
