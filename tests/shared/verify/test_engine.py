@@ -186,3 +186,35 @@ def test_builtin_policies_are_registered() -> None:
     assert set(BUILTIN_VERIFY_POLICIES) == {"strict", "default", "permissive"}
     assert get_verify_policy("default@1") is DEFAULT
     assert len({p.fingerprint for p in BUILTIN_VERIFY_POLICIES.values()}) == 3
+
+
+@pytest.mark.parametrize(
+    ("source", "claim", "expected"),
+    [
+        ("a 1 000 b", "a 1", None),  # a thousands group: "1 000" is one figure
+        ("a 1 000 b", "000 b", None),
+        ("a 1\u00ad 000 b", "a 1", None),  # invisible characters don't break the group
+        ("a 1234 000 b", "a 1234", (0, 6)),  # four digits before the space: not a group
+        ("a 1 0000 b", "a 1", (0, 3)),  # four after: not a group
+        ("a 1.5 b", "a 1", None),  # decimal
+        ("up +3% on", "3% on", None),  # signed figure
+        ("a .5% rise", "5% rise", (3, 10)),  # a leading decimal point is a boundary
+        ("in 2021\u20132023 we", "2023", (8, 12)),  # en dash after a digit: a range
+        ("in 2021-2023 we", "2023", None),  # hyphen: one term
+    ],
+)
+def test_figure_boundaries(source: str, claim: str, expected) -> None:
+    c = cert(claim, source=source)
+    assert (None if c.start is None else (c.start, c.end)) == expected
+
+
+def test_index_keeps_a_claim_whose_edge_fraction_folds_differently_in_context() -> None:
+    # "½" after a fraction slash stays as written in the document but folds to "1⁄2" in the
+    # claim on its own; the index must not lose that occurrence.
+    filler = "We depend on a limited number of suppliers for key components. " * 40
+    source = filler + "The ratio 3\u2044\u00bd of the total revenue for the year was high. " + filler
+    v = Verifier(source, DEFAULT)
+    for warm in ("We depend on", "key components", "suppliers for key"):
+        v.verify(warm)
+    c = v.verify("\u00bd of the total revenue for the year was high")
+    assert (c.verdict, c.tier, c.start) == ("grounded", "exact", source.index("\u00bd"))

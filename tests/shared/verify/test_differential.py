@@ -1,0 +1,200 @@
+"""Differential tests against gtrex 1.1.0: the same claims, the same certificates.
+
+Documents are a fixed sample of ../shared/corpus (every part of it: SEC filings, FDA labels,
+Federal Register, CFR, bills, NTSB and OPM reports, TAT-QA excerpts), plus one filing with
+characters written as HTML entities. Claims come from every family in ``families.FAMILIES``.
+Each (document, policy) pair uses one verifier per engine for all of its claims, so the
+search index and the in-word filters are exercised as in production. Verdict, tier, start,
+end and every other field that does not depend on wording must agree on every claim.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shared.verify import engine
+from tests.shared.text.test_projections import NASTY
+from tests.shared.verify.families import FAMILIES, ClaimFactory, with_entities
+from tests.shared.verify.oracle import POLICIES, Pair
+
+PER_FAMILY = 10
+MAX_CHARS = 160_000
+# Per part of the corpus: how many documents, from the sorted ids.
+SAMPLE = {
+    "sec_edgartools": 3,
+    "fda_labels": 2,
+    "uslm": 3,
+    "docugami_pdfs": 2,
+    "tatqa": 1,
+    "court_opinion": 1,
+}
+ENTITY_DOC = "sec-aapl-10q-2025-08-01"
+
+
+def _sample(index: list[dict]) -> list[str]:
+    picked: list[str] = []
+    for part, n in SAMPLE.items():
+        rows = sorted(
+            (r for r in index if r["part"] == part and 20_000 <= r["length_chars"] <= MAX_CHARS),
+            key=lambda r: r["id"],
+        ) or sorted((r for r in index if r["part"] == part), key=lambda r: r["length_chars"])
+        step = max(1, len(rows) // n)
+        picked += [r["id"] for r in rows[::step][:n]]
+    return picked
+
+
+def _index() -> list[dict]:
+    from shared.settings import get_settings
+
+    path = get_settings().shared_corpus / "index.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+DOCS = [*_sample(_index()), f"{ENTITY_DOC}+entities"]
+
+
+def _text(shared_corpus: Path, doc: str) -> str:
+    doc_id, _, variant = doc.partition("+")
+    text = (shared_corpus / "documents" / f"{doc_id}.txt").read_bytes().decode("utf-8")
+    return with_entities(text, seed=7) if variant == "entities" else text[:MAX_CHARS]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("doc", DOCS)
+def test_corpus_claims_agree_with_gtrex(shared_corpus: Path, doc: str, policy: str) -> None:
+    text = _text(shared_corpus, doc)
+    claims = list(ClaimFactory(text, seed=zlib.crc32(doc.encode())).claims(PER_FAMILY))
+    assert {c.family for c in claims} == set(FAMILIES)
+    pair = Pair(text, policy)
+    disagreements = []
+    for c in claims:
+        diff = pair.compare(c.claim, c.at)
+        if diff:
+            disagreements.append((c.family, c.claim[:80], c.at, diff))
+    assert disagreements == [], f"{len(disagreements)} of {len(claims)} differ"
+
+
+# --- hypothesis: short strings over a nasty alphabet ----------------------------------------
+
+ALPHABET = [
+    *NASTY,
+    *["Revenue", " was ", "12.5", "1,234", "10:30", "+", "...", "..", "O'Brien", "FY2023"],
+    *["non-cash", "and/or", "snake_case", "\u6771\u4eac", "UGC", "Stands", " 000", "1 000"],
+    *["\u0e01", "\u3042", "|", "[[X]]"],
+]
+fragment = st.lists(st.sampled_from(ALPHABET), max_size=30)
+
+
+@st.composite
+def document_and_claims(draw, tokens):
+    """A source made of tokens, and claims that are mostly runs of its tokens (so that claims
+    start and end where the boundary rules have something to say), sometimes varied."""
+    parts = draw(tokens)
+    source = "".join(parts)
+    cuts = [0]
+    for part in parts:
+        cuts.append(cuts[-1] + len(part))
+    claims = []
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.integers(0, 5))
+        if source and kind <= 3:
+            i = draw(st.integers(0, len(cuts) - 2))
+            j = draw(st.integers(i + 1, len(cuts) - 1))
+            a, b = cuts[i], cuts[j]
+            if kind == 3:  # anywhere, even inside a token
+                a = draw(st.integers(0, len(source) - 1))
+                b = draw(st.integers(a, len(source)))
+            claim = source[a:b]
+            if draw(st.integers(0, 3)) == 0:
+                claim = draw(
+                    st.sampled_from([claim.upper(), claim.lower(), " ".join(claim.split())])
+                )
+            if draw(st.integers(0, 5)) == 0:
+                claim += draw(st.sampled_from([" ... ", "\u2026", ".."])) + "".join(draw(tokens))
+        else:
+            claim = "".join(draw(tokens))
+        at = None
+        if source and draw(st.booleans()):
+            a = draw(st.integers(0, len(source) - 1))
+            at = (a, draw(st.integers(a + 1, len(source))))
+        claims.append((claim, at))
+    overrides = draw(
+        st.sampled_from(
+            [
+                {},
+                {},
+                {},
+                {"match_boundaries": False},
+                {"marker_pattern": r"\||\[\[[A-Z]+\]\]"},
+                {"min_fragment_tokens": 2},
+                {"require_contiguous": False},
+            ]
+        )
+    )
+    return source, claims, overrides
+
+
+HYPOTHESIS = settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@contextmanager
+def shortcuts_everywhere():
+    """Use the search index and the in-word filter from the first claim and occurrence on, so
+    short strings exercise the paths large documents take."""
+    saved = engine.INDEX_AFTER, engine.PREFILTER_AFTER
+    engine.INDEX_AFTER, engine.PREFILTER_AFTER = 0, 1
+    try:
+        yield
+    finally:
+        engine.INDEX_AFTER, engine.PREFILTER_AFTER = saved
+
+
+def _agree(source: str, claims, overrides: dict) -> None:
+    for policy in POLICIES:
+        pair = Pair(source, policy, **overrides)
+        for claim, at in claims:
+            assert pair.compare(claim) == {}, (policy, overrides, claim)
+            if at is not None:
+                assert pair.compare(claim, at) == {}, (policy, overrides, claim, at)
+
+
+@HYPOTHESIS
+@given(document_and_claims(fragment))
+def test_nasty_strings_agree_with_gtrex(case) -> None:
+    _agree(*case)
+
+
+@HYPOTHESIS
+@given(document_and_claims(fragment))
+def test_nasty_strings_agree_with_gtrex_on_the_index_paths(case) -> None:
+    with shortcuts_everywhere():
+        _agree(*case)
+
+
+# Figures, signs, separators and grouping spaces: the boundary rules for numbers.
+FIGURES = [
+    *"0123456789 ,.:-+/%$()aA",
+    *["−", "–", " ", " ", " ", "­", "½", "⁄", "²"],
+    *["⒈", "１", "1 000", "12 345", "FY", "٫", "&#36;", "&minus;"],
+]
+figures = st.lists(st.sampled_from(FIGURES), max_size=30)
+
+
+@HYPOTHESIS
+@given(document_and_claims(figures))
+def test_figures_agree_with_gtrex(case) -> None:
+    with shortcuts_everywhere():
+        _agree(*case)
