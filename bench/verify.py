@@ -161,6 +161,7 @@ class ClaimMaker:
         return out
 
 
+IN_WORD = ("e", "ing", "tion of")
 FIRST_EXACT = "exact"
 FIRST_MISS = "fabricated_unrelated"
 
@@ -196,14 +197,23 @@ def worker(engine: str, size: str, out_path: str) -> None:
     results = []
     worst = 0.0
     worst_claim = ""
-    for _, claim in claims:
+    for n, (_, claim) in enumerate(claims):
         c0 = time.process_time()
         d = verifier.verify(claim).as_dict()
         spent = time.process_time() - c0
-        if spent > worst:
+        # The first claim pays for normalizing the document; "worst" is about the others.
+        if n and spent > worst:
             worst, worst_claim = spent, claim
         results.append([d["verdict"], d["tier"], d["start"], d["end"]])
     total = time.process_time() - t0
+
+    # Claims that occur only inside words: every occurrence is found and refused.
+    inword = {}
+    for claim in IN_WORD:
+        c0 = time.process_time()
+        d = verifier.verify(claim).as_dict()
+        inword[claim] = time.process_time() - c0
+        results.append([d["verdict"], d["tier"], d["start"], d["end"]])
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     Path(out_path).write_text(
         json.dumps(
@@ -214,6 +224,7 @@ def worker(engine: str, size: str, out_path: str) -> None:
                 "first": first,
                 "worst": worst,
                 "worst_claim": worst_claim[:60],
+                "in_word": inword,
                 "peak_mb": peak_mb,
                 "results": results,
             }
@@ -254,33 +265,48 @@ def main() -> None:
     def ms(x: float) -> str:
         return f"{x * 1000:,.2f}"
 
+    def ratio(a: float, b: float) -> str:
+        return f"{a / max(b, 1e-6):,.1f}x"
+
+    in_word = " / ".join(repr(c) for c in IN_WORD)
     header = (
-        "| document | claims | engine | CPU ms/claim | claims/s | first claim ms (verbatim / miss)"
-        " | worst claim ms | peak RSS MB |"
+        "| document | engine | CPU ms/claim | claims/s | first claim ms (verbatim / miss)"
+        f" | worst later claim ms | in-word claims ms ({in_word}) | peak RSS MB |"
     )
-    lines = [header, "|" + "---|" * 8]
+    lines = [
+        f"{CLAIMS_PER_CATEGORY * len(CATEGORIES):,} claims per document "
+        f"({CLAIMS_PER_CATEGORY} per category), CPU time, each engine in a fresh process.",
+        "",
+        header,
+        "|" + "---|" * 8,
+    ]
     for size, theirs, ours, _ in rows:
         for name, d in (("gtrex 1.1.0", theirs), ("groundswell", ours)):
             per = d["total_cpu"] / d["claims"]
+            words = " / ".join(ms(d["in_word"][c]) for c in IN_WORD)
             lines.append(
-                f"| {size} ({d['chars']:,} chars) | {d['claims']:,} | {name} | {ms(per)} "
-                f"| {1 / per:,.0f} | {ms(d['first']['exact'])} / {ms(d['first']['miss'])} "
-                f"| {ms(d['worst'])} | {d['peak_mb']:,.0f} |"
+                f"| {size} ({d['chars']:,} chars) | {name} | {ms(per)} | {1 / per:,.0f} "
+                f"| {ms(d['first']['exact'])} / {ms(d['first']['miss'])} | {ms(d['worst'])} "
+                f"| {words} | {d['peak_mb']:,.0f} |"
             )
-    lines.append("")
-    lines.append(
-        "| document | throughput ratio | first-claim ratio (verbatim / miss) | worst-claim ratio"
-        " | peak RSS ratio | same verdict, tier, offsets |"
-    )
-    lines.append("|" + "---|" * 6)
+    lines += [
+        "",
+        "| document | throughput | first claim (verbatim / miss) | worst later claim"
+        " | in-word claims | peak RSS | same verdict, tier, offsets |",
+        "|" + "---|" * 7,
+    ]
     for size, theirs, ours, agree in rows:
         lines.append(
-            f"| {size} | {theirs['total_cpu'] / ours['total_cpu']:,.1f}x "
-            f"| {theirs['first']['exact'] / max(ours['first']['exact'], 1e-6):,.1f}x / "
-            f"{theirs['first']['miss'] / max(ours['first']['miss'], 1e-6):,.1f}x "
-            f"| {theirs['worst'] / max(ours['worst'], 1e-6):,.1f}x "
-            f"| {theirs['peak_mb'] / ours['peak_mb']:,.1f}x | {agree:,} of {ours['claims']:,} |"
+            f"| {size} | {ratio(theirs['total_cpu'], ours['total_cpu'])} "
+            f"| {ratio(theirs['first']['exact'], ours['first']['exact'])} / "
+            f"{ratio(theirs['first']['miss'], ours['first']['miss'])} "
+            f"| {ratio(theirs['worst'], ours['worst'])} "
+            f"| {ratio(sum(theirs['in_word'].values()), sum(ours['in_word'].values()))} "
+            f"| {ratio(theirs['peak_mb'], ours['peak_mb'])} "
+            f"| {agree:,} of {len(ours['results']):,} |"
         )
+    lines.append("")
+    lines.append("Ratios are gtrex / groundswell: above 1 means groundswell is faster or smaller.")
     print("\n".join(lines))
 
 

@@ -314,6 +314,7 @@ def verify(
         inputs = {
             "input": claims,
             "documents": len(verifiers),
+            "documents_sha256": sorted({v.source_sha256 for v in verifiers.values()}),
             "claims": len(records),
             "at_offsets": at_offsets,
         }

@@ -36,8 +36,15 @@ class Transform:
 
     op: str = ""
     version: int = 0
+    # Names of the parameters this step takes; anything else is refused.
+    param_names: tuple[str, ...] = ()
 
     def __init__(self, **params: Any) -> None:
+        unknown = set(params) - set(self.param_names)
+        if unknown:
+            raise TransformError(
+                f"{self.op}/{self.version} takes no parameter {', '.join(sorted(unknown))}"
+            )
         self.params: dict[str, Any] = dict(params)
         self._key = (self.op, self.version, tuple(sorted(self.params.items())))
 
@@ -219,6 +226,7 @@ def compile_marker(pattern: str) -> re.Pattern[str]:
 
 class _MarkerTransform(Transform):
     replacement = " "
+    param_names = ("pattern",)
 
     def __init__(self, pattern: str) -> None:
         if not isinstance(pattern, str) or not pattern:
@@ -503,7 +511,7 @@ def make_transform(op: str, version: int, params: Mapping[str, Any] | None = Non
         raise TransformError(f"unknown transform {op}/{version}")
     try:
         made = factory(**dict(params or {}))
-    except TypeError as exc:
+    except (TypeError, TransformError) as exc:
         raise TransformError(f"bad parameters for {op}/{version}: {exc}") from exc
     if not isinstance(made, Transform) or (made.op, made.version) != (op, version):
         raise TransformError(f"factory for {op}/{version} did not make that transform")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -94,6 +95,7 @@ def test_verify_writes_certificates_and_passes_fields_through(work: Path) -> Non
     assert data["inputs"] == {
         "input": str(work / "claims.jsonl"),
         "documents": 2,
+        "documents_sha256": [hashlib.sha256(FILING.encode()).hexdigest()],
         "claims": 7,
         "at_offsets": False,
     }

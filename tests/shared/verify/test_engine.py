@@ -212,7 +212,9 @@ def test_index_keeps_a_claim_whose_edge_fraction_folds_differently_in_context() 
     # "½" after a fraction slash stays as written in the document but folds to "1⁄2" in the
     # claim on its own; the index must not lose that occurrence.
     filler = "We depend on a limited number of suppliers for key components. " * 40
-    source = filler + "The ratio 3\u2044\u00bd of the total revenue for the year was high. " + filler
+    source = (
+        filler + "The ratio 3\u2044\u00bd of the total revenue for the year was high. " + filler
+    )
     v = Verifier(source, DEFAULT)
     for warm in ("We depend on", "key components", "suppliers for key"):
         v.verify(warm)
