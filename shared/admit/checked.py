@@ -142,7 +142,7 @@ class CheckedPath:
             and ctx.spec.unit != "%"
             and "scale" not in m.missing
             and self.a.headings(ctx.index).scale_reaches(t)
-            and any(ctx.value == v for v in self._as_written(ctx, t))
+            and abs(ctx.value) == abs(t.value)
         ):
             m.missing.add("scale")
             m.derived = False
@@ -180,7 +180,9 @@ class CheckedPath:
                 out.append((t.scaled, False))
         if self.negative(ctx, t):
             out += [(-abs(v), True) for v, _ in list(out) if v != -abs(v)]
-        return out
+        # A reading equal to the number as written or its scaled value is not derived (0).
+        plain = {t.value, t.scaled}
+        return [(v, der and v not in plain) for v, der in out]
 
     def missing_parts(self, ctx: Ctx, t: Token) -> set[str] | None:
         """The parts a token misses for the value: sign, then scale, then both (§3.1)."""
@@ -189,7 +191,7 @@ class CheckedPath:
         derived = [dv for dv, _ in self.derived(ctx, t)]
         has_sign = ctx.sign is not None and not ctx.outside
         has_scale = ctx.scale is not None and not ctx.outside
-        if not has_sign and any(value == -dv for dv in derived):
+        if not has_sign and value < 0 and any(value == -abs(dv) for dv in derived):
             return {"sign"}
         if not has_scale and t.scaled is None:
             for power in MISSING_POWERS:
@@ -198,7 +200,7 @@ class CheckedPath:
                     return {"scale"}
             if not has_sign:
                 for power in MISSING_POWERS:
-                    if value == -mul(t.value, pow10(power)):
+                    if value == -mul(abs(t.value), pow10(power)):
                         return {"sign", "scale"}
         return None
 

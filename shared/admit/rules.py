@@ -139,6 +139,20 @@ class TextRules:
             if dash_connectors
             else r"(?!x)x"
         )
+        # Read forward from a first end, the next number is any digit (§4.1: the range checks
+        # read Unicode digits) after at most 4 characters that are not whitespace.
+        self._ahead_word_re = re.compile(
+            r"\s*(?:[^\s\d]{1,12}\s+)?("
+            + alternation(word_connectors + pair_and)
+            + r")\s*\S{0,4}?[-\u2212]?\d"
+        )
+        self._ahead_dash_re = re.compile(
+            r"\s*(?:"
+            + "|".join(re.escape(c) for c in dash_connectors)
+            + r")\s*\S{0,4}?[-\u2212]?\d"
+            if dash_connectors
+            else r"(?!x)x"
+        )
         self._and_words = {fold(w) for w in pair_and}
         self._between_re = re.compile(alternation([w for w in v.pair if w == _BETWEEN]))
         self._from_re = re.compile(r"(?<![^\W_])from\s*\S{0,4}\Z")
@@ -239,8 +253,10 @@ class TextRules:
     # --- ranges ----------------------------------------------------------------------------
 
     def _pair(self, a: Token, b: Token) -> bool:
-        """``a`` and ``b`` are the two ends of a range pair (§4.2)."""
+        """``b`` is the second end of a range whose first end is ``a`` (§4.2)."""
         if b.start - a.end > 40:
+            return False
+        if a.start < self.index.sentence_of(b.start, qualifiers=True)[0]:
             return False
         gap = self.index.folded[a.end : b.start]
         if self._gap_dash_re.match(gap):
@@ -249,17 +265,37 @@ class TextRules:
         if m is None:
             return False
         if m.group(1) in self._and_words:
-            return self._between_before(a)
+            return self._between_before(a, ahead=False)
         return True
 
-    def _between_before(self, a: Token) -> bool:
+    def _ahead(self, t: Token) -> bool:
+        """``t`` is followed by a connector and another number (§4.2)."""
+        folded = self.index.folded
+        _, end = self.index.sentence_of(t.start, qualifiers=True)
+        if self._ahead_dash_re.match(folded, t.end, end):
+            return True
+        m = self._ahead_word_re.match(folded, t.end, end)
+        if m is None:
+            return False
+        if m.group(1) in self._and_words:
+            return self._between_before(t, ahead=True)
+        return True
+
+    def _between_before(self, a: Token, *, ahead: bool) -> bool:
+        """``between`` stands before ``a``, the first number of an ``and`` pair (§4.2): with at
+        most six words between them, or with at most 4 characters that are not whitespace.
+        Read forward from ``a`` those characters hold no number ("between 9:00 and 5" gives
+        00 no range); read back from the second number they may ("123:00 and 5" is one)."""
         index = self.index
         folded = index.folded
         sent_start, _ = index.sentence_of(a.start)
         chunk = folded[sent_start : a.start]
+        close = _CLOSE_AHEAD if ahead else _CLOSE_BACK
         for m in self._between_re.finditer(chunk):
             rest = chunk[m.end() :]
-            if re.fullmatch(r"\s*\S{0,4}", rest):
+            if close.fullmatch(rest) and not (
+                ahead and index.has_token_between(sent_start + m.end(), a.start)
+            ):
                 return True
             words = rest.split()
             if (
@@ -314,12 +350,14 @@ class TextRules:
         return not any(w in self._stop_words for w in rest)
 
     def _is_range_end(self, t: Token, prev: Token | None, nxt: Token | None) -> bool:
-        if nxt is not None and self._pair(t, nxt):
+        if self._ahead(t):
             return True
         return prev is not None and self._pair(prev, t) and not self._change_before_from(prev)
 
 
 _BETWEEN = "between"
+_CLOSE_AHEAD = re.compile(r"\s*\S{0,4}")
+_CLOSE_BACK = re.compile(r"\s*\S{0,4}\s*")
 _INVERT = {"gt": "le", "le": "gt", "lt": "ge", "ge": "lt"}
 
 

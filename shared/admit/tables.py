@@ -58,6 +58,11 @@ class Lines:
         s, e = self.index.line_span(n)
         return not self.index.text[s:e].strip(" \t\r")
 
+    def empty(self, n: int) -> bool:
+        """Only whitespace of any kind (no-break spaces too): a heading reaches past it."""
+        s, e = self.index.line_span(n)
+        return not self.index.text[s:e].strip()
+
     def text(self, n: int) -> str:
         s, e = self.index.line_span(n)
         return self.index.text[s:e]
@@ -134,7 +139,7 @@ class Headings:
         for k in range(b, n):
             out += self.by_line.get(k, [])
         k = b - 1
-        while k >= 0 and lines.blank(k) and not lines.has_tab[k]:
+        while k >= 0 and lines.empty(k) and not lines.has_tab[k]:
             k -= 1
         if k >= 0 and not lines.has_tab[k]:
             out += self.by_line.get(k, [])

@@ -1,0 +1,84 @@
+"""Differential tests: groundswell's receipts equal groundgate 0.11.0's on real documents.
+
+Packets are built from ../shared/corpus (see ``differential.py``): right values cited with
+quotes and with byte offsets, and planted errors (a value times ten, a changed digit, a wrong
+unit, an unscaled value before "million", a value from another number of the sentence, a
+flipped sign, "up to"/"more than", two proposals for one field, null literals, malformed
+candidates). Every decision must be the same: outcome, codes, missing parts, parts, evidence,
+and the digests of the whole receipt.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from shared.admit import admit_packet
+from tests.shared.admit import differential
+
+pytestmark = pytest.mark.corpus
+
+# Enough documents to exercise every rule on real tables and prose, few enough for CI.
+GOLD_DOCUMENTS = 160
+WIDE_DOCUMENTS = 36
+
+
+def _compare(packets: list[dict]) -> tuple[Counter, list[str]]:
+    codes: Counter = Counter()
+    problems = []
+    for packet in packets:
+        ours = admit_packet(packet)
+        theirs = differential.oracle(packet)
+        for mine, gold in zip(ours["decisions"], theirs["decisions"], strict=True):
+            codes.update(gold["codes"])
+            codes[gold["outcome"]] += 1
+            if mine != gold:
+                keys = sorted(k for k in set(mine) | set(gold) if mine.get(k) != gold.get(k))
+                problems.append(
+                    f"{packet['document_id']} candidate {gold['candidate_id']}: {keys}: "
+                    f"ours {[mine.get(k) for k in keys]} groundgate {[gold.get(k) for k in keys]}"
+                )
+        if ours["receipt_sha256"] != theirs["receipt_sha256"] and not problems:
+            problems.append(f"{packet['document_id']}: receipt_sha256 differs")
+    return codes, problems
+
+
+def test_gold_fact_packets_agree_with_groundgate(shared_corpus: Path):
+    packets = differential.packets(shared_corpus, GOLD_DOCUMENTS)
+    codes, problems = _compare(packets)
+    assert not problems, "\n".join(problems[:20])
+    total = codes["admitted"] + codes["needs_verification"] + codes["rejected"]
+    assert total > 5000
+    # The planted errors are there and are caught, so the agreement is not vacuous.
+    for code in (
+        "VALUE_NOT_IN_EVIDENCE",
+        "UNIT_NOT_IN_EVIDENCE",
+        "QUALIFIED_VALUE",
+        "SCALE_WORD",
+        "PART_MISSING",
+        "CONFLICTING_CANDIDATES",
+        "NULL_STRING_LITERAL",
+        "CANDIDATE_INVALID",
+        "QUOTE_NOT_FOUND",
+        "SPAN_INVALID",
+        "KEY_NOT_AT_VALUE",
+        "KEY_CITED",
+        "VALUE_DERIVED",
+        "FIELD_UNKNOWN",
+        "TYPE_INVALID",
+    ):
+        assert codes[code] > 0, f"no candidate got {code}"
+    assert codes["admitted"] > 1000
+
+
+def test_candidates_across_the_corpus_agree_with_groundgate(shared_corpus: Path):
+    packets = differential.wide_packets(
+        shared_corpus, WIDE_DOCUMENTS, per_doc=30, max_bytes=120_000
+    )
+    kinds = {p["document_id"].split("-")[0] for p in packets}
+    assert len(kinds) >= 3, kinds  # filings, labels, rules: not one kind of text
+    codes, problems = _compare(packets)
+    assert not problems, "\n".join(problems[:20])
+    assert codes["admitted"] > 0 and codes["rejected"] > 0
