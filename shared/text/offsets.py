@@ -14,10 +14,10 @@ per step. Nothing here holds one Python object per character.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from itertools import compress
 
 
 class OffsetMap(ABC):
@@ -137,54 +137,47 @@ class EditMap(OffsetMap):
         return min(x - self.xhi[k] + self.yhi[k], self.length)
 
 
-class SubsetMap(OffsetMap):
-    """A projection that keeps a subset of its parent's characters (the runs ``keep`` matches).
+_ASCII_KEEP = bytes(1 if chr(c).isalnum() else 0 for c in range(128)) + bytes(128)
 
-    Only the number of kept characters per chunk of the parent is stored up front; the runs of
-    one chunk are found when an offset inside it is first asked for. Building the projection
-    therefore never loops over characters in Python.
+
+class SubsetMap(OffsetMap):
+    """A projection that keeps a subset of its parent's characters: its letters and digits.
+
+    Only the number of kept characters per chunk of the parent is stored up front; the kept
+    positions of one chunk are listed (with C-level ``bytes.translate`` and
+    ``itertools.compress``) when an offset inside it is first asked for. Building the
+    projection therefore never loops over characters in Python.
     """
 
-    __slots__ = ("_runs", "chunk", "counts", "keep", "parent", "parent_text")
+    __slots__ = ("_positions", "chunk", "counts", "parent", "parent_text")
 
-    def __init__(
-        self, parent: OffsetMap, parent_text: str, keep: re.Pattern[str], chunk: int, counts: array
-    ) -> None:
+    def __init__(self, parent: OffsetMap, parent_text: str, chunk: int, counts: array) -> None:
         super().__init__(counts[-1])
         self.parent = parent
         self.parent_text = parent_text
-        self.keep = keep
         self.chunk = chunk
         self.counts = counts  # counts[j]: kept characters before parent index j * chunk
-        self._runs: dict[int, tuple[list[int], list[int], list[int]]] = {}
+        self._positions: dict[int, list[int]] = {}
 
-    def _chunk_runs(self, j: int) -> tuple[list[int], list[int], list[int]]:
-        """Kept runs of chunk ``j``: parent starts, parent ends, kept characters before each."""
-        got = self._runs.get(j)
+    def positions(self, j: int) -> list[int]:
+        """Parent indices of the kept characters of chunk ``j``, ascending."""
+        got = self._positions.get(j)
         if got is None:
             lo = j * self.chunk
-            starts: list[int] = []
-            ends: list[int] = []
-            before: list[int] = []
-            kept = 0
-            for m in self.keep.finditer(self.parent_text, lo, lo + self.chunk):
-                s, e = m.span()
-                starts.append(s)
-                ends.append(e)
-                before.append(kept)
-                kept += e - s
-            got = (starts, ends, before)
-            self._runs[j] = got
+            piece = self.parent_text[lo : lo + self.chunk]
+            if piece.isascii():
+                mask: bytes | list[bool] = piece.encode("ascii").translate(_ASCII_KEEP)
+            else:
+                mask = [c.isalnum() for c in piece]
+            got = list(compress(range(lo, lo + len(piece)), mask))
+            self._positions[j] = got
         return got
 
     def parent_index(self, i: int) -> int:
         # The last chunk starting at or before i; empty chunks repeat a count, and
         # bisect_right skips past them to the chunk that holds i.
         j = bisect_right(self.counts, i) - 1
-        local = i - self.counts[j]
-        starts, _, before = self._chunk_runs(j)
-        k = bisect_right(before, local) - 1
-        return starts[k] + local - before[k]
+        return self.positions(j)[i - self.counts[j]]
 
     def region(self, i: int) -> tuple[int, int]:
         return self.parent.region(self.parent_index(i))
@@ -200,15 +193,7 @@ class SubsetMap(OffsetMap):
         j = x // self.chunk
         if j >= len(self.counts) - 1:
             return self.length
-        starts, ends, before = self._chunk_runs(j)
-        k = bisect_right(starts, x) - 1
-        if k < 0:
-            local = 0
-        elif x < ends[k]:
-            local = before[k] + x - starts[k]
-        else:
-            local = before[k] + ends[k] - starts[k]
-        return self.counts[j] + local
+        return self.counts[j] + bisect_left(self.positions(j), x)
 
     def chunk_of(self, i: int) -> int:
         return bisect_right(self.counts, i) - 1

@@ -488,7 +488,7 @@ class AlphanumericSkeleton(Transform):
             counts.append(total)
         if len(counts) == 1:
             counts.append(0)
-        return "".join(parts), SubsetMap(parent, text, ALNUM_RUN, size, counts)
+        return "".join(parts), SubsetMap(parent, text, size, counts)
 
 
 # --- registry ---------------------------------------------------------------------------------
