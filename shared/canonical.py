@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -28,19 +29,21 @@ class CanonicalError(ValueError):
     """A value that has no canonical JSON form (NaN, infinities, unsafe integers, non-JSON types)."""
 
 
+# What JSON.stringify escapes: controls, quote, backslash, and lone surrogates.
+_NEEDS_ESCAPE = re.compile('[\\x00-\\x1f"\\\\\\ud800-\\udfff]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+
+
 def _string(value: str, out: list[str]) -> None:
-    out.append('"')
-    start = 0
-    for i, ch in enumerate(value):
-        code = ord(ch)
-        if code < 0x20 or ch == '"' or ch == "\\" or 0xD800 <= code <= 0xDFFF:
-            if start < i:
-                out.append(value[start:i])
-            out.append(_ESCAPES.get(ch) or f"\\u{code:04x}")
-            start = i + 1
-    if start < len(value):
-        out.append(value[start:])
-    out.append('"')
+    # The regex scan runs in C: documents of megabytes are hashed in milliseconds.
+    if _NEEDS_ESCAPE.search(value) is None:
+        out.append(f'"{value}"')
+    else:
+        out.append(f'"{_NEEDS_ESCAPE.sub(_escape, value)}"')
 
 
 def _number(value: float) -> str:

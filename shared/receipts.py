@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.canonical import canonical_json, json_sha256, sha256_hex
+from shared.canonical import canonical_text, json_sha256, sha256_hex
 
 RECEIPT_FORMAT = 1
 KINDS = ("verify", "admit")
@@ -57,12 +57,22 @@ def admit_fingerprint(
 
 
 def seal(body: dict[str, Any]) -> tuple[bytes, str]:
-    """Add ``receipt_sha256`` over the canonical body; return the stored bytes and the digest."""
-    body = {k: v for k, v in body.items() if k != "receipt_sha256"}
-    body["format"] = RECEIPT_FORMAT
-    digest = json_sha256(body)
-    body["receipt_sha256"] = digest
-    return canonical_json(body), digest
+    """Add ``receipt_sha256`` over the canonical body; return the stored bytes and the digest.
+
+    Each top-level member is encoded once and reused for both the digest and the stored
+    form (receipts can be megabytes; encoding them twice was the cost of writing one).
+    """
+    members = {k: v for k, v in body.items() if k != "receipt_sha256"}
+    members["format"] = RECEIPT_FORMAT
+    encoded = {k: canonical_text(k) + ":" + canonical_text(v) for k, v in members.items()}
+
+    def assemble(parts: dict[str, str]) -> str:
+        order = sorted(parts, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+        return "{" + ",".join(parts[k] for k in order) + "}"
+
+    digest = sha256_hex(assemble(encoded).encode("utf-8", "surrogatepass"))
+    encoded["receipt_sha256"] = canonical_text("receipt_sha256") + ":" + canonical_text(digest)
+    return assemble(encoded).encode("utf-8", "surrogatepass"), digest
 
 
 def open_receipt(data: bytes, key: str) -> dict[str, Any]:
