@@ -1,0 +1,80 @@
+"""Policy, reprocess, diff and schedule commands against real workers, Redis and storage."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shared.cli.runs import SAMPLE_CORPUS
+from tests.shared.cli.test_runs_cli import groundswell
+from workers.embedded import service_env
+
+pytestmark = pytest.mark.integration
+
+
+def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
+    pipeline.start_worker("w1")
+    env = service_env(**pipeline.values)
+
+    listed = groundswell("policy", "list", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [p["ref"] for p in json.loads(listed.stdout)] == [
+        "default@1",
+        "permissive@1",
+        "strict@1",
+    ]
+
+    first = groundswell(
+        "run", str(SAMPLE_CORPUS), "--policy", "default@1", "--wait", "--json", env=env
+    )
+    assert first.returncode == 0, first.stderr
+    run_a = json.loads(first.stdout)
+    assert run_a["units"]["verify"]["computed"] == 9
+
+    document = tmp_path / "v2.json"
+    document.write_text(json.dumps({"name": "default", "verify": {"accept_through": "exact"}}))
+    published = groundswell("policy", "publish", str(document), env=env)
+    assert published.returncode == 0 and "default@2 published" in published.stdout
+    again = groundswell("policy", "publish", str(document), env=env)
+    assert "default@2 unchanged" in again.stdout
+    conflict = groundswell("policy", "publish", str(document), "--version", "1", env=env)
+    assert conflict.returncode == 3 and "default@1 is already published" in conflict.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "default", "verify": {"accept_through": "nowhere"}}')
+    refused = groundswell("policy", "publish", str(bad), env=env)
+    assert refused.returncode == 2 and "no tier named 'nowhere'" in refused.stderr
+    explained = groundswell("policy", "explain", "default@2", env=env)
+    assert "verification fingerprint" in explained.stdout and "admission" in explained.stdout
+
+    dry = groundswell(
+        "reprocess", str(SAMPLE_CORPUS), "--policy", "default@latest", "--dry-run", env=env
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert "would compute      9" in dry.stdout and "changed policy part" in dry.stdout
+    assert "admit   would compute      0  would reuse      9" in dry.stdout
+
+    second = groundswell(
+        "reprocess", str(SAMPLE_CORPUS), "--policy", "default@latest", "--json", env=env
+    )
+    run_b = json.loads(second.stdout)
+    assert run_b["policy"]["ref"] == "default@2"
+    assert run_b["units"]["verify"]["computed"] == 9 and run_b["units"]["admit"]["cached"] == 9
+
+    diff = groundswell("diff", run_a["run_id"], run_b["run_id"], "--json", env=env)
+    moved = json.loads(diff.stdout)["moved"]
+    assert moved and all(
+        m["b"]["verdict"] == "grounded_loose" for m in moved if m["a"]["verdict"] == "grounded"
+    )
+    text = groundswell("diff", run_a["run_id"], run_b["run_id"], env=env).stdout
+    assert "claims accepted" in text and " pp" in text and "items moved" in text
+
+    added = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--every", "1h", env=env)
+    schedule_id = added.stdout.strip()
+    assert added.returncode == 0 and schedule_id.startswith("s-")
+    assert schedule_id in groundswell("schedule", "list", env=env).stdout
+    wrong = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--every", "soon", env=env)
+    assert wrong.returncode == 2 and "invalid interval" in wrong.stderr
+    assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 0
+    assert schedule_id not in groundswell("schedule", "list", env=env).stdout
+    assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 2
