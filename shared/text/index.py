@@ -6,8 +6,9 @@ alignment, the pattern then contains one whole indexed k-gram. The rarest k-gram
 alignment names the candidate positions, which are compared in full.
 
 Building it is two C-level dictionary constructions over ``n / stride`` slices (the first and
-last position of each k-gram); the positions of a repeated k-gram are found on demand, once.
-A lookup costs about one dictionary probe per pattern character, whatever the document's size.
+last position of each k-gram). A lookup costs about one dictionary probe per pattern character
+and, when a pattern is made only of repeated k-grams (boilerplate), one C-level scan between
+their first and last occurrences.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ STRIDE = 12
 
 
 class KGramIndex:
-    __slots__ = ("_repeats", "first", "k", "last", "stride", "text")
+    __slots__ = ("first", "k", "last", "stride", "text")
 
     def __init__(self, text: str, k: int = K, stride: int = STRIDE) -> None:
         self.text = text
@@ -27,32 +28,10 @@ class KGramIndex:
         grams = [text[p : p + k] for p in positions]
         self.last: dict[str, int] = dict(zip(grams, positions, strict=True))
         self.first: dict[str, int] = dict(zip(reversed(grams), reversed(positions), strict=True))
-        self._repeats: dict[str, list[int]] = {}
 
     @property
     def min_pattern(self) -> int:
         return self.stride + self.k - 1
-
-    def postings(self, gram: str) -> list[int]:
-        """Indexed positions of ``gram``, ascending."""
-        first = self.first.get(gram)
-        if first is None:
-            return []
-        last = self.last[gram]
-        if first == last:
-            return [first]
-        got = self._repeats.get(gram)
-        if got is None:
-            got = []
-            stride = self.stride
-            find = self.text.find
-            p = first
-            while p != -1 and p <= last:
-                if p % stride == 0:
-                    got.append(p)
-                p = find(gram, p + 1, last + self.k)
-            self._repeats[gram] = got
-        return got
 
     def find_all(self, pattern: str) -> list[int]:
         """Every start of ``pattern`` in the text, overlapping ones included, ascending."""
@@ -65,6 +44,10 @@ class KGramIndex:
         last = self.last
         text = self.text
         found: set[int] = set()
+        # Alignments whose k-grams all repeat: their occurrences lie between the first and the
+        # last occurrence of the chosen k-gram, and one scan for the whole pattern over the
+        # union of those ranges finds them all.
+        scan_lo = scan_hi = -1
         for r in range(stride):
             # Prefer a k-gram that occurs once; otherwise the one whose occurrences span least.
             best_j = -1
@@ -82,8 +65,20 @@ class KGramIndex:
                         break
             if best_j < 0:
                 continue
-            for pos in self.postings(pattern[best_j : best_j + k]):
-                p = pos - best_j
+            f = first[pattern[best_j : best_j + k]]
+            if best_spread == 0:
+                p = f - best_j
                 if p >= 0 and text.startswith(pattern, p):
                     found.add(p)
+                continue
+            lo = max(0, f - best_j)
+            hi = f + best_spread - best_j + m
+            scan_lo = lo if scan_lo < 0 else min(scan_lo, lo)
+            scan_hi = max(scan_hi, hi)
+        if scan_lo >= 0:
+            find = text.find
+            p = find(pattern, scan_lo, scan_hi)
+            while p != -1:
+                found.add(p)
+                p = find(pattern, p + 1, scan_hi)
         return sorted(found)
