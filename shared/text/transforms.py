@@ -134,6 +134,7 @@ def _rewrite(text: str, hits: list[tuple[int, str]]) -> tuple[str, Edits]:
 
 _ASCII_OTHER_SPACE = "".join(c for c in map(chr, range(128)) if c.isspace() and c != " ")
 _DOUBLE_SPACE = re.compile("  +")
+_WS_RUN = re.compile(r"\s+")
 
 
 def _other_space_positions(text: str) -> list[int]:
@@ -165,30 +166,28 @@ class CollapseWhitespace(Transform):
 
     def project_text(self, text: str) -> tuple[str, Edits]:
         n = len(text)
-        # Maximal whitespace runs that are not exactly one space: runs holding another
-        # whitespace character (grown over the spaces around them) and runs of 2+ spaces.
-        runs: list[tuple[int, int]] = []
-        for i in _other_space_positions(text):
-            if runs and i < runs[-1][1]:
-                continue
-            lo, hi = i, i + 1
-            while lo > 0 and text[lo - 1].isspace():
-                lo -= 1
-            while hi < n and text[hi].isspace():
-                hi += 1
-            runs.append((lo, hi))
+        # Every maximal whitespace run that is not exactly one space holds another whitespace
+        # character or two spaces in a row: start from those, grow to the whole run.
+        anchors = _other_space_positions(text)
         if "  " in text:
-            runs = _merge_runs(runs, [m.span() for m in _DOUBLE_SPACE.finditer(text)])
-        if n and text[0] == " " and (not runs or runs[0][0] != 0):
-            runs.insert(0, (0, 1))
-        if n > 1 and text[-1] == " " and (not runs or runs[-1][1] != n):
-            runs.append((n - 1, n))
-        if not runs:
+            anchors = sorted(anchors + [m.start() for m in _DOUBLE_SPACE.finditer(text)])
+        if n and text[0] == " ":
+            anchors.insert(0, 0)
+        if n and text[-1] == " ":
+            anchors.append(n - 1)
+        if not anchors:
             return text, []
         parts: list[str] = []
         edits: Edits = []
         last = 0
-        for lo, hi in runs:
+        match = _WS_RUN.match
+        for i in anchors:
+            if i < last:
+                continue
+            lo = i
+            while lo > last and text[lo - 1] == " ":
+                lo -= 1
+            hi = match(text, i).end()  # type: ignore[union-attr]
             parts.append(text[last:lo])
             if lo == 0 or hi == n:
                 edits.append((lo, hi, 0))
@@ -198,17 +197,6 @@ class CollapseWhitespace(Transform):
             last = hi
         parts.append(text[last:])
         return "".join(parts), edits
-
-
-def _merge_runs(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Union of two sorted lists of runs, touching runs joined (they are one whitespace run)."""
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(a + b):
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(hi, out[-1][1]))
-        else:
-            out.append((lo, hi))
-    return out
 
 
 # --- markers ----------------------------------------------------------------------------------
