@@ -106,6 +106,17 @@ def service_settings(redis_server: RedisServer, s3_endpoint: str, tmp_path) -> d
     }
 
 
+def wait_until(predicate, timeout: float = 30, what: str = "condition"):
+    """Poll ``predicate`` until it returns something truthy; fail saying what never came."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
 def s3_client(endpoint: str):
     return boto3.client(
         "s3",

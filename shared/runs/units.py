@@ -186,7 +186,8 @@ class UnitRunner:
         inputs: dict[str, str],
         size: int,
         compute: Callable[[], dict[str, Any]],
-        result: Callable[[str, str, dict[str, Any]], UnitResult],
+        tally: Callable[[dict[str, Any]], tuple[Counter[str], list[InputError]]],
+        failure_file: str,
     ) -> UnitResult:
         """Reuse the receipt, or (dry run) say why it would be computed, or compute it."""
         key = receipt_key(kind, fp)
@@ -215,7 +216,13 @@ class UnitRunner:
             status = "computed"
             receipt = compute()
             receipt["receipt_sha256"] = self._store(key, receipt, replace=self.only != "missing")
-        out = result(status, key, receipt)
+        digest = receipt["receipt_sha256"]
+        if "failure" in receipt:  # a deterministic input failure, receipted like a result
+            error = _error_from_body(receipt["failure"], failure_file)
+            out = UnitResult(kind, doc_id, "failed", key, digest, size, errors=[error])
+        else:
+            counts, errors = tally(receipt)
+            out = UnitResult(kind, doc_id, status, key, digest, size, counts, errors)
         out.inputs, out.policy_fingerprint, out.reason = inputs, policy_fp, reason
         return out
 
@@ -254,9 +261,14 @@ class UnitRunner:
             inputs,
             len(doc_data),
             lambda: self._verify_receipt(fp, doc_id, doc_data, claims_data),
-            lambda status, key, receipt: self._verify_result(
-                doc_id, status, key, receipt, labels, len(doc_data)
+            lambda receipt: (
+                verify_unit_counts(
+                    ((r["record"].get("id"), r["certificate"]) for r in receipt.get("records", [])),
+                    labels,
+                ),
+                [_error_from_body(e, claims_file) for e in receipt.get("errors", [])],
             ),
+            doc_file,
         )
 
     def _verify_receipt(
@@ -292,29 +304,6 @@ class UnitRunner:
         body["errors"] = [_error_body(e) for e in errors]
         return body
 
-    def _verify_result(
-        self,
-        doc_id: str,
-        status: str,
-        key: str,
-        receipt: dict[str, Any],
-        labels: Labels | None,
-        size: int,
-    ) -> UnitResult:
-        if "failure" in receipt:
-            error = _error_from_body(receipt["failure"], document_key(doc_id))
-            return UnitResult(
-                VERIFY, doc_id, "failed", key, receipt["receipt_sha256"], size, errors=[error]
-            )
-        records = receipt.get("records", [])
-        counts = verify_unit_counts(
-            ((r["record"].get("id"), r["certificate"]) for r in records), labels
-        )
-        errors = [_error_from_body(e, claims_key(doc_id)) for e in receipt.get("errors", [])]
-        return UnitResult(
-            VERIFY, doc_id, status, key, receipt["receipt_sha256"], size, counts, errors
-        )
-
     # -- admission ----------------------------------------------------------------------
 
     def admit(self, doc_id: str) -> UnitResult:
@@ -348,27 +337,9 @@ class UnitRunner:
             inputs,
             len(doc_data),
             lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema_data, schema),
-            lambda status, key, receipt: self._admit_result(
-                doc_id, status, key, receipt, labels, len(doc_data)
-            ),
+            lambda receipt: (admit_unit_counts(receipt["receipt"], labels), []),
+            cand_file,
         )
-
-    def _admit_result(
-        self,
-        doc_id: str,
-        status: str,
-        key: str,
-        receipt: dict[str, Any],
-        labels: Labels | None,
-        size: int,
-    ) -> UnitResult:
-        if "failure" in receipt:
-            error = _error_from_body(receipt["failure"], candidates_key(doc_id))
-            return UnitResult(
-                ADMIT, doc_id, "failed", key, receipt["receipt_sha256"], size, errors=[error]
-            )
-        counts = admit_unit_counts(receipt["receipt"], labels)
-        return UnitResult(ADMIT, doc_id, status, key, receipt["receipt_sha256"], size, counts)
 
     def _admit_receipt(
         self,

@@ -13,7 +13,7 @@ from shared.runs.models import RunSpec
 from shared.schedules import ScheduleSpec
 from shared.storage import open_store
 from shared.verify import Verifier
-from tests.conftest import s3_client
+from tests.conftest import s3_client, wait_until
 from tests.integration.corpus_gen import pick_documents, upload, write_corpus
 from workers.schedules import add_schedule, remove_schedule
 
@@ -23,16 +23,6 @@ pytestmark = pytest.mark.integration
 def _runs_of(pipeline, schedule_id: str) -> list:
     records, _ = pipeline.service.runs.list(0, 200)
     return sorted((r for r in records if r.schedule == schedule_id), key=lambda r: r.created_at)
-
-
-def _wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def _moved_claims_independently(corpus_dir, policy_a, policy_b) -> set[tuple[str, str]]:
@@ -98,7 +88,7 @@ def test_publish_schedule_reprocess_diff_and_dry_run(
         is False
     )
 
-    fired = _wait_for(
+    fired = wait_until(
         lambda: _runs_of(pipeline, follower.id), 15, "the schedule to fire on publish"
     )
     assert time.monotonic() - published_at < 15
@@ -149,7 +139,7 @@ def test_publish_schedule_reprocess_diff_and_dry_run(
     ticking = add_schedule(
         service, app, ScheduleSpec(corpus=corpus, policy="default@latest", every_seconds=3)
     )
-    tick = _wait_for(lambda: _runs_of(pipeline, ticking.id), 20, "the first tick")[0]
+    tick = wait_until(lambda: _runs_of(pipeline, ticking.id), 20, "the first tick")[0]
     ticked = pipeline.wait(tick.id)
     assert ticked["units"]["verify"]["computed"] == 4 and ticked["units"]["admit"]["computed"] == 4
     assert ticked["reasons"] == plan["reasons"]

@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from shared.cli.runs import SAMPLE_CORPUS
 from shared.runs.models import RunSpec
+from tests.conftest import wait_until
 from workers.embedded import free_port, stop_process, wait_for_port
 
 pytestmark = pytest.mark.integration
@@ -35,16 +35,6 @@ def total(samples: dict, name: str, **labels: str) -> float:
         for (n, lab), v in samples.items()
         if n == name and all((k, x) in lab for k, x in labels.items())
     )
-
-
-def wait_until(predicate, timeout: float = 30, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_worker_metrics_equal_the_summary_and_survive_a_dead_pool_child(pipeline, tmp_path):
