@@ -11,7 +11,7 @@ from shared.admit import occurrences as occ
 from shared.admit.index import Token
 from shared.admit.items import Ctx, Fail, Item, Match, Rejected
 from shared.admit.keys import Mentions
-from shared.admit.text import fold, mul, normalize_verbatim, pow10
+from shared.admit.text import digits_value, fold, mul, normalize_verbatim, pow10
 
 if TYPE_CHECKING:
     from shared.admit.engine import Admitter, Decision
@@ -242,7 +242,12 @@ class CheckedPath:
             match = self.at(ctx, *span, cited=True)
             if isinstance(match, Match) and match.clean:
                 return match
-            if self.a.policy.reanchor and item.text is not None and item.text.strip():
+            if (
+                self.a.policy.reanchor
+                and item.text is not None
+                and item.text.strip()
+                and self.could_pass(ctx, item.text)
+            ):
                 passing = []
                 for s, e in occ.within(occ.occurrences(idx, item.text), *region):
                     if (s, e) == span:
@@ -287,6 +292,31 @@ class CheckedPath:
             self.reject(d, ctx, m)
         assert isinstance(m, Match)
         return m
+
+    def could_pass(self, ctx: Ctx, quote: str) -> bool:
+        """Can any occurrence of ``quote`` hold the value with no missing part?
+
+        Every token inside an occurrence is written with characters of the quote, so its
+        value is the value of a number in the quote, and a value that passes is that number,
+        its negative, or it scaled by a scale word, a suffix or the scale item. When no such
+        number gives the candidate's value, no occurrence can pass, and re-anchoring (which
+        would try each of possibly thousands of occurrences) has nothing to find.
+        """
+        if ctx.is_string:
+            return True
+        target = abs(ctx.value)
+        for v in _numbers_in(quote):
+            for f in self._factors(ctx):
+                if mul(v, f) == target:
+                    return True
+        return False
+
+    def _factors(self, ctx: Ctx) -> list[Decimal]:
+        powers = {0, *self.vocab.scale_words.values(), *self.vocab.scale_suffixes.values()}
+        out = [pow10(p) for p in sorted(powers)]
+        if ctx.item_scale is not None:
+            out.append(ctx.item_scale)
+        return out
 
     def reject(self, d: Decision, ctx: Ctx, fail: Fail) -> None:
         if fail.code == "UNIT_NOT_IN_EVIDENCE" and fail.token is not None:
@@ -553,6 +583,26 @@ class CheckedPath:
     def keys_at(self, ctx: Ctx, m: Match) -> set[str]:
         reader = self.a.key_reader(ctx.index, ctx.spec.keys)
         return reader.keys_at(m.start, m.end)
+
+
+_DIGIT_RUN = re.compile(r"(?<![0-9,])[0-9][0-9,]*(?:\.[0-9]+)?")
+
+
+def _numbers_in(quote: str) -> set[Decimal]:
+    """Absolute values of every number a token inside ``quote`` can have (a superset)."""
+    out: set[Decimal] = set()
+    for m in _DIGIT_RUN.finditer(quote):
+        body = m.group()
+        for cut in {body, body.rstrip(","), body.partition(".")[0]}:
+            value = digits_value(cut) if cut else None
+            if value is not None:
+                out.add(value)
+        # A token can start inside a run only after a "." (never after a digit or a comma).
+    for m in re.finditer(r"(?<=\.)[0-9][0-9,]*(?:\.[0-9]+)?", quote):
+        value = digits_value(m.group().rstrip(","))
+        if value is not None:
+            out.add(value)
+    return out
 
 
 def _scale_word_pattern(words: list[str]) -> re.Pattern[str]:

@@ -16,17 +16,18 @@ from functools import cached_property
 
 from shared.admit.packs import Vocabulary, suffix_cases
 from shared.admit.text import (
-    TOKEN_RE,
     decimal_places,
     digits_value,
     fold,
-    is_letter_or_number,
     is_number_char,
     mul,
     pow10,
 )
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+# A number token (§4.1): not after a letter, number, "." or ","; a sign only when no letter
+# or number stands before it. One trailing "," is dropped after the match.
+_TOKEN_SCAN = re.compile(r"(?<![^\W_])(?<![.,])(?:[-\u2212](?=[0-9]))?[0-9][0-9,]*(?:\.[0-9]+)?")
 # A sentence ends at "." or ";" and the one whitespace character after it, at "•", or at a
 # blank line (§4.2); the sentence is the text between two such marks, marks excluded.
 _SENTENCE_END = re.compile(r"[.;]\s|\u2022|\n[ \t\r]*\n")
@@ -63,6 +64,7 @@ class ByteMap:
         extra_before = array("q")  # extra UTF-8 bytes of the non-ASCII characters before it
         lengths = array("b")  # its UTF-8 length
         extra = 0
+        numbers: set[int] = set()
         for m in _NON_ASCII.finditer(text):
             i = m.start()
             for ch in m.group():
@@ -71,7 +73,10 @@ class ByteMap:
                 extra_before.append(extra)
                 lengths.append(size)
                 extra += size - 1
+                if is_number_char(ch):
+                    numbers.add(i)
                 i += 1
+        self.other_number_chars = numbers
         self._chars = chars
         self._extra_before = extra_before
         self._lengths = lengths
@@ -108,7 +113,6 @@ class TextIndex:
         self.n = len(text)
         self.vocab = vocab
         self.bytes = ByteMap(text)
-        self._token_starts: array | None = None
 
     # --- letters ---------------------------------------------------------------------------
 
@@ -119,43 +123,73 @@ class TextIndex:
     # --- tokens ----------------------------------------------------------------------------
 
     @cached_property
-    def tokens(self) -> list[Token]:
+    def _token_arrays(self) -> tuple[array, array, array]:
+        """(start, digit start, end) of every number token, in text order (§4.1).
+
+        The scan is one regex pass; a token's value and scale are read when it is first
+        asked for (``token``), so a large text costs little until candidates look at it.
+        """
         text = self.text
         n = self.n
         signs = set(self.vocab.currency_signs)
         currency_forms = sorted(self.vocab.currency_scales, key=len, reverse=True)
-        out: list[Token] = []
-        for m in TOKEN_RE.finditer(text):
+        other_digits = self._other_number_chars
+        starts, dstarts, ends = array("q"), array("q"), array("q")
+        for m in _TOKEN_SCAN.finditer(text):
             start, end = m.span()
-            body = m.group()
-            if body.endswith(","):
+            if text[end - 1] == ",":
                 end -= 1
-                body = body[:-1]
-            dstart = start
-            if body[0] in "-\u2212":
-                dstart = start + 1
-                if start > 0 and (is_letter_or_number(text[start - 1]) or text[start - 1] in ".,"):
-                    start = dstart
-                    body = body[1:]
-            elif start > 0 and (is_letter_or_number(text[start - 1]) or text[start - 1] in ".,"):
+            dstart = start + 1 if text[start] in "-\u2212" else start
+            if other_digits and (
+                end in other_digits or (end < n and text[end] in ".," and end + 1 in other_digits)
+            ):
                 continue
-            if end < n:
-                nxt = text[end]
-                if is_number_char(nxt) or (
-                    nxt in ".," and end + 1 < n and is_number_char(text[end + 1])
-                ):
-                    continue
-            if body == "000" and self._is_currency_scale_zeros(dstart, end, signs, currency_forms):
+            if (
+                end - dstart == 3
+                and text.startswith("000", dstart)
+                and self._is_currency_scale_zeros(dstart, end, signs, currency_forms)
+            ):
                 continue
-            negative = start != dstart
-            digits = body[1:] if negative else body
-            value = digits_value(digits)
-            if value is not None and negative:
-                value = -value
-            out.append(Token(start, dstart, end, body, value, decimal_places(digits)))
-        self._token_starts = array("q", (t.dstart for t in out))
-        self._read_scales(out)
-        return out
+            starts.append(start)
+            dstarts.append(dstart)
+            ends.append(end)
+        return starts, dstarts, ends
+
+    @property
+    def _other_number_chars(self) -> set[int]:
+        """Positions of number characters other than 0-9: they block a token (§4.1)."""
+        return self.bytes.other_number_chars
+
+    @cached_property
+    def _token_cache(self) -> dict[int, Token]:
+        return {}
+
+    @property
+    def token_count(self) -> int:
+        return len(self._token_arrays[0])
+
+    def token(self, i: int) -> Token:
+        """The i-th number token, with its value and scaled value."""
+        got = self._token_cache.get(i)
+        if got is not None:
+            return got
+        starts, dstarts, ends = self._token_arrays
+        start, dstart, end = starts[i], dstarts[i], ends[i]
+        body = self.text[start:end]
+        digits = self.text[dstart:end]
+        value = digits_value(digits)
+        if value is not None and start != dstart:
+            value = -value
+        t = Token(start, dstart, end, body, value, decimal_places(digits))
+        if value is not None:
+            self._read_scale(t)
+        self._token_cache[i] = t
+        return t
+
+    @property
+    def tokens(self) -> list[Token]:
+        """Every token (for tools and tests; the checks read tokens by position)."""
+        return [self.token(i) for i in range(self.token_count)]
 
     def _is_currency_scale_zeros(
         self, dstart: int, end: int, signs: set[str], forms: list[str]
@@ -178,54 +212,54 @@ class TextIndex:
             return True
         return False
 
-    def _read_scales(self, tokens: list[Token]) -> None:
-        """Scaled values: a scale word after at most 2 whitespace, or a currency scale suffix."""
+    @cached_property
+    def _scale_reader(self) -> tuple[re.Pattern[str], dict[str, int], list[str], dict[str, int]]:
         words = self.vocab.scale_words
-        if not tokens:
-            return
-        folded = self.folded
-        text = self.text
-        word_re = _scale_word_re(tuple(words))
-        folded_words = {fold(w): p for w, p in words.items()}
         suffixes: dict[str, int] = {}
         for w, p in self.vocab.scale_suffixes.items():
             for case in suffix_cases(w):
                 suffixes.setdefault(case, p)
-        suffix_list = sorted(suffixes, key=len, reverse=True)
-        signs = set(self.vocab.currency_signs)
-        n = self.n
-        for t in tokens:
-            if t.value is None:
-                continue
-            m = word_re.match(folded, t.end)
-            if m is not None:
-                power = folded_words[m.group(1)]
-                t.scale_power = power
-                t.scale_end = m.end()
-                t.scaled = mul(t.value, pow10(power))
-                continue
-            if t.start == t.dstart and t.start > 0 and text[t.start - 1] in signs:
-                for suffix in suffix_list:
-                    e = t.end + len(suffix)
-                    if text.startswith(suffix, t.end) and (e >= n or not text[e].isalnum()):
-                        power = suffixes[suffix]
-                        t.scale_power = power
-                        t.scale_end = e
-                        t.scaled = mul(t.value, pow10(power))
-                        break
+        return (
+            _scale_word_re(tuple(words)),
+            {fold(w): p for w, p in words.items()},
+            sorted(suffixes, key=len, reverse=True),
+            suffixes,
+        )
+
+    def _read_scale(self, t: Token) -> None:
+        """A scaled value: a scale word after at most 2 whitespace, or a currency scale suffix."""
+        assert t.value is not None
+        word_re, folded_words, suffix_list, suffixes = self._scale_reader
+        text = self.text
+        # Fold only the few characters a scale word can take.
+        near = fold(text[t.end : t.end + 16])
+        m = word_re.match(near)
+        if m is not None:
+            power = folded_words[m.group(1)]
+            t.scale_power = power
+            t.scale_end = t.end + m.end()
+            t.scaled = mul(t.value, pow10(power))
+            return
+        if t.start == t.dstart and t.start > 0 and text[t.start - 1] in self.vocab.currency_signs:
+            n = self.n
+            for suffix in suffix_list:
+                e = t.end + len(suffix)
+                if text.startswith(suffix, t.end) and (e >= n or not text[e].isalnum()):
+                    power = suffixes[suffix]
+                    t.scale_power = power
+                    t.scale_end = e
+                    t.scaled = mul(t.value, pow10(power))
+                    return
 
     def tokens_in(self, s: int, e: int) -> list[Token]:
         """Tokens read inside [s, e): one that continues past ``e`` is ignored (§4.1)."""
-        tokens = self.tokens
-        starts = self._token_starts
-        assert starts is not None
-        i = bisect_left(starts, s)
+        _, dstarts, ends = self._token_arrays
+        i = bisect_left(dstarts, s)
         out: list[Token] = []
-        while i < len(tokens):
-            t = tokens[i]
-            if t.dstart >= e:
-                break
-            if t.end <= e:
+        count = len(dstarts)
+        while i < count and dstarts[i] < e:
+            if ends[i] <= e:
+                t = self.token(i)
                 if t.start < s:
                     # The sign lies before the span: the span reads the token without it.
                     t = _unsigned(t)
@@ -234,96 +268,89 @@ class TextIndex:
         return out
 
     def token_index(self, t: Token) -> int:
-        starts = self._token_starts
-        assert starts is not None
-        return bisect_left(starts, t.dstart)
+        return bisect_left(self._token_arrays[1], t.dstart)
 
     def prev_token(self, t: Token) -> Token | None:
         i = self.token_index(t)
-        return self.tokens[i - 1] if i > 0 else None
+        return self.token(i - 1) if i > 0 else None
 
     def next_token(self, t: Token) -> Token | None:
         i = self.token_index(t) + 1
-        return self.tokens[i] if i < len(self.tokens) else None
+        return self.token(i) if i < self.token_count else None
 
     def token_starting_at(self, pos: int) -> Token | None:
-        starts = self._token_starts
-        if starts is None:
-            self.tokens  # noqa: B018 - builds the index
-            starts = self._token_starts
-        assert starts is not None
-        i = bisect_left(starts, pos)
+        starts, dstarts, _ = self._token_arrays
+        i = bisect_left(dstarts, pos)
         for j in (i - 1, i):
-            if 0 <= j < len(self.tokens) and self.tokens[j].start == pos:
-                return self.tokens[j]
+            if 0 <= j < len(starts) and starts[j] == pos:
+                return self.token(j)
         return None
 
     def has_token_between(self, s: int, e: int) -> bool:
         """A number token lies wholly or partly within [s, e)."""
-        self.tokens  # noqa: B018
-        starts = self._token_starts
-        assert starts is not None
-        i = bisect_left(starts, s)
-        if i < len(self.tokens) and self.tokens[i].dstart < e:
+        _, dstarts, ends = self._token_arrays
+        i = bisect_left(dstarts, s)
+        if i < len(dstarts) and dstarts[i] < e:
             return True
-        return i > 0 and self.tokens[i - 1].end > s
+        return i > 0 and ends[i - 1] > s
 
     # --- sentences (§4.2) -------------------------------------------------------------------
 
     @cached_property
-    def _sentence_marks(self) -> tuple[array, array, array]:
-        """Every sentence end (start, end of its mark) and, for dots, whether it may join."""
-        starts, ends, joinable = array("q"), array("q"), array("b")
-        for m in _SENTENCE_END.finditer(self.text):
+    def _sentence_marks(self) -> tuple[array, array, bytearray]:
+        """Every sentence end (start, end of its mark) and whether it is a dot that may join."""
+        starts, ends = array("q"), array("q")
+        dots = bytearray()
+        text = self.text
+        for m in _SENTENCE_END.finditer(text):
             starts.append(m.start())
             ends.append(m.end())
-            joinable.append(1 if self.text[m.start()] == "." else 0)
-        return starts, ends, joinable
+            dots.append(1 if text[m.start()] == "." else 0)
+        return starts, ends, dots
 
-    @cached_property
+    @property
     def sentence_marks(self) -> tuple[array, array]:
         """The strict view: every mark ends a sentence (keys and units read this)."""
         starts, ends, _ = self._sentence_marks
         return starts, ends
 
     @cached_property
-    def qualifier_marks(self) -> tuple[array, array]:
-        """The qualifier view: a dot after a listed abbreviation may join (§4.2)."""
-        starts, ends, joinable = self._sentence_marks
+    def _joins(self) -> dict[int, bool]:
+        return {}
+
+    def _joined(self, k: int) -> bool:
+        """Mark ``k`` is a dot after a listed abbreviation that does not end a sentence in the
+        qualifier view (§4.2); decided when first asked."""
+        starts, _, dots = self._sentence_marks
+        if not dots[k]:
+            return False
+        got = self._joins.get(k)
+        if got is None:
+            abbreviations = self._abbreviations
+            got = bool(abbreviations[0]) and self._abbreviation_join(starts[k], *abbreviations)
+            self._joins[k] = got
+        return got
+
+    @cached_property
+    def _abbreviations(self) -> tuple[set[str], set[str], set[str], int]:
         abbreviations = set(self.vocab.abbreviations)
-        if not abbreviations:
-            return starts, ends
-        text = self.text
-        folded = self.folded
-        always = set(self.vocab.join_always)
-        before_code = set(self.vocab.join_before_code)
-        longest = max(len(a) for a in abbreviations)
-        out_s, out_e = array("q"), array("q")
-        for s, e, j in zip(starts, ends, joinable, strict=True):
-            if j and self._abbreviation_join(
-                s, folded, text, abbreviations, always, before_code, longest
-            ):
-                continue
-            out_s.append(s)
-            out_e.append(e)
-        return out_s, out_e
+        return (
+            abbreviations,
+            set(self.vocab.join_always),
+            set(self.vocab.join_before_code),
+            max((len(a) for a in abbreviations), default=0),
+        )
 
     def _abbreviation_join(
-        self,
-        dot: int,
-        folded: str,
-        text: str,
-        abbr: set[str],
-        always: set[str],
-        before_code: set[str],
-        longest: int,
+        self, dot: int, abbr: set[str], always: set[str], before_code: set[str], longest: int
     ) -> bool:
+        text = self.text
         found = None
         for length in range(longest, 1, -1):
             s = dot + 1 - length
             if s < 0:
                 continue
-            cand = folded[s : dot + 1]
+            cand = fold(text[s : dot + 1])
             if cand in abbr and (s == 0 or not _wordish(text[s - 1])):
                 found = cand
                 break
@@ -355,10 +382,17 @@ class TextIndex:
         return False
 
     def sentence_of(self, pos: int, *, qualifiers: bool = False) -> tuple[int, int]:
-        """The sentence [start, end) that holds ``pos`` (a mark belongs to the sentence before)."""
-        starts, ends = self.qualifier_marks if qualifiers else self.sentence_marks
+        """The sentence [start, end) that holds ``pos`` (a mark belongs to the sentence before).
+        In the qualifier view a joined abbreviation dot does not end it."""
+        starts, ends, _ = self._sentence_marks
         k = bisect_right(ends, pos)
-        start = ends[k - 1] if k > 0 else 0
+        j = k - 1
+        if qualifiers:
+            while j >= 0 and self._joined(j):
+                j -= 1
+            while k < len(starts) and self._joined(k):
+                k += 1
+        start = ends[j] if j >= 0 else 0
         end = starts[k] if k < len(starts) else self.n
         return start, end
 

@@ -51,7 +51,7 @@ def _word_pattern(word: str) -> str:
             continue
         out.append(re.escape(ch))
         i += 1
-    return r"(?<![^\W_])" + "".join(out) + r"(?![^\W_])"
+    return "".join(out) + r"(?![^\W_])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +70,13 @@ class Mentions:
         found: list[Mention] = []
         folded = index.folded
         for word in words:
-            pattern = re.compile(_word_pattern(word))
-            pos = 0
-            while True:
-                m = pattern.search(folded, pos)
-                if m is None:
-                    break
-                found.append(Mention(m.start(), m.end(), word))
-                pos = m.start() + 1
+            # The pattern starts with the word itself (a fast literal search); the letter or
+            # digit before a mention is checked here.
+            for m in re.finditer(_word_pattern(word), folded):
+                at = m.start()
+                if at > 0 and folded[at - 1].isalnum():
+                    continue
+                found.append(Mention(at, m.end(), word))
         found.sort(key=lambda m: (m.start, -m.end))
         kept: list[Mention] = []
         for m in found:

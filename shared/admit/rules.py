@@ -239,7 +239,7 @@ class TextRules:
         ):
             if hi <= lo or pattern is None:
                 continue
-            matches = _find_all(pattern, table, folded, lo, hi)
+            matches = _find_all(pattern, folded, lo, hi)
             for s, _e, comparator in _longest(matches):
                 if table is self._before and comparator in _INVERT:
                     neg_lo = max(sent_start, s - 30)
@@ -361,41 +361,33 @@ _CLOSE_BACK = re.compile(r"\s*\S{0,4}\s*")
 _INVERT = {"gt": "le", "le": "gt", "lt": "ge", "ge": "lt"}
 
 
-def _overlapping(table: list[tuple[str, str]]) -> re.Pattern[str] | None:
+def _overlapping(table: list[tuple[str, str]]) -> tuple[re.Pattern[str], list[str]] | None:
+    """One pattern that finds, at each position, the longest phrase of the table starting
+    there (a zero-width match with one group per phrase, longest first)."""
     if not table:
         return None
-    groups = []
-    for i, (_, phrase) in enumerate(table):
-        groups.append(f"(?P<q{i}>{_edge_pattern(fold(phrase))})")
-    return re.compile("|".join(groups))
+    order = sorted(range(len(table)), key=lambda i: -len(fold(table[i][1])))
+    groups = "|".join(f"({_edge_pattern(fold(table[i][1]))})" for i in order)
+    return re.compile("(?=(?:" + groups + "))"), [table[i][0] for i in order]
 
 
 def _find_all(
-    pattern: re.Pattern[str], table: list[tuple[str, str]], text: str, lo: int, hi: int
+    compiled: tuple[re.Pattern[str], list[str]], text: str, lo: int, hi: int
 ) -> list[tuple[int, int, str]]:
-    """Every phrase match wholly inside [lo, hi), overlapping ones included."""
+    """Every phrase match wholly inside [lo, hi): the longest at each start (a shorter one at
+    the same start lies inside it, so the overlap rule drops it anyway)."""
+    pattern, comparators = compiled
     out = []
     a = max(0, lo - 1)
     chunk = text[a : hi + 1]
-    for i, (comparator, phrase) in enumerate(table):
-        single = _single(phrase)
-        for m in single.finditer(chunk):
-            s, e = a + m.start(), a + m.end()
-            if s >= lo and e <= hi:
-                out.append((s, e, comparator))
-        del i
+    for m in pattern.finditer(chunk):
+        k = m.lastindex
+        if k is None:
+            continue
+        s, e = a + m.start(k), a + m.end(k)
+        if s >= lo and e <= hi:
+            out.append((s, e, comparators[k - 1]))
     return out
-
-
-_SINGLE: dict[str, re.Pattern[str]] = {}
-
-
-def _single(phrase: str) -> re.Pattern[str]:
-    p = _SINGLE.get(phrase)
-    if p is None:
-        p = re.compile(_edge_pattern(fold(phrase)))
-        _SINGLE[phrase] = p
-    return p
 
 
 def _longest(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

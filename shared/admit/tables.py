@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 _WORDISH = r"[^\W_]"
 _DASHES = ("-", "\u2013", "\u2014")
+_IN_WORD = re.compile(r"in[^\S\n]+")
 _SENTENCE_MARK = re.compile(r"[.;]\s|\u2022|\n[ \t\r]*\n")
 
 
@@ -44,10 +45,10 @@ class Lines:
         text = index.text
         count = index.line_count
         has_tab = bytearray(count)
-        i = text.find("\t")
-        while i != -1:
-            has_tab[index.line_number(i)] = 1
-            i = text.find("\t", i + 1)
+        if "\t" in text:
+            for n, line in enumerate(text.split("\n")):
+                if "\t" in line:
+                    has_tab[n] = 1
         self.has_tab = has_tab
         block = array("q", [0]) * count
         for n in range(count):
@@ -89,42 +90,52 @@ class Headings:
 
         words = sorted({fold(w) for w in vocab.scale_words}, key=len, reverse=True)
         powers = {fold(w): p for w, p in vocab.scale_words.items()}
-        if words:
-            alts = "|".join(re.escape(w) for w in words)
-            pat = re.compile(
-                r"(?<!" + _WORDISH + r")in[^\S\n]+(" + alts + r")s?(?!" + _WORDISH + ")"
-            )
-            for m in pat.finditer(folded):
-                n = idx.line_number(m.start())
-                if not self.lines.has_tab[n]:
-                    add(Heading(n, m.start(), m.end(), "scale", powers[m.group(1)]))
+        tail = r"(?!" + _WORDISH + ")"
+        scale_alts = "|".join(re.escape(w) for w in words)
+        scale_re = re.compile("(" + scale_alts + ")s?" + tail) if words else None
+        # One alternation of every currency name and code; a group per currency.
+        groups: list[str] = []
+        codes: list[str] = []
+        for code, (names, _) in vocab.heading_units.items():
+            alts = [r"[^\S\n]+".join(re.escape(w) for w in fold(n).split()) for n in names]
+            alts.append(re.escape(fold(code)))
+            groups.append("(" + "|".join(sorted(alts, key=len, reverse=True)) + ")")
+            codes.append(code)
+        of_part = "(?:(?:" + scale_alts + r")s?[^\S\n]+of[^\S\n]+)?" if words else ""
+        statement_re = (
+            re.compile(of_part + "(?:" + "|".join(groups) + ")" + tail) if groups else None
+        )
+        has_tab = self.lines.has_tab
+        # Headings start with "in": find each "in" once (a literal search), then read on.
+        for m in _IN_WORD.finditer(folded):
+            at = m.start()
+            if at > 0 and folded[at - 1].isalnum():
+                continue
+            n = idx.line_number(at)
+            if has_tab[n]:
+                continue
+            if scale_re is not None:
+                sm = scale_re.match(folded, m.end())
+                if sm is not None and idx.line_number(sm.end()) == n:
+                    add(Heading(n, at, sm.end(), "scale", powers[sm.group(1)]))
+            if statement_re is None:
+                continue
+            st = statement_re.match(folded, m.end())
+            if st is None or idx.line_number(st.end()) != n:
+                continue
+            k = next(i for i, g in enumerate(st.groups()) if g is not None)
+            code = codes[k]
+            matched = text[st.start(k + 1) : st.end(k + 1)]
+            if fold(matched) == fold(code) and matched != code:
+                continue  # a code matches in capitals only
+            add(Heading(n, at, st.end(), "statement", code=code))
         for s, e, power in self.a.currency_scales.all_in(text):
             j = s
             while j > 0 and text[j - 1].isalpha():
                 j -= 1
             add(Heading(idx.line_number(s), s, e, "header", power, form=text[j : s + 1]))
-        for code, (names, _) in vocab.heading_units.items():
-            name_alts = [r"[^\S\n]+".join(re.escape(w) for w in fold(n).split()) for n in names]
-            scale = (
-                ("(?:(?:" + "|".join(re.escape(w) for w in words) + r")s?[^\S\n]+of[^\S\n]+)?")
-                if words
-                else ""
-            )
-            head = r"(?<!" + _WORDISH + r")in[^\S\n]+" + scale
-            pat = re.compile(head + "(?:" + "|".join(name_alts) + r")(?!" + _WORDISH + ")")
-            for m in pat.finditer(folded):
-                n = idx.line_number(m.start())
-                if not self.lines.has_tab[n] and idx.line_number(m.end()) == n:
-                    add(Heading(n, m.start(), m.end(), "statement", code=code))
-            code_pat = re.compile(head + re.escape(fold(code)) + r"(?!" + _WORDISH + ")")
-            for m in code_pat.finditer(folded):
-                n = idx.line_number(m.start())
-                if (
-                    not self.lines.has_tab[n]
-                    and idx.line_number(m.end()) == n
-                    and text[m.end() - len(code) : m.end()] == code
-                ):
-                    add(Heading(n, m.start(), m.end(), "statement", code=code))
+        for hs in out.values():
+            hs.sort(key=lambda h: h.start)
         return out
 
     def reaching(self, t: Token) -> list[Heading]:

@@ -29,7 +29,13 @@ def fold(text: str) -> str:
     """The fold of each letter (SPEC §4). The result has the same length as ``text``."""
     if text.isascii():
         return text.lower()
-    folded = text.translate(_FOLD_FIXED).lower()
+    if "\u03a3" in text:
+        # str.lower() gives a final sigma by context; the fold maps each letter on its own.
+        folded = text.translate(_FOLD_FIXED).translate(_SIGMA).lower()
+    else:
+        folded = (text.replace("\u0130", "i") if "\u0130" in text else text).lower()
+        if "\u017f" in folded or "\u0131" in folded:
+            folded = folded.translate(_FOLD_FIXED)
     if len(folded) != len(text):  # pragma: no cover - only U+0130 expands, and it is mapped
         folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     if _NON_LETTER_CASED.search(text):
@@ -38,6 +44,9 @@ def fold(text: str) -> str:
             chars[m.start()] = m.group()
         folded = "".join(chars)
     return folded
+
+
+_SIGMA = {0x03A3: "\u03c3"}
 
 
 # --- whitespace ------------------------------------------------------------------------------
