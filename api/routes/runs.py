@@ -6,6 +6,7 @@ import math
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
+from fastapi.responses import HTMLResponse
 
 from api.deps import Principal, ServiceDep
 from api.schemas import Pagination, RunCreate, RunLinks, RunList, RunOut, RunProgress, UnitProgress
@@ -122,6 +123,21 @@ def diff_runs(
         total_count=total, page=page, limit=limit, max_page=max(1, math.ceil(total / limit))
     ).model_dump()
     return diff
+
+
+@router.get("/{run_id}/report", response_class=HTMLResponse, operation_id="get_run_report")
+def read_report(
+    run_id: str,
+    service: ServiceDep,
+    _: Principal,
+    documents: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> HTMLResponse:
+    """An HTML page: the summary, then documents with their spans highlighted in the source."""
+    get_run(service, run_id)
+    try:
+        return HTMLResponse(service.report(run_id, documents))
+    except RunNotFinished as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
 
 
 @router.get("/{run_id}/summary", operation_id="get_run_summary")

@@ -328,6 +328,39 @@ class RunService:
         store_a.put(key, dumps(result))
         return result
 
+    def report(self, run_id: str, max_documents: int = 50) -> str:
+        """The HTML report of a finished run."""
+        from shared.corpus import document_key, labels_key
+        from shared.report import render_report
+
+        record = self.get(run_id)
+        summary = self.summary(run_id)
+        if summary is None:
+            raise RunNotFinished(f"run {run_id} is {record.state}: its report needs its summary")
+        output, corpus = self._store(record.output), self._store(record.corpus)
+
+        def receipt(key: str) -> dict[str, Any] | None:
+            try:
+                return open_receipt(output.get(key), key)
+            except (KeyError, ValueError):
+                return None
+
+        def document(doc_id: str) -> str | None:
+            try:
+                return corpus.get(document_key(doc_id)).decode("utf-8", "replace")
+            except KeyError:
+                return None
+
+        def labels(doc_id: str) -> dict[str, Any]:
+            try:
+                return json.loads(corpus.get(labels_key(doc_id)))
+            except (KeyError, ValueError):
+                return {}
+
+        return render_report(
+            summary, self.index_rows(run_id) or [], receipt, document, labels, max_documents
+        )
+
     # -- policies and schedules -----------------------------------------------------------
 
     @cached_property

@@ -98,6 +98,10 @@ def test_run_round_trip(client, pipeline):
     assert verify["kind"] == "verify" and verify["records"][0]["certificate"]["verdict"]
     assert client.get(f"/v1/runs/{run['id']}/documents/no-such-doc/receipts").status_code == 404
 
+    report = client.get(f"/v1/runs/{run['id']}/report", params={"documents": 3})
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
+    assert report.text.count("<h3 id=") == 3 and '<mark class="v-grounded">' in report.text
+
     metrics = client.get("/metrics").text
     assert 'groundswell_http_requests_total{method="POST",route="/v1/runs",status="202"}' in metrics
     assert 'groundswell_queue_length{queue="verify"}' in metrics
