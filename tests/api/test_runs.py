@@ -106,3 +106,16 @@ def test_run_round_trip(client, pipeline):
     assert 'groundswell_http_requests_total{method="POST",route="/v1/runs",status="202"}' in metrics
     assert 'groundswell_queue_length{queue="verify"}' in metrics
     assert client.get("/readyz").json()["checks"] == {"redis": "ok", "storage": "ok"}
+
+
+def test_a_cancelled_run_stays_cancelled(client, pipeline):
+    # No worker yet: the run is queued; cancelling it ends it, and workers then skip its tasks.
+    run = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS)}).json()
+    cancelled = client.post(f"/v1/runs/{run['id']}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
+    pipeline.start_worker("w1")
+    time.sleep(3)  # the plan task is consumed and does nothing
+    state = client.get(f"/v1/runs/{run['id']}").json()
+    assert state["state"] == "cancelled" and state["progress"]["planned"] == 0
+    assert client.get(f"/v1/runs/{run['id']}/summary").status_code == 409
+    assert client.post("/v1/runs/nope/cancel").status_code == 404
