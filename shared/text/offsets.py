@@ -195,9 +195,6 @@ class SubsetMap(OffsetMap):
             return self.length
         return self.counts[j] + bisect_left(self.positions(j), x)
 
-    def chunk_of(self, i: int) -> int:
-        return bisect_right(self.counts, i) - 1
-
 
 def build_edit_map(parent: OffsetMap, length: int, edits: list[tuple[int, int, int]]) -> OffsetMap:
     """An :class:`EditMap` from ``(xlo, xhi, new_length)`` rewrites in order; the parent if none.

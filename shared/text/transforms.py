@@ -433,7 +433,6 @@ class Casefold(Transform):
         return out, edits
 
 
-ALNUM_RUN = re.compile(r"[^\W_]+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _ASCII_NOT_ALNUM = bytes(c for c in range(128) if not chr(c).isalnum())
 # Small chunks: most of them are pure ASCII and take the bytes fast path, and the lazy offset
