@@ -35,6 +35,13 @@ class Projections:
         # many claims (the search index) are built once this grows.
         self.searches = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Projections are rebuilt on demand; only the text travels (to a worker process).
+        return {"source": self.source}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["source"])  # type: ignore[misc]
+
     def get(self, chain: tuple[Transform, ...]) -> Projection:
         key = tuple(step.key for step in chain)
         got = self._cache.get(key)

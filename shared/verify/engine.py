@@ -98,6 +98,13 @@ class Verifier:
             for chain in self._chains
         ]
 
+    def __getstate__(self) -> dict[str, object]:
+        # What was built from the text is rebuilt on demand in the receiving process.
+        state = dict(self.__dict__)
+        state["_tier_projections"] = [None] * len(self._chains)
+        state["_bounds"] = None
+        return state
+
     # --- public API -------------------------------------------------------------------------
 
     @property

@@ -220,3 +220,14 @@ def test_index_keeps_a_claim_whose_edge_fraction_folds_differently_in_context() 
         v.verify(warm)
     c = v.verify("\u00bd of the total revenue for the year was high")
     assert (c.verdict, c.tier, c.start) == ("grounded", "exact", source.index("\u00bd"))
+
+
+def test_verifier_and_policy_pickle_for_worker_processes() -> None:
+    import pickle
+
+    policy = DEFAULT.with_changes(marker_pattern=r"\|")
+    assert pickle.loads(pickle.dumps(policy)).fingerprint == policy.fingerprint
+    v = Verifier(FILING, policy)
+    before = v.verify("adversely affect our results of operations")
+    again = pickle.loads(pickle.dumps(v))
+    assert again.verify("adversely affect our results of operations") == before
