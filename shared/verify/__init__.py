@@ -12,6 +12,7 @@ from shared.verify.policy import (
     VerifyPolicy,
     get_verify_policy,
 )
+from shared.verify.report import LadderProfile, explain, manifest, sensitivity, spread_points
 
 __all__ = [
     "BUILTIN_VERIFY_POLICIES",
@@ -21,8 +22,13 @@ __all__ = [
     "STRICT",
     "VERDICTS",
     "Certificate",
+    "LadderProfile",
     "PolicyError",
     "Verifier",
     "VerifyPolicy",
+    "explain",
     "get_verify_policy",
+    "manifest",
+    "sensitivity",
+    "spread_points",
 ]
