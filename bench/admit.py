@@ -1,13 +1,13 @@
 """Admission speed: groundgate 0.11.0 and groundswell on the same packets, in one run.
 
     .venv/bin/python bench/admit.py [--sizes 50000,500000,2000000] [--counts 10,100,1000]
-                                    [--reps 1] [--skip-groundgate]
+                                    [--reps 1] [--mode offsets|quote] [--skip-groundgate]
 
 Documents are real text from ../shared/corpus (SEC filings and annual reports, then other
 parts), concatenated in a fixed order to about each size and normalised to NFC. Candidates
 are drawn uniformly over the number tokens of the document, as an extractor that cites
 offsets and text proposes them: 85% the right value, 10% a wrong value (rejected after a
-re-anchoring attempt) and 5% a wrong unit. Both engines get the same packet; the receipts
+re-anchoring attempt) and 5% a wrong unit; ``--mode quote`` cites only the quote. Both engines get the same packet; the receipts
 must agree (their receipt digests are compared), and the table prints each time and the
 ratio groundgate / groundswell. Each cell times ``admit`` end to end (packet checks, digests
 and all decisions), the median of ``--reps`` runs.
@@ -67,7 +67,7 @@ def corpus_text(size: int) -> str:
     return unicodedata.normalize("NFC", doc)
 
 
-def candidates(text: str, count: int, seed: int) -> list[dict[str, Any]]:
+def candidates(text: str, count: int, seed: int, mode: str = "offsets") -> list[dict[str, Any]]:
     rng = random.Random(seed)
     index = TextIndex(text, parse_schema({"fields": {}}).vocabulary)
     tokens = [t for t in index.tokens if t.value is not None]
@@ -99,7 +99,9 @@ def candidates(text: str, count: int, seed: int) -> list[dict[str, Any]]:
             "id": f"c{i}",
             "field": field,
             "value": value,
-            "evidence": {"start": b0, "end": b1, "text": quote},
+            "evidence": {"start": b0, "end": b1, "text": quote}
+            if mode == "offsets"
+            else {"text": quote},
         }
         if unit is not None:
             cand["unit"] = unit
@@ -123,6 +125,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="50000,500000,2000000")
     parser.add_argument("--counts", default="10,100,1000")
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--mode", choices=("offsets", "quote"), default="offsets")
     parser.add_argument("--skip-groundgate", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -136,7 +139,7 @@ def main() -> None:
         text = corpus_text(size)
         label = f"{len(text.encode('utf-8')) / 1e6:.2f} MB" if size >= 1e6 else f"{size // 1000} KB"
         for count in counts:
-            cands = candidates(text, count, seed=size + count)
+            cands = candidates(text, count, seed=size + count, mode=args.mode)
             ours_t, ours = timed(lambda t=text, c=cands: admit(t, SCHEMA, c), args.reps)
             if gg is None:
                 print(f"| {label} | {count} | - | {ours_t:.3f} s | - |", flush=True)

@@ -278,12 +278,13 @@ class CheckedPath:
                     passing_field.append((s, e))
             if passing_field:
                 found = passing_field
-        for s, e in found:
-            m = self.at(ctx, s, e)
-            if isinstance(m, Match) and m.clean:
-                d.evidence = idx.byte_span(s, e)
-                d.evidence_chars = (s, e)
-                return m
+        if len(found) == 1 or self.could_pass(ctx, item.text):
+            for s, e in found:
+                m = self.at(ctx, s, e)
+                if isinstance(m, Match) and m.clean:
+                    d.evidence = idx.byte_span(s, e)
+                    d.evidence_chars = (s, e)
+                    return m
         s, e = found[0]
         d.evidence = idx.byte_span(s, e)
         d.evidence_chars = (s, e)

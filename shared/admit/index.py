@@ -416,6 +416,11 @@ class TextIndex:
         end = breaks[k] if k < len(breaks) else self.n
         return start, end
 
+    def line_breaks_in(self, s: int, e: int) -> int:
+        """How many line breaks lie in [s, e)."""
+        breaks = self.line_breaks
+        return bisect_left(breaks, e) - bisect_left(breaks, s)
+
     def line_number(self, pos: int) -> int:
         return bisect_left(self.line_breaks, pos)
 

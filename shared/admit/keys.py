@@ -262,7 +262,7 @@ class KeyReader:
         return {m.word}
 
     def _table_sentence(self, s0: int, s1: int, mentions: list[Mention], value_start: int) -> bool:
-        if len({m.word for m in mentions}) >= 2 and self.index.text.count("\n", s0, s1) >= 3:
+        if len({m.word for m in mentions}) >= 2 and self.index.line_breaks_in(s0, s1) >= 3:
             return True
         headers = self.header_mentions
         return any(m.start in headers and m.end <= value_start for m in mentions)

@@ -32,7 +32,10 @@ def occurrences(index: TextIndex, quote: str) -> list[tuple[int, int]]:
         return got
     text = index.text
     out: list[tuple[int, int]] = []
-    if len(parts) == 1:
+    anchored = _by_digit_run(index, parts)
+    if anchored is not None:
+        out = anchored
+    elif len(parts) == 1:
         needle = parts[0]
         size = len(needle)
         i = text.find(needle)
@@ -41,28 +44,87 @@ def occurrences(index: TextIndex, quote: str) -> list[tuple[int, int]]:
             i = text.find(needle, i + 1)
     else:
         pattern = quote_pattern(parts)
-        first = parts[0]
-        i = text.find(first)
-        while i != -1:
-            m = pattern.match(text, i)
-            if m is not None:
-                out.append((m.start(), m.end()))
-            i = text.find(first, i + 1)
+        m = pattern.search(text)
+        while m is not None:
+            out.append((m.start(), m.end()))
+            m = pattern.search(text, m.start() + 1)
     if len(cache) > _MAX_CACHED:
         cache.clear()
     cache[parts] = out
     return out
 
 
+_RUN = re.compile(r"[0-9]+")
+_KEY = 3  # digits of a run's start or end that the index keys on
+
+
+def _run_index(index: TextIndex) -> dict[str, list[int]]:
+    """Every maximal run of ASCII digits of the text, by its whole text ("X"), its first
+    digits ("S", at the run's start) and its last digits ("E", at the run's end)."""
+    got = index.__dict__.get("_digit_runs")
+    if got is None:
+        got = {}
+        for m in _RUN.finditer(index.text):
+            r = m.group()
+            a, b = m.span()
+            got.setdefault("X" + r, []).append(a)
+            for k in range(1, min(_KEY, len(r)) + 1):
+                got.setdefault("S" + r[:k], []).append(a)
+                got.setdefault("E" + r[-k:], []).append(b)
+        index.__dict__["_digit_runs"] = got
+    return got
+
+
+def _by_digit_run(index: TextIndex, parts: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """The occurrences of a quote found through a run of digits of its first part, or None.
+
+    A run of the quote with a non-digit before it starts a run of the text at the same place
+    (a non-digit after it: ends one), because the occurrence repeats those characters. So
+    the runs of the text with that first (last, whole) text give every place where the quote
+    can occur, and each is checked there: no scan of the whole text for a numeric quote.
+    """
+    first = parts[0]
+    keys: list[tuple[str, int]] = []  # (index key, offset of the quote's start from it)
+    whole = len(parts) == 1
+    for m in _RUN.finditer(first):
+        r = m.group()
+        a, b = m.span()
+        left = a > 0
+        right = b < len(first) or not whole
+        if left and right:
+            keys.append(("X" + r, a))
+        elif left:
+            keys.append(("S" + r[:_KEY], a))
+        elif right:
+            keys.append(("E" + r[-_KEY:], b))
+    if not keys:
+        return None
+    runs = _run_index(index)
+    # The key with the fewest places is the cheapest to check.
+    key, offset = min(keys, key=lambda k: len(runs.get(k[0], ())))
+    positions = runs.get(key, [])
+    if len(positions) > 20_000:
+        return None
+    pattern = quote_pattern(parts)
+    text = index.text
+    found: set[tuple[int, int]] = set()
+    for p in positions:
+        start = p - offset
+        if start < 0:
+            continue
+        m = pattern.match(text, start)
+        if m is not None:
+            found.add((m.start(), m.end()))
+    return sorted(found)
+
+
 def within(found: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
     """The occurrences wholly inside [lo, hi)."""
+    if not found or (lo <= found[0][0] and found[-1][1] <= hi):
+        return found
     k = bisect_left(found, (lo, -1))
-    out = []
-    while k < len(found) and found[k][0] < hi:
-        if found[k][1] <= hi:
-            out.append(found[k])
-        k += 1
-    return out
+    j = bisect_left(found, (hi, -1), k)
+    return [o for o in found[k:j] if o[1] <= hi]
 
 
 def holding(found: list[tuple[int, int]], s: int, e: int) -> tuple[int, int] | None:

@@ -140,21 +140,42 @@ class Headings:
 
     def reaching(self, t: Token) -> list[Heading]:
         """The headings that reach the token's line (§4.1)."""
-        idx = self.index
-        n = idx.line_number(t.start)
-        lines = self.lines
-        if not lines.has_tab[n] or not self.by_line:
+        n = self.index.line_number(t.start)
+        if not self.lines.has_tab[n] or not self.by_line:
             return []
+        return self._reaching_line(n)
+
+    @cached_property
+    def _memo(self) -> dict[int, list[Heading]]:
+        return {}
+
+    def _reaching_line(self, n: int) -> list[Heading]:
+        """Headings reaching tab line ``n``: those before its block (past blank lines) and
+        those on earlier lines of the block. Kept per line, so a long table costs once."""
+        memo = self._memo
+        got = memo.get(n)
+        if got is not None:
+            return got
+        lines = self.lines
         b = lines.block_start[n]
-        out = []
-        for k in range(b, n):
-            out += self.by_line.get(k, [])
-        k = b - 1
-        while k >= 0 and lines.empty(k) and not lines.has_tab[k]:
+        k = n
+        while k > b and (k - 1) not in memo:
             k -= 1
-        if k >= 0 and not lines.has_tab[k]:
-            out += self.by_line.get(k, [])
-        return out
+        if k == b:
+            above = b - 1
+            while above >= 0 and lines.empty(above) and not lines.has_tab[above]:
+                above -= 1
+            current = (
+                list(self.by_line.get(above, [])) if above >= 0 and not lines.has_tab[above] else []
+            )
+            memo[b] = current
+        else:
+            current = memo[k - 1]
+        for line in range(k + 1 if k == b else k, n + 1):
+            extra = self.by_line.get(line - 1)
+            current = current + extra if extra else current
+            memo[line] = current
+        return memo[n]
 
     def scale_reaches(self, t: Token) -> bool:
         return any(h.kind in ("scale", "header") for h in self.reaching(t))
