@@ -146,8 +146,8 @@ def parse_claims(
             field = "end" if record.end is None else "start"
             errors.append(InputError(file, "start and end go together", number, field))
             continue
-        if record.start is not None and not 0 <= record.start <= record.end:  # type: ignore[operator]
-            errors.append(InputError(file, "need 0 <= start <= end", number, "start"))
+        if record.start is not None and not 0 <= record.start < record.end:  # type: ignore[operator]
+            errors.append(InputError(file, "need 0 <= start < end", number, "start"))
             continue
         records.append((number, obj))
     return records, errors

@@ -295,6 +295,17 @@ class UnitRunner:
         for line, record in records:
             start, end = record.get("start"), record.get("end")
             if start is not None and end is not None:
+                if not 0 <= start < end <= len(text):
+                    # Offsets outside the document fail this record alone, like bad JSON.
+                    errors.append(
+                        InputError(
+                            claims_key(doc_id),
+                            f"need 0 <= start < end <= {len(text)} (the document's length)",
+                            line,
+                            "end" if end > len(text) else "start",
+                        )
+                    )
+                    continue
                 cert = verifier.verify_at(record["claim"], start, end)
             else:
                 cert = verifier.verify(record["claim"])
