@@ -460,7 +460,7 @@ class TextIndex:
         for i, line in enumerate(lines):
             end = pos + len(line)
             if (
-                line.strip()
+                line.strip(" \t\r")
                 and (i == 0 or blank[i - 1])
                 and i + 1 < len(lines)
                 and blank[i + 1]

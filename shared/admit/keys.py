@@ -309,7 +309,7 @@ class KeyReader:
         index = self.index
         text = index.text
         fs, fe = field_span
-        header_start, header_end = run[0].start, run[-1].end
+        header_end = run[-1].end
         # 1. The header ends before the field item; its first slot and its tabs are clean.
         if header_end > fs or not self._clean_header(run):
             return False
@@ -334,7 +334,6 @@ class KeyReader:
         if cells is None:
             return False
         ordinal = next((i + 1 for i, c in enumerate(cells) if c[0] == t.start), None)
-        del header_start
         return ordinal == n
 
     @cached_property

@@ -191,17 +191,11 @@ class TextRules:
         text = self.index.text
         end = t.end
         limit = end + self.window + self.table.max_suffix + 1
+        # The chunk starts at the token's end, so a suffix right after the number ("500mg")
+        # has nothing before it for the boundary rule, as §4.3 wants.
         chunk = text[end:limit]
-        best = None
-        pos = 0
-        while True:
-            m = pattern.search(chunk, pos)
-            if m is None or m.start() > self.window:
-                break
-            # The earliest start wins; at a tie the longest (the alternation is longest first).
-            best = m
-            break
-        if best is None:
+        best = pattern.search(chunk)
+        if best is None or best.start() > self.window:
             return None
         s, e = end + best.start(), end + best.end()
         form = best.group()

@@ -64,10 +64,6 @@ class Lines:
         s, e = self.index.line_span(n)
         return not self.index.text[s:e].strip()
 
-    def text(self, n: int) -> str:
-        s, e = self.index.line_span(n)
-        return self.index.text[s:e]
-
 
 class Headings:
     """Heading scales and heading units of one text, and what reaches a token (§4.1, §4.3)."""
@@ -437,7 +433,6 @@ class Tables:
         lines = self.lines
         if not lines.has_tab[vline]:
             return False
-        ftext = lines.text(fline)
         l0, l1 = idx.line_span(fline)
         if not lines.has_tab[fline]:
             # Caption: no tab and no number token on the form's line.
@@ -454,7 +449,6 @@ class Tables:
                     return False
                 k += 1
             return True
-        del ftext
         # Column: both lines hold a tab, neither is ambiguous, each line between is not blank
         # and holds a tab or no number token.
         for k in range(fline + 1, vline):
