@@ -163,10 +163,12 @@ class TextRules:
     # --- units -----------------------------------------------------------------------------
 
     def units_at(self, t: Token) -> UnitsAt:
-        got = self._units.get(t.dstart)
+        # Keyed by the token's start: a span that leaves out a sign reads the same digits as
+        # another token (§4.1), with other neighbours for units, qualifiers and ranges.
+        got = self._units.get(t.start)
         if got is None:
             got = UnitsAt(self._prefix_codes(t), self._first_suffix(t))
-            self._units[t.dstart] = got
+            self._units[t.start] = got
         return got
 
     def _prefix_codes(self, t: Token) -> frozenset[str]:
@@ -212,10 +214,10 @@ class TextRules:
     # --- qualifiers ------------------------------------------------------------------------
 
     def comparators(self, t: Token) -> frozenset[str]:
-        got = self._qualifiers.get(t.dstart)
+        got = self._qualifiers.get(t.start)
         if got is None:
             got = frozenset(self._read_qualifiers(t))
-            self._qualifiers[t.dstart] = got
+            self._qualifiers[t.start] = got
         return got
 
     def _read_qualifiers(self, t: Token) -> set[str]:

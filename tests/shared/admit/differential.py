@@ -305,3 +305,58 @@ def wide_packets(
         text = unicodedata.normalize("NFC", text)  # callers normalise before extracting (§2.1)
         out.append(wide_packet(row["id"], text, rng, per_doc))
     return out
+
+
+def dense_packet(corpus: Path, size: int, count: int, seed: int = 5) -> dict[str, Any]:
+    """Many candidates over one document of filings: cited by offsets or by quote, some spans
+    cut inside a number or without its sign, so candidates share tokens in every way."""
+    rng = random.Random(seed)
+    rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines()]
+    rows = sorted((r for r in rows if r["part"] == "sec_edgartools"), key=lambda r: r["id"])
+    parts, total = [], 0
+    for row in rows:
+        text = (corpus / "documents" / f"{row['id']}.txt").read_bytes().decode("utf-8")
+        parts.append(unicodedata.normalize("NFC", text))
+        total += len(parts[-1])
+        if total >= size:
+            break
+    text = unicodedata.normalize("NFC", "\n\n".join(parts)[:size])
+    index = _vocab_index(text)
+    tokens = [t for t in index.tokens if t.value is not None]
+    fields = list(WIDE_SCHEMA["fields"])
+    units = {"usd": "USD", "pct": "%", "mg": "mg", "days": "days", "dose": "mg"}
+    cands = []
+    for i in range(count):
+        t = rng.choice(tokens)
+        s, e = rng.choice([(t.start, t.end), (t.dstart, t.end), (max(0, t.start - 1), t.end)])
+        if rng.random() < 0.1:
+            e = max(s + 1, e - 1)
+        quote = text[s:e]
+        value = rng.choice([t.value, t.value, abs(t.value), t.value * 1000, t.value + 1])
+        field = rng.choice(fields)
+        cand: dict[str, Any] = {"id": f"d{i}", "field": field, "value": str(value)}
+        if field in units:
+            cand["unit"] = units[field]
+        if field == "dose":
+            cand["key"] = rng.choice(WIDE_SCHEMA["fields"]["dose"]["keys"])
+        roll = rng.random()
+        if roll < 0.45 and quote.strip():
+            cand["evidence"] = {"text": quote}
+        elif roll < 0.55:
+            # Offsets of another number with this number's text: re-anchoring decides.
+            o = rng.choice(tokens)
+            cand["evidence"] = {
+                "start": _byte(text, o.start),
+                "end": _byte(text, o.end),
+                "text": quote,
+            }
+        else:
+            cand["evidence"] = {"start": _byte(text, s), "end": _byte(text, e), "text": quote}
+        cands.append(cand)
+    return {
+        "document": text,
+        "schema": WIDE_SCHEMA,
+        "policy": None,
+        "candidates": cands,
+        "document_id": f"dense-{size}",
+    }

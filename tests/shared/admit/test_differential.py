@@ -82,3 +82,12 @@ def test_candidates_across_the_corpus_agree_with_groundgate(shared_corpus: Path)
     codes, problems = _compare(packets)
     assert not problems, "\n".join(problems[:20])
     assert codes["admitted"] > 0 and codes["rejected"] > 0
+
+
+def test_many_candidates_on_one_document_agree_with_groundgate(shared_corpus: Path):
+    # Candidates share tokens (with and without a sign, cut short, quoted and cited), so a
+    # reading kept for one candidate must never leak into another's decision.
+    packet = differential.dense_packet(shared_corpus, 200_000, 600)
+    codes, problems = _compare([packet])
+    assert not problems, "\n".join(problems[:20])
+    assert codes["QUALIFIED_VALUE"] > 0 and codes["EVIDENCE_REANCHORED"] > 0

@@ -76,6 +76,17 @@ def test_units_per_units_and_first_suffix():
     )
 
 
+def test_a_span_without_the_sign_is_read_on_its_own():
+    # "26\t-27": cited without its sign, 27 follows "26" and a dash (a range); cited with it,
+    # -27 is no range end. The first reading must not leak into the second.
+    doc = "Equity\t26\t-27\nCash flows"
+    unsigned = _at(doc, "27", "27")
+    signed = _at(doc, "-27", "-27")
+    receipt = admit(doc, PLAIN, [unsigned, signed])
+    by_value = {d["value"]: d["codes"] for d in receipt["decisions"]}
+    assert by_value == {"27": ["QUALIFIED_VALUE"], "-27": []}
+
+
 def test_a_malformed_candidate_is_a_decision_not_an_exception():
     receipt = admit("x 5", PLAIN, [{"field": 5}, "junk", {"field": "n", "value": 1.5}])
     assert [d["codes"] for d in receipt["decisions"]] == [["CANDIDATE_INVALID"]] * 3
