@@ -720,11 +720,13 @@ class Admitter:
         out: set[str] = set()
         if self._pack_words:
             if self._doc_packs is None:
-                texts = [self.document] + [r["text"] for r in self.references.values()]
+                texts = [pack_word_key(self.document)] + [
+                    pack_word_key(r["text"]) for r in self.references.values()
+                ]
                 self._doc_packs = {
                     pid
                     for pid, words in self._pack_words.items()
-                    if any(w in pack_word_key(t) for t in texts for w in words)
+                    if any(w in t for t in texts for w in words)
                 }
             out |= self._doc_packs
             strings = [pack_word_key(s) for s in _strings(cand)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import Counter
@@ -222,9 +223,14 @@ def _batch(
     refs = read_json(references) if references else None
     pack_objs = _packs(packs)
     receipts: dict[str, dict[str, Any]] = {}
-    show = sys.stderr.isatty()
-    with click.progressbar(paths, label="admitting", file=sys.stderr if show else None) as bar:
-        for path in bar:
+    # A progress bar on a terminal only (on stderr); piped output stays the summary alone.
+    bar = (
+        click.progressbar(paths, label="admitting", file=sys.stderr)
+        if sys.stderr.isatty()
+        else contextlib.nullcontext(paths)
+    )
+    with bar as documents:
+        for path in documents:
             judgments = None
             if judgments_dir:
                 jpath = Path(judgments_dir) / f"{path.stem}.json"

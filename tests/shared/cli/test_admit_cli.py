@@ -121,6 +121,7 @@ def test_batch_over_folders_writes_receipts_and_a_summary(tmp_path):
     schema.write_text(json.dumps(SCHEMA), encoding="utf-8")
     result = _run("admit", str(docs), str(schema), str(cands), "-o", str(out))
     assert result.exit_code == 0, result.output
+    assert result.output.startswith("2 documents")  # no progress output when not a terminal
     assert "| rejected | 2 |" in result.output
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["totals"]["outcomes"] == {"admitted": 1, "needs_verification": 1, "rejected": 2}
