@@ -3,8 +3,9 @@
     .venv/bin/python bench/pipeline.py [--documents 210] [--repeat 1]
 
 Documents come from ../shared/corpus (read in place, copied only to a temp folder) with
-generated claims and candidates. Each mode writes to a fresh output folder, so every unit
-is computed. Workers are started (and answer a ping) before the clock starts. The ratio is
+generated claims and candidates. Receipts are removed before each timed run, so every unit
+is computed. Each mode is warmed up by one untimed run (workers answer a ping, import and
+build their tables) and reports the best of ``--repeat`` timed runs. The ratio is
 pipeline throughput over in-process throughput: the cost of distribution on one machine.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -31,9 +33,12 @@ from workers.app import enqueue_with, make_app  # noqa: E402
 from workers.embedded import RedisServer, WorkerProcess, service_env  # noqa: E402
 
 
-def pipeline_run(corpus: str, workers: int, redis_url: str, work: Path) -> tuple[float, dict]:
-    output = work / f"out-{workers}w-{time.time_ns()}"
-    values = {"broker_url": redis_url, "storage_url": str(output), "batch_max_units": 8}
+def pipeline_runs(
+    corpus: str, workers: int, redis_url: str, work: Path, repeat: int
+) -> tuple[float, dict]:
+    """Best of ``repeat`` timed runs on warm workers (a first, untimed run warms them up)."""
+    output = work / f"out-{workers}w"
+    values = {"broker_url": redis_url, "storage_url": str(output)}  # default batching
     settings = Settings(**values)
     redis_client(redis_url).flushall()
     app = make_app(settings)
@@ -47,12 +52,20 @@ def pipeline_run(corpus: str, workers: int, redis_url: str, work: Path) -> tuple
             if time.monotonic() > deadline:
                 raise RuntimeError("workers did not answer within 60 s")
         service = RunService(settings, RunStore(redis_client(redis_url)), enqueue_with(app))
-        start = time.perf_counter()
-        record, _ = service.submit(RunSpec(corpus=corpus))
-        while not service.get(record.id).terminal:
-            time.sleep(0.02)
-        elapsed = time.perf_counter() - start
-        return elapsed, service.summary(record.id) or {}
+        best: tuple[float, dict] | None = None
+        for attempt in range(repeat + 1):
+            # Receipts are content-addressed: remove them so that every unit is computed again.
+            shutil.rmtree(output / "receipts", ignore_errors=True)
+            start = time.perf_counter()
+            record, _ = service.submit(RunSpec(corpus=corpus))
+            while not service.get(record.id).terminal:
+                time.sleep(0.01)
+            elapsed = time.perf_counter() - start
+            summary = service.summary(record.id) or {}
+            if attempt and (best is None or elapsed < best[0]):  # attempt 0 warms the workers
+                best = (elapsed, summary)
+        assert best is not None
+        return best
     finally:
         for proc in procs:
             proc.stop()
@@ -61,7 +74,7 @@ def pipeline_run(corpus: str, workers: int, redis_url: str, work: Path) -> tuple
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=210)
-    parser.add_argument("--repeat", type=int, default=1, help="Best of N for each mode.")
+    parser.add_argument("--repeat", type=int, default=3, help="Best of N warm runs per mode.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -86,11 +99,9 @@ def main() -> None:
     redis_server = RedisServer().start()
     try:
         for workers in (1, 2):
-            runs = [
-                pipeline_run(str(corpus), workers, redis_server.url, work)
-                for _ in range(args.repeat)
-            ]
-            elapsed, summary = min(runs, key=lambda r: r[0])
+            elapsed, summary = pipeline_runs(
+                str(corpus), workers, redis_server.url, work, args.repeat
+            )
             assert summary.get("counts") == reference["counts"], "pipeline and in-process disagree"
             rows.append(
                 (f"pipeline, {workers} worker{'s' if workers > 1 else ''}", elapsed, summary)

@@ -223,7 +223,7 @@ class RunStore:
     def attempt(self, run_id: str, unit: str) -> int:
         """Count one more attempt at a unit (the redelivery cap reads this)."""
         key = self._k(run_id, "attempts")
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=False)
         pipe.hincrby(key, unit, 1)
         pipe.expire(key, FINISHED_TTL_SECONDS)
         return int(pipe.execute()[0])
