@@ -260,7 +260,7 @@ class UnitRunner:
             fp,
             inputs,
             len(doc_data),
-            lambda: self._verify_receipt(fp, doc_id, doc_data, claims_data),
+            lambda: self._verify_receipt(fp, doc_id, doc_data, claims_data, inputs),
             lambda receipt: (
                 verify_unit_counts(
                     ((r["record"].get("id"), r["certificate"]) for r in receipt.get("records", [])),
@@ -272,15 +272,15 @@ class UnitRunner:
         )
 
     def _verify_receipt(
-        self, fp: str, doc_id: str, doc_data: bytes, claims_data: bytes
+        self, fp: str, doc_id: str, doc_data: bytes, claims_data: bytes, inputs: dict[str, str]
     ) -> dict[str, Any]:
         from shared.verify import ENGINE_REVISION, Verifier
 
         body: dict[str, Any] = {
             "kind": VERIFY,
             "fingerprint": fp,
-            "document_sha256": content_sha256(doc_data),
-            "claims_sha256": content_sha256(claims_data),
+            "document_sha256": inputs["document"],
+            "claims_sha256": inputs["claims"],
             "policy": {"verify_fingerprint": self.policy.verify_fingerprint},
             "engine": {"verify": ENGINE_REVISION},
         }
@@ -347,7 +347,7 @@ class UnitRunner:
             fp,
             inputs,
             len(doc_data),
-            lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema_data, schema),
+            lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema, inputs),
             lambda receipt: (admit_unit_counts(receipt["receipt"], labels), []),
             cand_file,
         )
@@ -358,17 +358,17 @@ class UnitRunner:
         doc_id: str,
         doc_data: bytes,
         cand_data: bytes,
-        schema_data: bytes,
         schema: dict[str, Any],
+        inputs: dict[str, str],
     ) -> dict[str, Any]:
         from shared.admit import ENGINE_REVISION, SPEC_VERSION, PacketError, admit
 
         body: dict[str, Any] = {
             "kind": ADMIT,
             "fingerprint": fp,
-            "document_sha256": content_sha256(doc_data),
-            "candidates_sha256": content_sha256(cand_data),
-            "schema_sha256": content_sha256(schema_data),
+            "document_sha256": inputs["document"],
+            "candidates_sha256": inputs["candidates"],
+            "schema_sha256": inputs["schema"],
             "policy": {"admit_fingerprint": self.policy.admit_fingerprint},
             "engine": {"admit": ENGINE_REVISION, "spec": SPEC_VERSION},
         }
