@@ -26,15 +26,11 @@ ENGINE_REVISION = 1
 POLICY_SCHEMA = "groundswell/verify-policy/1"
 ELLIPSIS_POLICIES = ("reject", "fragments", "ignore")
 
-_FIELDS = {
-    "schema",
+# Fields of a policy file that become constructor arguments as they are.
+_PASSED_THROUGH = (
     "name",
     "version",
     "description",
-    "engine_revision",
-    "fingerprint",
-    "ladder_name",
-    "ladder",
     "marker_pattern",
     "accept_through",
     "allow_unsound",
@@ -42,7 +38,8 @@ _FIELDS = {
     "min_fragment_tokens",
     "require_contiguous",
     "match_boundaries",
-}
+)
+_FIELDS = {"schema", "engine_revision", "fingerprint", "ladder_name", "ladder", *_PASSED_THROUGH}
 
 
 class PolicyError(ValueError):
@@ -238,18 +235,7 @@ class VerifyPolicy:
                     "use ladder_name 'custom' for your own"
                 )
         kwargs: dict[str, Any] = {"ladder_name": ladder_name, "ladder": ladder}
-        for key in (
-            "name",
-            "version",
-            "description",
-            "marker_pattern",
-            "accept_through",
-            "allow_unsound",
-            "ellipsis_policy",
-            "min_fragment_tokens",
-            "require_contiguous",
-            "match_boundaries",
-        ):
+        for key in _PASSED_THROUGH:
             if key in data:
                 kwargs[key] = data[key]
         try:
