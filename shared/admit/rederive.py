@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.admit import admit
 from shared.admit.digest import SPEC_VERSION, digest
-from shared.admit.engine import Admitter
 from shared.admit.errors import PacketError
 
 _SECTIONS = (
@@ -57,15 +57,17 @@ def check_receipt(
     if document_source is None and isinstance(doc, dict):
         document_source = doc.get("source")
     try:
-        fresh = Admitter(
+        fresh = admit(
             document,
             schema,
+            candidates,
             policy,
             document_id=document_id,
             document_source=document_source,
             references=references,
+            judgments=judgments,
             packs=packs,
-        ).admit(candidates, judgments)
+        )
     except PacketError as exc:
         return [*problems, f"the inputs are not a valid packet: {exc}"]
     for section in _SECTIONS:
