@@ -307,10 +307,8 @@ def wide_packets(
     return out
 
 
-def dense_packet(corpus: Path, size: int, count: int, seed: int = 5) -> dict[str, Any]:
-    """Many candidates over one document of filings: cited by offsets or by quote, some spans
-    cut inside a number or without its sign, so candidates share tokens in every way."""
-    rng = random.Random(seed)
+def filing_text(corpus: Path, size: int) -> str:
+    """About ``size`` characters of SEC filings from the corpus, joined, in NFC."""
     rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines()]
     rows = sorted((r for r in rows if r["part"] == "sec_edgartools"), key=lambda r: r["id"])
     parts, total = [], 0
@@ -320,7 +318,14 @@ def dense_packet(corpus: Path, size: int, count: int, seed: int = 5) -> dict[str
         total += len(parts[-1])
         if total >= size:
             break
-    text = unicodedata.normalize("NFC", "\n\n".join(parts)[:size])
+    return unicodedata.normalize("NFC", "\n\n".join(parts)[:size])
+
+
+def dense_packet(corpus: Path, size: int, count: int, seed: int = 5) -> dict[str, Any]:
+    """Many candidates over one document of filings: cited by offsets or by quote, some spans
+    cut inside a number or without its sign, so candidates share tokens in every way."""
+    rng = random.Random(seed)
+    text = filing_text(corpus, size)
     index = _vocab_index(text)
     tokens = [t for t in index.tokens if t.value is not None]
     fields = list(WIDE_SCHEMA["fields"])

@@ -9,10 +9,8 @@ move the result.
 
 from __future__ import annotations
 
-import json
 import random
 import time
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 from shared.admit import Admitter
 from shared.admit.index import TextIndex
 from shared.admit.packet import parse_schema
+from tests.shared.admit.differential import filing_text
 
 pytestmark = pytest.mark.corpus
 
@@ -31,19 +30,6 @@ SCHEMA = {
         "year_amount": {"type": "number", "keys": ["2025", "2024", "2023"], "multiple": True},
     }
 }
-
-
-def _document(corpus: Path, size: int) -> str:
-    rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines()]
-    rows = sorted((r for r in rows if r["part"] == "sec_edgartools"), key=lambda r: r["id"])
-    parts, total = [], 0
-    for row in rows:
-        text = (corpus / "documents" / f"{row['id']}.txt").read_bytes().decode("utf-8")
-        parts.append(unicodedata.normalize("NFC", text))
-        total += len(parts[-1])
-        if total >= size:
-            break
-    return unicodedata.normalize("NFC", "\n\n".join(parts)[:size])
 
 
 def _candidates(text: str, count: int) -> list[dict[str, Any]]:
@@ -88,8 +74,8 @@ def _marginal(text: str, few: list, many: list) -> float:
 
 
 def test_cost_per_candidate_does_not_grow_with_the_document(shared_corpus: Path):
-    small = _document(shared_corpus, 50_000)
-    large = _document(shared_corpus, 1_000_000)
+    small = filing_text(shared_corpus, 50_000)
+    large = filing_text(shared_corpus, 1_000_000)
     assert len(large) > 15 * len(small)
     per_small = _marginal(small, _candidates(small, 20), _candidates(small, 320))
     per_large = _marginal(large, _candidates(large, 20), _candidates(large, 320))
