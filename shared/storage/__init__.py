@@ -4,6 +4,13 @@ A store is rooted at a URL (``/path/to/folder``, ``file:///path`` or ``s3://buck
 keys are relative to that root and use ``/``.
 """
 
-from shared.storage.base import ObjectInfo, ObjectStore, StorageError, join_url, open_store
+from shared.storage.base import (
+    ObjectInfo,
+    ObjectStore,
+    StorageError,
+    drop_snapshot,
+    join_url,
+    open_store,
+)
 
-__all__ = ["ObjectInfo", "ObjectStore", "StorageError", "join_url", "open_store"]
+__all__ = ["ObjectInfo", "ObjectStore", "StorageError", "drop_snapshot", "join_url", "open_store"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -39,10 +39,30 @@ class ObjectStore(Protocol):
 
     def delete(self, key: str) -> None: ...
 
+    def delete_many(self, keys: Iterable[str]) -> int:
+        """Delete many keys (missing ones are fine); return how many were asked."""
+
     def list_pages(
-        self, prefix: str, *, start_after: str | None = None, page_size: int = 1000
+        self,
+        prefix: str,
+        *,
+        start_after: str | None = None,
+        page_size: int = 1000,
+        snapshot: str | None = None,
     ) -> Iterator[list[ObjectInfo]]:
-        """Keys under ``prefix`` in ascending UTF-8 byte order, one page at a time."""
+        """Keys under ``prefix`` in ascending UTF-8 byte order, one page at a time.
+
+        ``snapshot`` names one pass of a caller through a large listing (planning run X):
+        a store that cannot page cheaply (a local folder) lists once for it and serves
+        every later page of that pass from its copy.
+        """
+
+
+def drop_snapshot(store: ObjectStore, prefix: str, snapshot: str) -> None:
+    """Forget a listing snapshot once its pass is over (a no-op where there is none)."""
+    drop = getattr(store, "drop_snapshot", None)
+    if drop is not None:
+        drop(prefix, snapshot)
 
 
 def join_url(url: str, *parts: str) -> str:

@@ -1,14 +1,34 @@
-"""A local folder as an object store (the embedded default and the demo)."""
+"""A local folder as an object store (the embedded default and the demo).
+
+Listing is a streaming walk in UTF-8 byte order, as S3 lists: each directory's entries are
+sorted on their own (a directory sorts as ``name/``), so memory is one directory, not the
+tree. A folder of millions of files in one directory would still be read whole on every
+page, so a caller that pages through a large listing once (planning a run, finalizing it)
+names a ``snapshot``: the listing is then walked once, sorted externally into a file, and
+every page after that is read from the file from a binary search on ``start_after``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import heapq
 import os
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from shared.storage.base import ObjectInfo, StorageError
+
+# Names sorted in memory at once while a snapshot is built (the rest goes through temp files).
+SNAPSHOT_SORT_CHUNK = 200_000
+SNAPSHOT_MAX_AGE_SECONDS = 7 * 24 * 3600
+_TMP = ".tmp-"
+
+
+def _snapshot_dir() -> Path:
+    return Path(tempfile.gettempdir()) / "groundswell-listings"
 
 
 class LocalStore:
@@ -30,7 +50,7 @@ class LocalStore:
     def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -53,44 +73,217 @@ class LocalStore:
     def head(self, key: str) -> ObjectInfo | None:
         try:
             st = self._path(key).stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         return ObjectInfo(key, st.st_size, f"{st.st_mtime_ns:x}-{st.st_size:x}")
 
     def delete(self, key: str) -> None:
+        path = self._path(key)
         with contextlib.suppress(FileNotFoundError):
-            self._path(key).unlink()
+            path.unlink()
+        # Folders exist only for their keys: remove the ones this leaves empty.
+        parent = path.parent
+        while parent != self.root:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        count = 0
+        for key in keys:
+            self.delete(key)
+            count += 1
+        return count
+
+    # -- listing ------------------------------------------------------------------------
 
     def list_pages(
-        self, prefix: str, *, start_after: str | None = None, page_size: int = 1000
+        self,
+        prefix: str,
+        *,
+        start_after: str | None = None,
+        page_size: int = 1000,
+        snapshot: str | None = None,
     ) -> Iterator[list[ObjectInfo]]:
-        # Walk only the folder that holds the prefix, then order keys by UTF-8 bytes as S3 does.
-        base = prefix.rpartition("/")[0]
-        top = self.root / base if base else self.root
-        if not top.is_dir():
-            return
-        keys: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".tmp-")]
-            rel = os.path.relpath(dirpath, self.root)
-            rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-            for name in filenames:
-                if name.startswith(".tmp-"):
-                    continue
-                key = rel + name
-                if key.startswith(prefix) and (
-                    start_after is None or key.encode() > start_after.encode()
-                ):
-                    keys.append(key)
-        keys.sort(key=lambda k: k.encode("utf-8"))
+        infos = (
+            self._snapshot_infos(prefix, start_after, snapshot)
+            if snapshot
+            else self._walk_infos(prefix, start_after)
+        )
         page: list[ObjectInfo] = []
-        for key in keys:
-            info = self.head(key)
-            if info is None:
-                continue
+        for info in infos:
             page.append(info)
             if len(page) >= page_size:
                 yield page
                 page = []
         if page:
             yield page
+
+    def _walk_infos(self, prefix: str, start_after: str | None) -> Iterator[ObjectInfo]:
+        after = start_after.encode() if start_after is not None else None
+        base = prefix.rpartition("/")[0]
+        top = self.root / base if base else self.root
+        if not top.is_dir():
+            return
+        for key, st in _walk_sorted(top, base + "/" if base else "", prefix.encode(), after):
+            yield ObjectInfo(key, st.st_size, f"{st.st_mtime_ns:x}-{st.st_size:x}")
+
+    # A snapshot file holds one line per key: ``key \t size \t etag``, sorted by key bytes.
+
+    def _snapshot_path(self, prefix: str, snapshot: str) -> Path:
+        digest = hashlib.sha256(f"{self.root}\0{prefix}\0{snapshot}".encode()).hexdigest()[:32]
+        return _snapshot_dir() / f"{digest}.lst"
+
+    def drop_snapshot(self, prefix: str, snapshot: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._snapshot_path(prefix, snapshot).unlink()
+
+    def _snapshot_infos(
+        self, prefix: str, start_after: str | None, snapshot: str
+    ) -> Iterator[ObjectInfo]:
+        path = self._snapshot_path(prefix, snapshot)
+        if not path.exists():
+            self._build_snapshot(prefix, path)
+        with path.open("rb") as fh:
+            if start_after is not None:
+                _seek_after(fh, start_after.encode())
+            for line in fh:
+                key, size, etag = line.rstrip(b"\n").split(b"\t")
+                yield ObjectInfo(key.decode(), int(size), etag.decode())
+
+    def _build_snapshot(self, prefix: str, path: Path) -> None:
+        """Walk once and sort externally: memory is one sort chunk, whatever the folder."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _prune_old_snapshots(path.parent)
+        chunks: list[str] = []
+        buffer: list[bytes] = []
+
+        def spill() -> None:
+            buffer.sort()
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=_TMP)
+            with os.fdopen(fd, "wb") as fh:
+                fh.writelines(buffer)
+            chunks.append(name)
+            buffer.clear()
+
+        base = prefix.rpartition("/")[0]
+        top = self.root / base if base else self.root
+        try:
+            for key, st in _walk_any_order(top, base + "/" if base else "", prefix):
+                etag = f"{st.st_mtime_ns:x}-{st.st_size:x}"
+                buffer.append(f"{key}\t{st.st_size}\t{etag}\n".encode())
+                if len(buffer) >= SNAPSHOT_SORT_CHUNK:
+                    spill()
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP)
+            with os.fdopen(fd, "wb") as out:
+                if not chunks:
+                    buffer.sort()
+                    out.writelines(buffer)
+                else:
+                    spill()
+                    files = [open(name, "rb") for name in chunks]  # noqa: SIM115
+                    try:
+                        # Lines compare as bytes; "\t" sorts below every character of a key.
+                        out.writelines(heapq.merge(*files))
+                    finally:
+                        for fh in files:
+                            fh.close()
+            os.replace(tmp, path)  # complete or absent: a crash rebuilds it
+        finally:
+            for name in chunks:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+
+
+def _walk_sorted(
+    directory: Path, rel: str, prefix: bytes, after: bytes | None
+) -> Iterator[tuple[str, os.stat_result]]:
+    """Files under ``directory`` (keys ``rel + name``) in key byte order, pruning by range."""
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    items = []
+    for entry in entries:
+        if entry.name.startswith(_TMP):
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        items.append(((rel + entry.name + ("/" if is_dir else "")).encode(), is_dir, entry))
+    items.sort(key=lambda item: item[0])
+    for key, is_dir, entry in items:
+        if is_dir:
+            # Skip a directory whose keys all sort at or before ``after``, or outside the prefix.
+            if after is not None and key < after and not after.startswith(key):
+                continue
+            if not (key.startswith(prefix) or prefix.startswith(key)):
+                continue
+            yield from _walk_sorted(Path(entry.path), key.decode(), prefix, after)
+            continue
+        if not key.startswith(prefix) or (after is not None and key <= after):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        yield key.decode(), st
+
+
+def _walk_any_order(directory: Path, rel: str, prefix: str) -> Iterator[tuple[str, os.stat_result]]:
+    try:
+        entries = os.scandir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    with entries:
+        for entry in entries:
+            if entry.name.startswith(_TMP):
+                continue
+            key = rel + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if (key + "/").startswith(prefix) or prefix.startswith(key + "/"):
+                    yield from _walk_any_order(Path(entry.path), key + "/", prefix)
+            elif key.startswith(prefix):
+                try:
+                    yield key, entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+
+
+def _seek_after(fh, key: bytes) -> None:
+    """Position ``fh`` at the first line whose key sorts after ``key`` (a binary search)."""
+    fh.seek(0, os.SEEK_END)
+    lo, hi = 0, fh.tell()
+    # ``lo`` is always a line start with every line before it <= key; the answer lies within
+    # a line of ``hi`` once the search ends, so the scan below reads a line or two.
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mid > lo:
+            fh.seek(mid - 1)
+            fh.readline()  # to the first line that starts at or after mid
+        else:
+            fh.seek(mid)
+        start = fh.tell()
+        line = fh.readline()
+        if not line or start >= hi:
+            hi = mid
+        elif line.split(b"\t", 1)[0] <= key:
+            lo = fh.tell()
+        else:
+            hi = mid
+    fh.seek(lo)
+    while True:
+        pos = fh.tell()
+        line = fh.readline()
+        if not line or line.split(b"\t", 1)[0] > key:
+            fh.seek(pos)
+            return
+
+
+def _prune_old_snapshots(folder: Path) -> None:
+    cutoff = time.time() - SNAPSHOT_MAX_AGE_SECONDS
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)

@@ -8,7 +8,7 @@ retries, I/O timeouts, paginated listing and ``If-None-Match`` create-once puts.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import boto3
@@ -114,8 +114,37 @@ class S3Store:
     def delete(self, key: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
 
+    def delete_many(self, keys: Iterable[str]) -> int:
+        """Delete keys, a thousand per request (S3's DeleteObjects limit)."""
+        count = 0
+        batch: list[str] = []
+
+        def flush() -> None:
+            try:
+                self.client.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": [{"Key": self._key(k)} for k in batch], "Quiet": True},
+                )
+            except ClientError as exc:
+                raise StorageError(f"DELETE {self.url}: {exc}") from exc
+            batch.clear()
+
+        for key in keys:
+            batch.append(key)
+            count += 1
+            if len(batch) >= 1000:
+                flush()
+        if batch:
+            flush()
+        return count
+
     def list_pages(
-        self, prefix: str, *, start_after: str | None = None, page_size: int = 1000
+        self,
+        prefix: str,
+        *,
+        start_after: str | None = None,
+        page_size: int = 1000,
+        snapshot: str | None = None,  # S3 lists by pages already: nothing to snapshot
     ) -> Iterator[list[ObjectInfo]]:
         kwargs = {"Bucket": self.bucket, "Prefix": self._key(prefix)}
         if start_after:
