@@ -125,7 +125,11 @@ def rates(counts: Mapping[str, int]) -> dict[str, Any]:
 
 
 def merkle_root(leaves: Iterable[bytes]) -> str:
-    """sha256 Merkle root (leaf and node hashes domain-separated); empty input gives sha256('')."""
+    """sha256 Merkle root (leaf and node hashes domain-separated); empty input gives sha256('').
+
+    At each level an odd last node is paired with itself. :class:`MerkleStream` computes
+    the same root without holding the leaves.
+    """
     level = [hashlib.sha256(b"\x00" + leaf).digest() for leaf in leaves]
     if not level:
         return hashlib.sha256(b"").hexdigest()
@@ -137,3 +141,46 @@ def merkle_root(leaves: Iterable[bytes]) -> str:
             for i in range(0, len(level), 2)
         ]
     return level[0].hex()
+
+
+class MerkleStream:
+    """:func:`merkle_root` over leaves fed one at a time, in O(log n) memory.
+
+    ``stack`` holds the roots of the complete subtrees so far, largest first (one per set
+    bit of the leaf count), so the state is a few hundred bytes whatever the count and
+    can be saved and resumed (:meth:`state`).
+    """
+
+    __slots__ = ("count", "stack")
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        self.count: int = int(state["count"]) if state else 0
+        self.stack: list[tuple[int, bytes]] = (
+            [(int(h), bytes.fromhex(d)) for h, d in state["stack"]] if state else []
+        )
+
+    def add(self, leaf: bytes) -> None:
+        node, height = hashlib.sha256(b"\x00" + leaf).digest(), 0
+        stack = self.stack
+        while stack and stack[-1][0] == height:
+            node = hashlib.sha256(b"\x01" + stack.pop()[1] + node).digest()
+            height += 1
+        stack.append((height, node))
+        self.count += 1
+
+    def root(self) -> str:
+        if not self.stack:
+            return hashlib.sha256(b"").hexdigest()
+        # Fold from the smallest subtree up: where a level has no left partner, the node is
+        # paired with itself, which is what the level-by-level duplication does.
+        height, node = self.stack[-1]
+        for left_height, left in reversed(self.stack[:-1]):
+            while height < left_height:
+                node = hashlib.sha256(b"\x01" + node + node).digest()
+                height += 1
+            node = hashlib.sha256(b"\x01" + left + node).digest()
+            height += 1
+        return node.hex()
+
+    def state(self) -> dict[str, Any]:
+        return {"count": self.count, "stack": [[h, d.hex()] for h, d in self.stack]}
