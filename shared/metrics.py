@@ -71,6 +71,16 @@ TASK_POISONED = Counter(
     "Units given up after the redelivery cap.",
     ["task", "queue"],
 )
+BATCH_SPLITS = Counter(
+    "groundswell_batch_splits",
+    "Batches split in two because a delivery of them died (a poisonous unit is isolated).",
+    ["task"],
+)
+BATCHES_RESENT = Counter(
+    "groundswell_batches_resent",
+    "Batches sent again by reconcile because their lease expired (lost message or worker).",
+    ["task"],
+)
 RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state.", ["state"])
 
 # Gauges: livesum so that dead prefork children drop out.
@@ -82,15 +92,16 @@ TASKS_IN_PROGRESS = Gauge(
 )
 
 
-def observe_unit(
-    kind: str, status: str, counts: dict[str, int], policy: dict, size: int | None
+def observe_batch(
+    kind: str, rows: list[dict], counts: dict[str, int], policy: dict, cached: bool = False
 ) -> None:
-    """Export one unit's counters (called once per unit, when its completion was fresh)."""
+    """Export one batch's units and summed counters (once, when its recording was fresh)."""
     name, version = policy.get("name", "?"), str(policy.get("version", "?"))
-    UNITS.labels(kind, status).inc()
-    if size is not None:
-        DOCUMENTS.labels(kind).inc()
-        DOCUMENT_BYTES.labels(kind).inc(size)
+    for row in rows:
+        UNITS.labels(kind, row.get("status", "?")).inc()
+        if row.get("bytes") is not None:
+            DOCUMENTS.labels(kind).inc()
+            DOCUMENT_BYTES.labels(kind).inc(row["bytes"])
     if counts.get("errors"):
         INPUT_ERRORS.labels(kind).inc(counts["errors"])
     if kind == "verify":

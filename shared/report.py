@@ -200,7 +200,10 @@ def render_report(
     load_document: Callable[[str], str | None],
     load_labels: Callable[[str], dict[str, Any]],
     max_documents: int = 50,
+    total_documents: int | None = None,
 ) -> str:
+    """``index`` holds the rows of the documents to show (a run's reader picks them from
+    its highlights); ``total_documents`` is how many the run has, for the note on the rest."""
     by_doc: dict[str, dict[str, dict[str, Any]]] = {}
     for row in index:
         by_doc.setdefault(row["doc_id"], {})[row["kind"]] = {"index": row}
@@ -211,10 +214,11 @@ def render_report(
     order = sorted(by_doc, key=lambda d: (_interest(by_doc[d]), d))
     shown = order[:max_documents]
     sections = [_document_html(d, load_document(d), by_doc[d], load_labels(d)) for d in shown]
+    total = max(total_documents or 0, len(order))
     policy = summary.get("policy") or {}
     more = (
-        f"<p class=meta>{len(order) - len(shown)} more documents not shown (--documents).</p>"
-        if len(order) > len(shown)
+        f"<p class=meta>{total - len(shown)} more documents not shown (--documents).</p>"
+        if total > len(shown)
         else ""
     )
     return f"""<!doctype html>

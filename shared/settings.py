@@ -62,6 +62,32 @@ class Settings(BaseSettings):
     max_redeliveries: int = Field(default=3, ge=0)
     admit_prefetch: int = Field(default=16, ge=1)
 
+    # Run bookkeeping (docs/run-bookkeeping.md): the planning window, leases, step budgets.
+    max_inflight_batches: int = Field(
+        default=0,
+        ge=0,
+        description="Batches a run may have sent and not yet recorded (queued or running); "
+        "planning pauses at this many. 0: four per live worker process, at least 8.",
+    )
+    lease_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="A running batch's lease, renewed every third of it; when it expires "
+        "(the worker died), reconcile sends the batch again.",
+    )
+    queue_lease_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="How long a sent batch may wait in its queue before it is presumed "
+        "lost and sent again (default: the visibility timeout).",
+    )
+    step_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="Time budget of one planning or finalize step before it hands over to "
+        "the next (default: a third of the soft time limit, at most 60 s).",
+    )
+
     # Reconciliation of stalled runs.
     stall_seconds: float = Field(default=60.0, gt=0)
     reconcile_interval: float = Field(default=30.0, gt=0)
@@ -107,6 +133,18 @@ class Settings(BaseSettings):
     @property
     def state_redis_url(self) -> str:
         return self.redis_url or self.broker_url
+
+    @property
+    def queued_lease_seconds(self) -> float:
+        return self.queue_lease_seconds or float(self.visibility_timeout)
+
+    @property
+    def plan_step_seconds(self) -> float:
+        return self.step_seconds or min(60.0, self.task_soft_time_limit / 3)
+
+    @property
+    def finalize_step_seconds(self) -> float:
+        return self.plan_step_seconds
 
 
 @lru_cache(maxsize=1)

@@ -101,6 +101,8 @@ def service_settings(redis_server: RedisServer, s3_endpoint: str, tmp_path) -> d
         "task_time_limit": 30,
         "visibility_timeout": 40,
         "stall_seconds": 4,
+        "lease_seconds": 6,
+        "queue_lease_seconds": 15,
         "batch_max_units": 8,
         "batch_bytes": 400_000,
     }
@@ -188,7 +190,7 @@ class Pipeline:
                 assert summary is not None, f"run {run_id} ended {record.state} without a summary"
                 return summary
             if on_progress:
-                on_progress(self.service.runs.progress(run_id))
+                on_progress(self.service.progress(run_id))
             self.service.reconcile()
             time.sleep(0.2)
         logs = "\n".join(p.read_text()[-3000:] for p in self.log_dir.glob("*.log"))

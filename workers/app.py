@@ -35,7 +35,9 @@ QUEUE_OF = {
 def make_app(settings: Settings | None = None) -> Celery:
     s = settings or get_settings()
     app = Celery(
-        "groundswell", broker=s.broker_url, include=["workers.tasks", "workers.metrics_server"]
+        "groundswell",
+        broker=s.broker_url,
+        include=["workers.tasks", "workers.metrics_server", "workers.registry"],
     )
     transport = {
         "visibility_timeout": s.visibility_timeout,

@@ -53,11 +53,6 @@ class GroundswellTask(Task):
             _services[os.getpid()] = svc
         return svc
 
-    @property
-    def first_delivery(self) -> bool:
-        """False for Celery retries (counted by max_retries, not by the redelivery cap)."""
-        return not self.request.retries
-
     def __call__(self, *args, **kwargs):
         task = self.name.rsplit(".", 1)[-1]
         info = self.request.delivery_info or {}
@@ -79,3 +74,29 @@ class GroundswellTask(Task):
             metrics.TASK_DURATION.labels(task, queue).observe(time.perf_counter() - start)
             metrics.TASKS.labels(task, queue, status).inc()
             in_progress.dec()
+
+
+class BatchTask(GroundswellTask):
+    """A verify or admit batch: ``(run_id, batch)``. A delivery that ends without recording
+    gives its lease back: a retry (a transient error) does not count as a death toward the
+    redelivery cap; a failure does, and says why."""
+
+    abstract = True
+
+    @property
+    def token(self) -> str:
+        """Which delivery holds a batch's lease: the message (a retry keeps its id)."""
+        return self.request.id or "local"
+
+    def _give_back(self, args, why: str, retry: bool) -> None:
+        try:
+            run_id, batch = args[0], args[1]
+            self.service.release(run_id, batch, self.token, why, retry=retry)
+        except Exception:  # Redis down too: the lease expires and reconcile resends it
+            pass
+
+    def on_retry(self, exc, task_id, args, kwargs, einfo) -> None:
+        self._give_back(args, "", retry=True)
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        self._give_back(args, f"{type(exc).__name__}: {exc}", retry=False)

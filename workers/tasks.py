@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import StringConstraints
 
 from workers.app import app
-from workers.base import GroundswellTask
+from workers.base import BatchTask, GroundswellTask
 
 RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-DocIds = Annotated[list[Annotated[str, StringConstraints(min_length=1)]], Field(min_length=1)]
+BatchId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,20}(\.[01])*$", max_length=200)]
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.plan", pydantic=True)
@@ -18,14 +18,14 @@ def plan(self: GroundswellTask, run_id: RunId) -> None:
     self.service.plan(run_id)
 
 
-@app.task(base=GroundswellTask, bind=True, name="groundswell.verify", pydantic=True)
-def verify(self: GroundswellTask, run_id: RunId, doc_ids: DocIds) -> None:
-    self.service.execute("verify", run_id, doc_ids, first_delivery=self.first_delivery)
+@app.task(base=BatchTask, bind=True, name="groundswell.verify", pydantic=True)
+def verify(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
+    self.service.execute(run_id, batch, self.token)
 
 
-@app.task(base=GroundswellTask, bind=True, name="groundswell.admit", pydantic=True)
-def admit(self: GroundswellTask, run_id: RunId, doc_ids: DocIds) -> None:
-    self.service.execute("admit", run_id, doc_ids, first_delivery=self.first_delivery)
+@app.task(base=BatchTask, bind=True, name="groundswell.admit", pydantic=True)
+def admit(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
+    self.service.execute(run_id, batch, self.token)
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)

@@ -19,7 +19,7 @@ router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 
 def run_out(service: RunService, record: RunRecord) -> RunOut:
-    progress = service.runs.progress(record.id)
+    progress = service.progress(record.id)
     base = f"/v1/runs/{record.id}"
     return RunOut(
         **record.model_dump(exclude={"idempotency_key_sha256", "error"}),
@@ -80,7 +80,7 @@ def list_runs(
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> RunList:
-    records, total = service.runs.list((page - 1) * limit, limit)
+    records, total = service.list_runs((page - 1) * limit, limit)
     return RunList(
         items=[run_out(service, r) for r in records],
         pagination=Pagination(
@@ -113,12 +113,10 @@ def diff_runs(
     get_run(service, run_a)
     get_run(service, run_b)
     try:
-        diff = service.diff(run_a, run_b)
+        diff = service.diff(run_a, run_b, (page - 1) * limit, limit)
     except RunNotFinished as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    moved = diff.pop("moved")
-    total = len(moved)
-    diff["moved"] = moved[(page - 1) * limit : page * limit]
+    total = diff["moved_total"]
     diff["pagination"] = Pagination(
         total_count=total, page=page, limit=limit, max_page=max(1, math.ceil(total / limit))
     ).model_dump()

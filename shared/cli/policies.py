@@ -245,7 +245,7 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
 
     service, _ = _registry_service()
     try:
-        result = service.diff(run_a, run_b)
+        result = service.diff(run_a, run_b, 0, limit)
     except RunNotFound as exc:
         _fail(f"no run {exc}", 2)
     except RunNotFinished as exc:
@@ -263,7 +263,7 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
             f"{row['rate']:<34} {fmt(a):>8} {fmt(b):>8} {'' if pp is None else f'{pp:+.1f} pp':>9}"
         )
     click.echo(f"\n{result['moved_total']} items moved in {result['documents_moved']} documents")
-    for item in result["moved"][:limit]:
+    for item in result["moved"]:
         a, b = item["a"] or {}, item["b"] or {}
         what = (
             f"{a.get('verdict')}/{a.get('tier')} → {b.get('verdict')}/{b.get('tier')}"

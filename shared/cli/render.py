@@ -137,7 +137,7 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
         parts.append(table)
 
     index = summary.get("index", {})
-    footer = f"index {index.get('key')}  merkle root {str(index.get('merkle_root'))[:16]}…"
+    footer = f"index {index.get('manifest')}  merkle root {str(index.get('merkle_root'))[:16]}…"
     if where:
         footer = f"receipts and run files under {where}\n" + footer
     parts.append(footer)

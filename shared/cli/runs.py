@@ -155,7 +155,7 @@ def _wait(service, run_id: str, show_progress: bool, poll: float = 0.2) -> None:
         last_reconcile = time.monotonic()
         while True:
             record = service.get(run_id)
-            state = service.runs.progress(run_id)
+            state = service.progress(run_id)
             progress_bar.update(
                 task,
                 description=record.state,

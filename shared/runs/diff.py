@@ -2,15 +2,21 @@
 
 This is gtrex's ``sensitivity`` at corpus scale, and what a user looks at before adopting a
 policy version. Units whose receipt is the same in both runs cannot have moved, so only the
-receipts that differ are read.
+receipts that differ are read. Both indexes are sorted by (doc_id, kind), so the diff is a
+merge join in flat memory, written once in pieces; its pages then cost a piece read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from shared.runs.index import row_key
+from shared.storage import ObjectStore
 from shared.summary import OUTCOMES, TIERS
+
+DIFF_PIECE_ITEMS = 4096
 
 
 def _pp(a: float | None, b: float | None) -> float | None:
@@ -98,36 +104,104 @@ def _moved(
     return out
 
 
-def diff_runs(
-    summary_a: dict[str, Any],
-    summary_b: dict[str, Any],
-    index_a: Iterable[dict[str, Any]],
-    index_b: Iterable[dict[str, Any]],
+def _join(
+    a: Iterator[dict[str, Any]], b: Iterator[dict[str, Any]]
+) -> Iterator[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+    """Pair the rows of two indexes sorted by (doc_id, kind): a merge join, one row each."""
+    ra, rb = next(a, None), next(b, None)
+    while ra is not None or rb is not None:
+        ka = row_key(ra) if ra is not None else None
+        kb = row_key(rb) if rb is not None else None
+        if kb is None or (ka is not None and ka < kb):
+            yield ra, None
+            ra = next(a, None)
+        elif ka is None or kb < ka:
+            yield None, rb
+            rb = next(b, None)
+        else:
+            yield ra, rb
+            ra, rb = next(a, None), next(b, None)
+
+
+def moved_items(
+    rows_a: Iterator[dict[str, Any]],
+    rows_b: Iterator[dict[str, Any]],
     load: Callable[[str], dict[str, Any] | None],
-) -> dict[str, Any]:
-    """The diff of run B against run A. ``load(receipt_key)`` reads a receipt of either run."""
-    rows_a = {r["unit"]: r for r in index_a}
-    rows_b = {r["unit"]: r for r in index_b}
-    moved: list[dict[str, Any]] = []
-    for unit in sorted(set(rows_a) | set(rows_b)):
-        ea, eb = rows_a.get(unit), rows_b.get(unit)
+) -> Iterator[dict[str, Any]]:
+    """What moved from run A to run B, document by document; only differing receipts are read."""
+    for ea, eb in _join(rows_a, rows_b):
         if ea and eb and ea.get("receipt_sha256") == eb.get("receipt_sha256"):
             continue
-        kind, _, doc_id = unit.partition("/")
+        row = ea or eb
+        assert row is not None
+        kind, doc_id = row["kind"], row["doc_id"]
         ra = load(ea["receipt"]) if ea and ea.get("receipt") else None
         rb = load(eb["receipt"]) if eb and eb.get("receipt") else None
         if kind == "verify":
-            moved += _moved(doc_id, "claim", _claims(ra), _claims(rb), ("verdict", "tier"))
+            yield from _moved(doc_id, "claim", _claims(ra), _claims(rb), ("verdict", "tier"))
         else:
-            moved += _moved(doc_id, "candidate", _decisions(ra), _decisions(rb), ("outcome",))
-    return {
+            yield from _moved(doc_id, "candidate", _decisions(ra), _decisions(rb), ("outcome",))
+
+
+def build_diff(
+    store: ObjectStore,
+    prefix: str,
+    summary_a: dict[str, Any],
+    summary_b: dict[str, Any],
+    items: Iterable[dict[str, Any]],
+) -> dict[str, Any]:
+    """Write the moved items in pieces under ``prefix`` and a manifest; return the manifest.
+
+    Streams: one piece is held at a time, so a diff of two runs of millions of units costs
+    a read of both indexes and of the receipts that differ, and flat memory.
+    """
+    pieces: list[dict[str, Any]] = []
+    buffer: list[bytes] = []
+    total, documents, last_doc = 0, 0, None
+
+    def flush() -> None:
+        key = f"{prefix}{len(pieces):06d}.jsonl"
+        store.put(key, b"".join(buffer))
+        pieces.append({"key": key, "items": len(buffer)})
+        buffer.clear()
+
+    for item in items:
+        total += 1
+        if item["doc_id"] != last_doc:
+            documents, last_doc = documents + 1, item["doc_id"]
+        buffer.append(json.dumps(item, ensure_ascii=False).encode("utf-8") + b"\n")
+        if len(buffer) >= DIFF_PIECE_ITEMS:
+            flush()
+    if buffer:
+        flush()
+    manifest = {
         "run_a": summary_a.get("run_id"),
         "run_b": summary_b.get("run_id"),
         "corpus": summary_b.get("corpus"),
         "policy_a": summary_a.get("policy"),
         "policy_b": summary_b.get("policy"),
         "rates": rate_rows(summary_a, summary_b),
-        "moved_total": len(moved),
-        "documents_moved": len({m["doc_id"] for m in moved}),
-        "moved": moved,
+        "moved_total": total,
+        "documents_moved": documents,
+        "pieces": pieces,
     }
+    store.put(prefix + "manifest.json", json.dumps(manifest, indent=1).encode())
+    return manifest
+
+
+def diff_page(
+    store: ObjectStore, manifest: dict[str, Any], offset: int, limit: int
+) -> list[dict[str, Any]]:
+    """Moved items ``offset`` to ``offset + limit``: only the pieces that hold them are read."""
+    out: list[dict[str, Any]] = []
+    start = 0
+    for piece in manifest["pieces"]:
+        end = start + piece["items"]
+        if end > offset and start < offset + limit:
+            lines = store.get(piece["key"]).splitlines()
+            lo, hi = max(0, offset - start), min(piece["items"], offset + limit - start)
+            out += [json.loads(line) for line in lines[lo:hi]]
+        if end >= offset + limit:
+            break
+        start = end
+    return out

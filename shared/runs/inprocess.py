@@ -1,14 +1,23 @@
-"""The same units, run in this process with no broker: the baseline the pipeline must equal."""
+"""The same units, run in this process with no broker: the baseline the pipeline must equal.
+
+It plans, batches, writes segments and builds the index with the pipeline's own code,
+under a private run folder of the output store that it removes afterwards, so its
+summary and Merkle root are the pipeline's by construction of the same functions, not
+by a second implementation.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import math
+import secrets
 from collections.abc import Callable
 from typing import Any
 
 from shared.policies import PolicyRegistry
-from shared.runs.finalize import build_index, build_summary
-from shared.runs.plan import CorpusPlanner
+from shared.runs.finalize import IndexBuild, build_summary, delete_prefixes
+from shared.runs.layout import batch_id, run_prefix
+from shared.runs.plan import CorpusPlanner, batches
+from shared.runs.segments import Segment, sum_counters, write_segment
 from shared.runs.service import engines
 from shared.runs.units import VERIFY, UnitRunner
 from shared.settings import Settings
@@ -29,20 +38,28 @@ def run_in_process(
     corpus = open_store(corpus_url, settings)
     runner = UnitRunner(corpus, output, policy)
     units = list(CorpusPlanner(corpus, None, settings.list_page_size))
-    counters: Counter[str] = Counter()
-    entries = []
-    for i, unit in enumerate(units, start=1):
-        result = runner.verify(unit.doc_id) if unit.kind == VERIFY else runner.admit(unit.doc_id)
-        counters.update(result.counters())
-        entries.append((unit.key, result.index_entry()))
-        if progress:
-            progress(i, len(units))
-    _, root, rows = build_index(entries)
-    run = {
-        "id": None,
-        "corpus": corpus_url,
-        "output": output_url,
-        "policy": policy.identity(),
-        "engines": engines(),
-    }
-    return build_summary(run, dict(counters), rows, root)
+    run_id = f"in-process-{secrets.token_hex(4)}"
+    done = 0
+    try:
+        plan = batches(units, settings.batch_bytes, settings.batch_max_units)
+        for seq, (kind, doc_ids) in enumerate(plan):
+            results = [runner.verify(d) if kind == VERIFY else runner.admit(d) for d in doc_ids]
+            rows = [r.row() for r in results]
+            counters = sum_counters(r.counters() for r in results)
+            write_segment(output, run_id, Segment(batch_id(seq), kind, rows, counters))
+            done += len(doc_ids)
+            if progress:
+                progress(done, len(units))
+        build = IndexBuild(output, run_id)
+        manifest = build.step(math.inf)
+        assert manifest is not None
+        run = {
+            "id": None,
+            "corpus": corpus_url,
+            "output": output_url,
+            "policy": policy.identity(),
+            "engines": engines(),
+        }
+        return build_summary(run, build.counters, manifest)
+    finally:
+        delete_prefixes(output, [run_prefix(run_id)])

@@ -12,7 +12,14 @@ from shared.policies import parse_ref
 
 ReprocessOnly = Literal["missing", "failed", "all"]
 RunStateName = Literal[
-    "queued", "planning", "running", "succeeded", "partially_failed", "failed", "cancelled"
+    "queued",
+    "planning",
+    "running",
+    "finalizing",
+    "succeeded",
+    "partially_failed",
+    "failed",
+    "cancelled",
 ]
 TERMINAL_STATES = frozenset({"succeeded", "partially_failed", "failed", "cancelled"})
 
@@ -23,6 +30,14 @@ def utcnow() -> datetime:
 
 def iso(ts: datetime | None) -> str | None:
     return ts.isoformat().replace("+00:00", "Z") if ts else None
+
+
+def timestamp(iso_time: str | None) -> float:
+    """Seconds since the epoch of an ISO 8601 time (0 when it is missing or malformed)."""
+    try:
+        return datetime.fromisoformat((iso_time or "").replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def new_run_id(now: datetime | None = None) -> str:

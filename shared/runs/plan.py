@@ -4,20 +4,28 @@ The ``documents/``, ``claims/`` and ``candidates/`` listings are each sorted by 
 ``<id>.txt`` and ``<id>.jsonl`` can sort two ids differently, so the merge does not assume
 one order: a document id is final once every listing has passed the key it would have
 there. Pending ids stay few (about a page per listing), so memory does not grow with the
-corpus, and the cursor (per listing, the last key whose id was emitted) makes planning
-resumable; re-listing a little after a crash is harmless because planned units are a set.
+corpus, and the cursor (per listing, the last key whose id was emitted, plus the ids
+emitted ahead of it) makes planning resumable with every unit planned exactly once.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.corpus import CANDIDATES, CLAIMS, DOCUMENTS, SUFFIX, doc_id_of
+from shared.runs.layout import batch_id, plan_key
+from shared.runs.models import iso, utcnow
+from shared.runs.state import BatchSpec
 from shared.runs.units import ADMIT, VERIFY, unit_key
-from shared.storage import ObjectInfo, ObjectStore
+from shared.storage import ObjectInfo, ObjectStore, drop_snapshot
+
+if TYPE_CHECKING:
+    from shared.runs.service import RunService
 
 STREAMS = (DOCUMENTS, CLAIMS, CANDIDATES)
 
@@ -58,11 +66,18 @@ class _Stream:
         return self.last_key[len(self.prefix) :] if self.last_key is not None else b""
 
 
+Take = Callable[[list["PlannedUnit"]], bool]
+
+
 class CorpusPlanner:
     """Emits units in listing order; ``cursor()`` tells where to resume."""
 
     def __init__(
-        self, store: ObjectStore, cursor: dict[str, Any] | None = None, page_size: int = 1000
+        self,
+        store: ObjectStore,
+        cursor: dict[str, Any] | None = None,
+        page_size: int = 1000,
+        snapshot: str | None = None,
     ) -> None:
         after = (cursor or {}).get("after", {})
         finished = set((cursor or {}).get("finished", ()))
@@ -71,7 +86,7 @@ class CorpusPlanner:
             start = after.get(prefix)
             stream = _Stream(
                 prefix,
-                store.list_pages(prefix, start_after=start, page_size=page_size),
+                store.list_pages(prefix, start_after=start, page_size=page_size, snapshot=snapshot),
                 start.encode() if start else None,
                 exhausted=prefix in finished,
             )
@@ -80,6 +95,9 @@ class CorpusPlanner:
         self.pending: dict[str, dict[str, int]] = {}
         # Emitted ids still in some listing's read queue, with how many entries remain.
         self.emitted: dict[str, int] = {}
+        # Emitted by an earlier step but not yet passed by every listing's cursor (listings
+        # can order two ids differently): re-read now, and not emitted twice.
+        self.skip: set[str] = set((cursor or {}).get("emitted", ()))
         self.documents = 0
 
     @property
@@ -88,6 +106,7 @@ class CorpusPlanner:
 
     def cursor(self) -> dict[str, Any]:
         return {
+            "emitted": sorted(self.emitted),
             "after": {s.prefix: s.safe_after for s in self.streams if s.safe_after},
             "finished": [s.prefix for s in self.streams if s.exhausted and not s.read],
         }
@@ -111,18 +130,32 @@ class CorpusPlanner:
             self.pending.setdefault(doc_id, {})[stream.prefix] = info.size
         return True
 
-    def _emit_final(self) -> list[PlannedUnit]:
+    def _emit_final(self, take: Take | None) -> tuple[list[PlannedUnit], bool]:
+        """Emit the documents every listing has passed, in id order; stop where ``take``
+        refuses one (it stays pending, so the cursor does not pass it)."""
         units: list[PlannedUnit] = []
-        for doc_id in [d for d in self.pending if all(s.passed(d) for s in self.streams)]:
-            seen = self.pending.pop(doc_id)
-            self.emitted[doc_id] = len(seen)
+        stopped = False
+        for doc_id in sorted(d for d in self.pending if all(s.passed(d) for s in self.streams)):
+            seen = self.pending[doc_id]
+            if doc_id in self.skip:
+                self.skip.discard(doc_id)
+                del self.pending[doc_id]
+                self.emitted[doc_id] = len(seen)
+                continue
             doc_size = seen.get(DOCUMENTS, 0)
+            mine = []
+            if CLAIMS in seen:
+                mine.append(PlannedUnit(VERIFY, doc_id, doc_size + seen[CLAIMS]))
+            if CANDIDATES in seen:
+                mine.append(PlannedUnit(ADMIT, doc_id, doc_size + seen[CANDIDATES]))
+            if take is not None and not take(mine):
+                stopped = True
+                break
+            del self.pending[doc_id]
+            self.emitted[doc_id] = len(seen)
             if DOCUMENTS in seen:
                 self.documents += 1
-            if CLAIMS in seen:
-                units.append(PlannedUnit(VERIFY, doc_id, doc_size + seen[CLAIMS]))
-            if CANDIDATES in seen:
-                units.append(PlannedUnit(ADMIT, doc_id, doc_size + seen[CANDIDATES]))
+            units += mine
         for stream in self.streams:
             while stream.read and stream.read[0][1] in self.emitted:
                 key, doc_id = stream.read.popleft()
@@ -130,17 +163,24 @@ class CorpusPlanner:
                 self.emitted[doc_id] -= 1
                 if not self.emitted[doc_id]:
                     del self.emitted[doc_id]
-        return units
+        return units, stopped
 
-    def step(self, pages: int) -> list[PlannedUnit]:
-        """Read up to ``pages`` listing pages; return the units that became final."""
+    def step(self, pages: int, take: Take | None = None) -> list[PlannedUnit]:
+        """Read up to ``pages`` listing pages; return the units that became final.
+
+        ``take`` is offered each document's units in order and returns False to end the
+        step before that document (planning's window is full).
+        """
         units: list[PlannedUnit] = []
         for _ in range(max(pages, len(self.streams))):
             if not self._pull():
                 break
-            units += self._emit_final()
+            more, stopped = self._emit_final(take)
+            units += more
+            if stopped:
+                return units
         if all(s.exhausted for s in self.streams):
-            units += self._emit_final()
+            units += self._emit_final(take)[0]
         return units
 
     def __iter__(self) -> Iterator[PlannedUnit]:
@@ -148,25 +188,158 @@ class CorpusPlanner:
             yield from self.step(1)
 
 
-def batches(
-    units: list[PlannedUnit], max_bytes: int, max_units: int
-) -> Iterator[tuple[str, list[str]]]:
-    """Group units of one kind into ``(kind, doc_ids)`` batches under a byte budget.
+class Batcher:
+    """Groups units of one kind into ``(kind, doc_ids)`` batches under a byte budget.
 
     A unit larger than the budget gets a batch of its own; small documents share one, so
     per-task overhead stays small.
     """
-    open_batches: dict[str, tuple[list[str], int]] = {}
-    for unit in units:
-        ids, size = open_batches.get(unit.kind, ([], 0))
-        if ids and (size + unit.weight > max_bytes or len(ids) >= max_units):
-            yield unit.kind, ids
+
+    def __init__(self, max_bytes: int, max_units: int) -> None:
+        self.max_bytes, self.max_units = max_bytes, max_units
+        self.closed: list[tuple[str, list[str]]] = []
+        self.open: dict[str, tuple[list[str], int]] = {}
+
+    def add(self, unit: PlannedUnit) -> None:
+        ids, size = self.open.get(unit.kind, ([], 0))
+        if ids and (size + unit.weight > self.max_bytes or len(ids) >= self.max_units):
+            self.closed.append((unit.kind, ids))
             ids, size = [], 0
         ids.append(unit.doc_id)
-        open_batches[unit.kind] = (ids, size + unit.weight)
-    for kind, (ids, _) in open_batches.items():
-        if ids:
-            yield kind, ids
+        self.open[unit.kind] = (ids, size + unit.weight)
+
+    @property
+    def count(self) -> int:
+        return len(self.closed) + sum(1 for ids, _ in self.open.values() if ids)
+
+    def finish(self) -> list[tuple[str, list[str]]]:
+        out = self.closed + [(kind, ids) for kind, (ids, _) in self.open.items() if ids]
+        self.closed, self.open = [], {}
+        return out
 
 
-Enqueue = Callable[[str, list[Any]], None]
+def batches(
+    units: list[PlannedUnit], max_bytes: int, max_units: int
+) -> Iterator[tuple[str, list[str]]]:
+    """``units`` as batches (see :class:`Batcher`)."""
+    batcher = Batcher(max_bytes, max_units)
+    for unit in units:
+        batcher.add(unit)
+    yield from batcher.finish()
+
+
+# -- planning a run, step by step ------------------------------------------------------------
+
+PAGES_PER_STEP = 3  # about one listing page of each of documents/, claims/, candidates/
+
+
+@dataclass
+class PlanStep:
+    """One planning step as stored (``runs/<id>/plan/<step>.json``), before it is committed.
+
+    Written create-once, so a planner that resumes after a crash, or a second planner,
+    commits exactly the batches the first one wrote.
+    """
+
+    step: int
+    batches: list[BatchSpec]
+    cursor: dict[str, Any]
+    finished: bool
+    next_seq: int
+
+    def dumps(self) -> bytes:
+        return json.dumps(
+            {
+                "step": self.step,
+                "batches": [[b.batch, b.kind, b.doc_ids] for b in self.batches],
+                "cursor": self.cursor,
+                "finished": self.finished,
+                "next_seq": self.next_seq,
+            },
+            separators=(",", ":"),
+            ensure_ascii=False,
+        ).encode("utf-8")
+
+    @classmethod
+    def loads(cls, data: bytes) -> PlanStep:
+        body = json.loads(data)
+        batches = [BatchSpec(b, kind, ids) for b, kind, ids in body["batches"]]
+        return cls(body["step"], batches, body["cursor"], body["finished"], body["next_seq"])
+
+
+def read_step(store: ObjectStore, run_id: str, step: int) -> PlanStep | None:
+    try:
+        return PlanStep.loads(store.get(plan_key(run_id, step)))
+    except KeyError:
+        return None
+
+
+def plan_run(service: RunService, run_id: str) -> bool:
+    """Plan until the listing ends, the window is full, or the step's time is up.
+
+    Returns True once planning is finished. Backpressure: while ``window`` batches are
+    pending, planning pauses; the record that drains the window to half sends the plan
+    task again. What is outstanding is the run's own ``pending`` count, so this works
+    with any broker.
+    """
+    from shared.runs.service import FINALIZE, PLAN
+
+    settings, runs = service.settings, service.runs
+    record = runs.get(run_id)
+    if record is None or record.terminal:
+        return True  # unknown to Redis (lost): reconcile rebuilds the run and plans on
+    if record.state == "queued":
+        record = runs.update(run_id, state="planning", started_at=iso(utcnow())) or record
+    output, corpus = service.store(record.output), service.store(record.corpus)
+    deadline = time.monotonic() + settings.plan_step_seconds
+    window = service.window()
+    while True:
+        state = runs.plan_state(run_id)
+        if state.done:
+            return True
+        if state.outstanding >= window and runs.wait_for_window(run_id, window, window // 2):
+            return False
+        number = state.step + 1
+        step = read_step(output, run_id, number)
+        if step is None:
+            planner = CorpusPlanner(corpus, state.cursor, settings.list_page_size, run_id)
+            batcher = Batcher(settings.batch_bytes, settings.batch_max_units)
+            room = max(1, window - state.outstanding)
+
+            def take(units: list[PlannedUnit], batcher: Batcher = batcher, room: int = room):
+                if batcher.count >= room:
+                    return False  # the window is full: the rest waits for the next step
+                for unit in units:
+                    batcher.add(unit)
+                return True
+
+            planner.step(PAGES_PER_STEP, take)
+            specs, seq = [], state.next_seq
+            for kind, doc_ids in batcher.finish():
+                specs.append(BatchSpec(batch_id(seq), kind, doc_ids))
+                seq += 1
+            step = PlanStep(number, specs, planner.cursor(), planner.finished, seq)
+            if not output.put(plan_key(run_id, number), step.dumps(), create_only=True):
+                step = read_step(output, run_id, number) or step
+        committed, pending = runs.commit_plan(
+            run_id,
+            number,
+            step.batches,
+            next_seq=step.next_seq,
+            cursor=step.cursor,
+            finished=step.finished,
+            lease_until=service.queued_lease_until(),
+        )
+        if committed:
+            for spec in step.batches:
+                service.enqueue(spec.kind, [run_id, spec.batch])
+        if step.finished:
+            for prefix in STREAMS:
+                drop_snapshot(corpus, prefix, run_id)
+            runs.update(run_id, state="running")
+            if committed and pending == 0:
+                service.enqueue(FINALIZE, [run_id])
+            return True
+        if time.monotonic() >= deadline:
+            service.enqueue(PLAN, [run_id])
+            return False

@@ -1,14 +1,14 @@
-"""Run operations: submit, plan, execute units, finalize, reconcile, cancel.
+"""Run operations: submit, plan, execute batches, finalize, reconcile, cancel, and reading runs.
 
 Framework-free: Celery tasks, the API and the CLI call these with an ``enqueue`` callback
 that sends a task by name, so the core never imports Celery and tasks never import each
-other.
+other. Each operation lives in its own module (plan, execute, finish, recover, read);
+this class holds what they share and is the one door to them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import time
@@ -17,15 +17,9 @@ from functools import cached_property
 from typing import Any
 
 from shared import __version__, metrics
-from shared.corpus import InputError
 from shared.policies import PolicyRegistry, PolicyVersion
-from shared.receipts import open_receipt
-from shared.runs.diff import diff_runs
-from shared.runs.finalize import build_index, build_summary, dumps, final_state, run_prefix
 from shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
-from shared.runs.plan import CorpusPlanner, batches
-from shared.runs.state import RunStore
-from shared.runs.units import UnitResult, UnitRunner, split_unit_key, unit_key
+from shared.runs.state import Progress, RunStore
 from shared.schedules import ScheduleStore
 from shared.settings import Settings
 from shared.storage import ObjectStore, open_store
@@ -34,20 +28,8 @@ log = logging.getLogger("groundswell.runs")
 
 # Task names, shared by the enqueue callback and the Celery task registry.
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
-PLAN_PAGES_PER_STEP = 20
 
 Enqueue = Callable[[str, list[Any]], None]
-_previous_indexes: dict[str, dict[str, dict[str, Any]]] = {}
-
-
-def policy_rates(summary: dict[str, Any]) -> dict[str, Any]:
-    """What the per-policy-version gauges report about a finished run."""
-    rates = summary.get("rates", {})
-    return {
-        "grounding_rate": rates.get("claims_accepted"),
-        "escape_rate": rates.get("candidates_escape_rate"),
-        "finished_at": summary.get("finished_at"),
-    }
 
 
 class RunNotFound(LookupError):
@@ -76,292 +58,191 @@ class RunService:
         self.settings = settings
         self.runs = runs
         self.enqueue = enqueue
+        self._window: tuple[float, int] | None = None
 
-    def _store(self, url: str) -> ObjectStore:
+    def store(self, url: str) -> ObjectStore:
         return open_store(url, self.settings)
+
+    @property
+    def output_url(self) -> str:
+        output = self.settings.storage_url
+        # Workers may run elsewhere in the tree: a local output is always absolute.
+        return output if "://" in output else os.path.abspath(output)
 
     @cached_property
     def policies(self) -> PolicyRegistry:
         """The policy registry of this deployment's output store, with the built-ins in it."""
-        registry = PolicyRegistry(self._store(self.settings.storage_url))
+        registry = PolicyRegistry(self.store(self.settings.storage_url))
         registry.ensure_builtins()
         return registry
 
-    # -- submit -------------------------------------------------------------------------
+    def window(self) -> int:
+        """How many batches a run may have pending: the setting, or 4 per worker process."""
+        if self.settings.max_inflight_batches:
+            return self.settings.max_inflight_batches
+        now = time.monotonic()
+        if self._window is None or now - self._window[0] > 10:
+            self._window = (now, max(8, 4 * self.runs.worker_slots()))
+        return self._window[1]
+
+    def queued_lease_until(self) -> float:
+        """A sent batch not started within this long is presumed lost and sent again."""
+        return time.time() + self.settings.queued_lease_seconds
+
+    # -- runs -------------------------------------------------------------------------
 
     def submit(
         self, spec: RunSpec, idempotency_key: str | None = None, schedule: str | None = None
     ) -> tuple[RunRecord, bool]:
         """Record a run and enqueue its planning. Returns (run, created)."""
+        from shared.runs.finish import write_record
+        from shared.runs.recover import sync_catalog
+
+        sync_catalog(self)
         policy = self.policies.resolve(spec.policy)
         key_hash = hashlib.sha256(idempotency_key.encode()).hexdigest() if idempotency_key else None
-        output = self.settings.storage_url
-        if "://" not in output:
-            output = os.path.abspath(output)  # workers may run elsewhere in the tree
         record = RunRecord(
             id=new_run_id(),
             corpus=spec.corpus,
-            output=output,
+            output=self.output_url,
             policy=policy.identity(),
             engines=engines(),
             created_at=iso(utcnow()),
             idempotency_key_sha256=key_hash,
+            only=spec.only,
+            dry_run=spec.dry_run,
+            previous_run=self.runs.latest_run_of_corpus(spec.corpus),
+            schedule=schedule,
         )
-        record.only, record.dry_run = spec.only, spec.dry_run
-        record.previous_run = self.runs.latest_run_of_corpus(spec.corpus)
-        record.schedule = schedule
         stored = self.runs.create(record, key_hash)
         if stored.id != record.id:
             return stored, False
-        self._store(record.output).put(
-            run_prefix(record.id) + "run.json", dumps(record.model_dump())
-        )
+        write_record(self.store(record.output), record)
         self.enqueue(PLAN, [record.id])
         return record, True
 
-    def get(self, run_id: str) -> RunRecord:
+    def get_or_none(self, run_id: str) -> RunRecord | None:
+        """From Redis, else from storage (a finished run whose state expired, or a lost Redis)."""
+        if not run_id:
+            return None
         record = self.runs.get(run_id)
+        if record is not None:
+            return record
+        from shared.runs.layout import run_json
+
+        try:
+            data = self.store(self.settings.storage_url).get(run_json(run_id))
+        except (KeyError, ValueError):
+            return None
+        return RunRecord.model_validate_json(data)
+
+    def get(self, run_id: str) -> RunRecord:
+        record = self.get_or_none(run_id)
         if record is None:
             raise RunNotFound(run_id)
         return record
 
+    def list_runs(self, offset: int = 0, limit: int = 50) -> tuple[list[RunRecord], int]:
+        """Newest first (the list is rebuilt from storage after a loss of Redis)."""
+        from shared.runs.recover import sync_catalog
+
+        sync_catalog(self)
+        ids, total = self.runs.list(offset, limit)
+        records = [r for r in (self.get_or_none(i) for i in ids) if r is not None]
+        return records, total
+
     def cancel(self, run_id: str) -> RunRecord:
+        from shared.runs.finish import write_record
+
         record = self.get(run_id)
         if record.terminal:
             return record
         updated = self.runs.update(run_id, state="cancelled", finished_at=iso(utcnow()))
-        assert updated is not None
-        self._store(updated.output).put(
-            run_prefix(run_id) + "run.json", dumps(updated.model_dump())
-        )
+        if updated is None:  # only in storage (Redis lost it): cancel there
+            updated = record.model_copy(update={"state": "cancelled", "finished_at": iso(utcnow())})
+        write_record(self.store(updated.output), updated)
+        self.runs.finish(updated)
         metrics.RUNS_FINISHED.labels("cancelled").inc()
         return updated
 
-    # -- plan ---------------------------------------------------------------------------
-
-    def plan(self, run_id: str, pages: int = PLAN_PAGES_PER_STEP) -> bool:
-        """One planning step; re-enqueues itself until the listing is done. True when done."""
-        record = self.runs.get(run_id)
-        if record is None or record.terminal:
-            return True
-        if record.state == "queued":
-            self.runs.update(run_id, state="planning", started_at=iso(utcnow()))
-        planner = CorpusPlanner(
-            self._store(record.corpus), self.runs.plan_cursor(run_id), self.settings.list_page_size
-        )
-        units = planner.step(pages)
-        fresh = set(self.runs.add_planned(run_id, [u.key for u in units]))
-        todo = [u for u in units if u.key in fresh]
-        for kind, doc_ids in batches(
-            todo, self.settings.batch_bytes, self.settings.batch_max_units
-        ):
-            self.enqueue(kind, [run_id, doc_ids])
-        self.runs.save_plan_cursor(run_id, planner.cursor())
-        if not planner.finished:
-            self.enqueue(PLAN, [run_id])
-            return False
-        progress = self.runs.finish_planning(run_id)
-        self.runs.update(run_id, state="running")
-        if progress.done >= progress.planned:
-            self.enqueue(FINALIZE, [run_id])
-        return True
-
-    # -- units --------------------------------------------------------------------------
-
-    def execute(
-        self, kind: str, run_id: str, doc_ids: list[str], *, first_delivery: bool = True
-    ) -> list[UnitResult]:
-        """Run the units of one batch that are not done yet, recording each exactly once."""
-        record = self.runs.get(run_id)
-        if record is None or record.terminal:
-            return []
-        # The run records NAME@N, and the registry caches versions: no listing per batch.
-        policy = PolicyRegistry(self._store(record.output)).resolve(record.policy["ref"])
-        runner = UnitRunner(
-            self._store(record.corpus),
-            self._store(record.output),
-            policy,
-            only=record.only,
-            dry_run=record.dry_run,
-            previous=lambda: self.previous_index(record),
-        )
-        done = self.runs.done_among(run_id, [unit_key(kind, d) for d in doc_ids])
-        results = []
-        for doc_id in doc_ids:
-            unit = unit_key(kind, doc_id)
-            if unit in done:
-                continue
-            attempts = self.runs.attempt(run_id, unit) if first_delivery else 1
-            if attempts > self.settings.max_redeliveries + 1:
-                # The unit keeps killing its worker (or timing out): give up on it alone.
-                result = UnitResult(
-                    kind,
-                    doc_id,
-                    "failed",
-                    errors=[
-                        InputError(
-                            unit, f"gave up after {attempts - 1} deliveries that did not finish"
-                        )
-                    ],
-                )
-                metrics.TASK_POISONED.labels(kind, kind).inc()
-            else:
-                result = runner.verify(doc_id) if kind == VERIFY else runner.admit(doc_id)
-            recorded = self.runs.record(run_id, unit, result.index_entry(), result.counters())
-            if recorded.fresh:
-                metrics.observe_unit(
-                    kind, result.status, result.counts, record.policy, result.document_bytes
-                )
-            if recorded.run_complete:
-                self.enqueue(FINALIZE, [run_id])
-            results.append(result)
-        return results
-
-    def previous_index(self, record: RunRecord) -> dict[str, dict[str, Any]]:
-        """The index of the run this one follows (same corpus), by unit; {} when none."""
-        if not record.previous_run:
-            return {}
-        cached = _previous_indexes.get(record.previous_run)
-        if cached is None:
-            previous = self.runs.get(record.previous_run)
-            store = self._store(previous.output if previous else record.output)
-            try:
-                data = store.get(run_prefix(record.previous_run) + "index.jsonl")
-            except KeyError:
-                data = b""
-            cached = {}
-            for line in data.splitlines():
-                row = json.loads(line)
-                cached[row["unit"]] = {"status": row.get("status"), "inputs": row.get("inputs")}
-            _previous_indexes.clear()  # keep one: a worker serves one run at a time mostly
-            _previous_indexes[record.previous_run] = cached
-        return cached
-
-    # -- finalize -----------------------------------------------------------------------
-
-    def finalize(self, run_id: str) -> dict[str, Any] | None:
-        """Write the index and summary once every planned unit is done. Idempotent."""
-        record = self.runs.get(run_id)
-        if record is None or record.terminal:
-            return None
-        progress = self.runs.progress(run_id)
-        if not progress.planning_done or progress.done < progress.planned:
-            return None
-        if not self.runs.claim_finalize(run_id, ttl=self.settings.task_time_limit):
-            return None
-        try:
-            output = self._store(record.output)
-            lines, root, rows = build_index(self.runs.done_entries(run_id))
-            prefix = run_prefix(run_id)
-            output.put(prefix + "index.jsonl", lines)
-            finished = utcnow()
-            summary = build_summary(record.model_dump(), progress.counters, rows, root)
-            state = final_state(summary)
-            summary.update(
-                state=state,
-                created_at=record.created_at,
-                started_at=record.started_at,
-                finished_at=iso(finished),
-            )
-            output.put(prefix + "summary.json", dumps(summary))
-            if not record.dry_run:
-                # Summaries are kept per policy version too; the gauges read the latest.
-                policy = record.policy
-                output.put(
-                    f"summaries/{policy['name']}/{policy['version']}/{run_id}.json", dumps(summary)
-                )
-                self.runs.set_latest(record.corpus, run_id, policy["ref"], policy_rates(summary))
-            updated = self.runs.update(run_id, state=state, finished_at=iso(finished))
-            assert updated is not None
-            output.put(prefix + "run.json", dumps(updated.model_dump()))
-            self.runs.expire_unit_state(run_id)
-            metrics.RUNS_FINISHED.labels(state).inc()
-            log.info("run %s finished: %s, %d units", run_id, state, len(rows))
-            return summary
-        finally:
-            self.runs.release_finalize(run_id)
+    def progress(self, run_id: str) -> Progress:
+        live = self.runs.progress(run_id)
+        record = self.get_or_none(run_id)
+        if live is not None and record is not None and not record.terminal:
+            return live
+        summary = self.summary(run_id) if record is not None else None
+        if summary is not None:
+            counters = {
+                f"units.{kind}.{status}": n
+                for kind, row in summary.get("units", {}).items()
+                for status, n in row.items()
+                if status != "done"
+            }
+            units = summary["index"]["units"]
+            return Progress(units, units, summary.get("failed_units", 0), True, counters)
+        if live is not None:
+            return live
+        return Progress(0, 0, 0, False, {})
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
+        from shared.runs.finish import read_summary
+
         record = self.get(run_id)
-        try:
-            data = self._store(record.output).get(run_prefix(run_id) + "summary.json")
-        except KeyError:
-            return None
-        return json.loads(data)
+        return read_summary(self.store(record.output), run_id)
 
-    # -- diffs --------------------------------------------------------------------------
+    # -- the work ---------------------------------------------------------------------
 
-    def index_rows(self, run_id: str) -> list[dict[str, Any]] | None:
-        record = self.get(run_id)
-        try:
-            data = self._store(record.output).get(run_prefix(run_id) + "index.jsonl")
-        except KeyError:
-            return None
-        return [json.loads(line) for line in data.splitlines() if line.strip()]
+    def plan(self, run_id: str) -> bool:
+        from shared.runs.plan import plan_run
 
-    def diff(self, run_a: str, run_b: str) -> dict[str, Any]:
-        """Run B against run A (both finished); kept under run A once computed."""
-        record_a, record_b = self.get(run_a), self.get(run_b)
-        store_a = self._store(record_a.output)
-        key = run_prefix(run_a) + f"diffs/{run_b}.json"
-        try:
-            return json.loads(store_a.get(key))
-        except KeyError:
-            pass
-        summary_a, summary_b = self.summary(run_a), self.summary(run_b)
-        if summary_a is None or summary_b is None:
-            unfinished = run_a if summary_a is None else run_b
-            raise RunNotFinished(f"run {unfinished} has not finished: a diff needs two summaries")
-        stores = {record_a.output: store_a, record_b.output: self._store(record_b.output)}
+        return plan_run(self, run_id)
 
-        def load(receipt_key: str) -> dict[str, Any] | None:
-            for store in stores.values():
-                try:
-                    return open_receipt(store.get(receipt_key), receipt_key)
-                except KeyError:
-                    continue
-            return None
+    def execute(self, run_id: str, batch: str, token: str) -> str:
+        from shared.runs.execute import run_batch
 
-        result = diff_runs(
-            summary_a, summary_b, self.index_rows(run_a) or [], self.index_rows(run_b) or [], load
-        )
-        store_a.put(key, dumps(result))
-        return result
+        return run_batch(self, run_id, batch, token)
+
+    def release(self, run_id: str, batch: str, token: str, why: str, *, retry: bool) -> None:
+        """A delivery ends without recording: a retry is not a death; a failure is, and is
+        sent again at once by the next reconcile."""
+        until = self.queued_lease_until() if retry else 0.0
+        self.runs.release(run_id, batch, token, lease_until=until, why=why, uncount=retry)
+
+    def finalize(self, run_id: str) -> dict[str, Any] | None:
+        from shared.runs.finish import finalize_run
+
+        return finalize_run(self, run_id)
+
+    def reconcile(self, now: float | None = None) -> dict[str, int]:
+        from shared.runs.recover import reconcile
+
+        return reconcile(self, now)
+
+    # -- reading a run ----------------------------------------------------------------
+
+    def receipts_page(
+        self, run_id: str, cursor: dict[str, Any] | None, limit: int
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        from shared.runs.read import receipts_page
+
+        return receipts_page(self, self.get(run_id), cursor, limit)
+
+    def document_receipts(self, run_id: str, doc_id: str) -> dict[str, Any]:
+        from shared.runs.read import document_receipts
+
+        return document_receipts(self, self.get(run_id), doc_id)
+
+    def diff(self, run_a: str, run_b: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        from shared.runs.read import diff
+
+        return diff(self, self.get(run_a), self.get(run_b), offset, limit)
 
     def report(self, run_id: str, max_documents: int = 50) -> str:
-        """The HTML report of a finished run."""
-        from shared.corpus import document_key, labels_key
-        from shared.report import render_report
+        from shared.runs.read import report
 
-        record = self.get(run_id)
-        summary = self.summary(run_id)
-        if summary is None:
-            raise RunNotFinished(f"run {run_id} is {record.state}: its report needs its summary")
-        output, corpus = self._store(record.output), self._store(record.corpus)
+        return report(self, self.get(run_id), max_documents)
 
-        def receipt(key: str) -> dict[str, Any] | None:
-            try:
-                return open_receipt(output.get(key), key)
-            except (KeyError, ValueError):
-                return None
-
-        def document(doc_id: str) -> str | None:
-            try:
-                return corpus.get(document_key(doc_id)).decode("utf-8", "replace")
-            except KeyError:
-                return None
-
-        def labels(doc_id: str) -> dict[str, Any]:
-            try:
-                return json.loads(corpus.get(labels_key(doc_id)))
-            except (KeyError, ValueError):
-                return {}
-
-        return render_report(
-            summary, self.index_rows(run_id) or [], receipt, document, labels, max_documents
-        )
-
-    # -- policies and schedules -----------------------------------------------------------
+    # -- policies and schedules -------------------------------------------------------
 
     @cached_property
     def schedules(self) -> ScheduleStore:
@@ -383,7 +264,7 @@ class RunService:
         if schedule is None:
             return None
         if trigger == "tick" and schedule.last_run_id:
-            last = self.runs.get(schedule.last_run_id)
+            last = self.get_or_none(schedule.last_run_id)
             if last is not None and not last.terminal:
                 log.info("schedule %s: run %s still going, tick skipped", schedule_id, last.id)
                 return None
@@ -394,39 +275,3 @@ class RunService:
         self.schedules.fired(schedule.id, record.id)
         log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)
         return record
-
-    # -- reconcile ----------------------------------------------------------------------
-
-    def reconcile(self, now: float | None = None) -> dict[str, int]:
-        """Re-enqueue the missing work of stalled runs (lost messages, killed workers)."""
-        now = now or time.time()
-        stats = {"runs": 0, "units": 0, "plans": 0, "finalized": 0}
-        for run_id in self.runs.active_run_ids():
-            if now - self.runs.updated_at(run_id) < self.settings.stall_seconds:
-                continue
-            record = self.runs.get(run_id)
-            if record is None or record.terminal:
-                continue
-            stats["runs"] += 1
-            progress = self.runs.progress(run_id)
-            self.runs.touch(run_id)
-            if not progress.planning_done:
-                self.enqueue(PLAN, [run_id])
-                stats["plans"] += 1
-                continue
-            if progress.done >= progress.planned:
-                self.enqueue(FINALIZE, [run_id])
-                stats["finalized"] += 1
-                continue
-            for chunk in self.runs.pending_units(run_id):
-                by_kind: dict[str, list[str]] = {}
-                for unit in chunk:
-                    kind, doc_id = split_unit_key(unit)
-                    by_kind.setdefault(kind, []).append(doc_id)
-                for kind, doc_ids in by_kind.items():
-                    size = self.settings.batch_max_units
-                    for i in range(0, len(doc_ids), size):
-                        self.enqueue(kind, [run_id, doc_ids[i : i + size]])
-                        stats["units"] += len(doc_ids[i : i + size])
-            log.warning("run %s stalled; re-enqueued %d units", run_id, stats["units"])
-        return stats

@@ -1,9 +1,21 @@
-"""Run coordination state in Redis: planned units, completions, counters.
+"""Run coordination state in Redis: small, bounded, and rebuildable from storage.
 
-Object storage is the source of truth; this state can be rebuilt from it. The one
-invariant that matters is **exactly once per unit**: a single Lua script adds the unit to
-the run's done hash and, only if it was new, adds the unit's counters to the run's counters.
-A redelivered or duplicated task therefore changes nothing.
+The unit of accounting is the **batch**. While a run goes, Redis holds per run a hash of
+numbers, the summed counters, and only the batches planned but not yet recorded
+(``pending``: at most the planning window, see :mod:`shared.runs.service`), with their
+leases and delivery counts. Nothing here grows with the size of a run; a finished run
+keeps its record and a few numbers, and even those can be dropped, since storage holds
+the run's record, index and summary. docs/run-bookkeeping.md explains the design.
+
+Every transition is one Lua script, so each is atomic and costs one round trip:
+
+- ``commit_plan``: add a planning step's batches (compare-and-set on the step number, so a
+  duplicate planner changes nothing);
+- ``begin``: take the lease of a pending batch and count the delivery;
+- ``record``: remove the batch from ``pending`` and, only if it was there, add its counters:
+  exactly once, however often the batch is delivered;
+- ``split``: replace a pending batch by its two halves (a delivery of it died);
+- ``expired``: the pending batches whose lease ran out (lost messages, dead workers).
 """
 
 from __future__ import annotations
@@ -11,48 +23,181 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from shared.runs.models import RunRecord
+from shared.runs.models import RunRecord, timestamp
 
 PREFIX = "gs"
-# Large per-unit structures are dropped this long after a run ends; counters and the run stay.
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
 
-_RECORD_LUA = """
--- KEYS: done hash, counters hash, run hash, planned set
--- ARGV: unit, entry json, now, then (counter, increment) pairs
-if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 0 then
-  return {-1, 0, 0, 0}
+_COMMIT_PLAN = """
+-- KEYS: run, pending, leases, counters
+-- ARGV: expected step, now, lease until, next seq, units, finished, cursor,
+--       verify units, admit units, then (batch, spec) pairs
+if redis.call('HEXISTS', KEYS[1], 'record') == 0 then
+  return {0, 0}  -- the run is unknown (Redis lost it): reconcile rebuilds it first
 end
-local fresh = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-if fresh == 1 then
-  for i = 4, #ARGV, 2 do
-    redis.call('HINCRBY', KEYS[2], ARGV[i], tonumber(ARGV[i + 1]))
-  end
-  redis.call('HSET', KEYS[3], 'updated_at', ARGV[3])
+local step = tonumber(redis.call('HGET', KEYS[1], 'plan_step') or '0')
+if step ~= tonumber(ARGV[1]) then
+  return {0, redis.call('HLEN', KEYS[2])}
 end
-local planning_done = redis.call('HGET', KEYS[3], 'planning_done') or '0'
-return {fresh, redis.call('HLEN', KEYS[1]), redis.call('SCARD', KEYS[4]), tonumber(planning_done)}
+local n = 0
+for i = 10, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[i])
+  n = n + 1
+end
+redis.call('HSET', KEYS[1], 'plan_step', step + 1, 'next_seq', ARGV[4], 'plan_cursor', ARGV[7],
+           'updated_at', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'units_planned', ARGV[5])
+redis.call('HINCRBY', KEYS[1], 'batches_planned', n)
+if ARGV[6] == '1' then
+  redis.call('HSET', KEYS[1], 'plan_done', 1)
+end
+if tonumber(ARGV[8]) > 0 then
+  redis.call('HINCRBY', KEYS[4], 'units.verify.planned', ARGV[8])
+end
+if tonumber(ARGV[9]) > 0 then
+  redis.call('HINCRBY', KEYS[4], 'units.admit.planned', ARGV[9])
+end
+return {1, redis.call('HLEN', KEYS[2])}
 """
 
-_PLAN_LUA = """
--- KEYS: planned set, counters hash, run hash; ARGV: now, then units ("<kind>/<doc_id>")
--- Returns 1/0 per unit: 1 when newly planned (only those are enqueued).
-local out = {}
-for i = 2, #ARGV do
-  local fresh = redis.call('SADD', KEYS[1], ARGV[i])
-  if fresh == 1 then
-    local kind = string.match(ARGV[i], '^([^/]+)/')
-    redis.call('HINCRBY', KEYS[2], 'units.' .. kind .. '.planned', 1)
-  end
-  out[#out + 1] = fresh
+_PLAN_WAIT = """
+-- KEYS: run, pending; ARGV: window, resume at
+-- Pause planning while the window is full; the record that drains it resumes planning.
+if redis.call('HEXISTS', KEYS[1], 'record') == 0 then
+  return 1
 end
-redis.call('HSET', KEYS[3], 'updated_at', ARGV[1])
+if redis.call('HLEN', KEYS[2]) < tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'plan_waiting', 1, 'plan_resume_at', ARGV[2])
+return 1
+"""
+
+_BEGIN = """
+-- KEYS: run, pending, leases, attempts; ARGV: batch, token, now, lease until
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  return {'gone'}
+end
+if state == 'succeeded' or state == 'partially_failed' or state == 'failed'
+   or state == 'cancelled' then
+  return {'stop'}
+end
+local spec = redis.call('HGET', KEYS[2], ARGV[1])
+if not spec then
+  return {'done'}
+end
+local owner = redis.call('HGET', KEYS[4], ARGV[1] .. '|owner')
+local lease = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1]) or '0')
+if owner and owner ~= ARGV[2] and lease > tonumber(ARGV[3]) then
+  return {'busy'}
+end
+local n = redis.call('HINCRBY', KEYS[4], ARGV[1], 1)
+redis.call('HSET', KEYS[4], ARGV[1] .. '|owner', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+return {'run', n, spec, redis.call('HGET', KEYS[4], ARGV[1] .. '|why') or ''}
+"""
+
+_RENEW = """
+-- KEYS: leases, attempts; ARGV: batch, token, until
+if redis.call('HGET', KEYS[2], ARGV[1] .. '|owner') ~= ARGV[2] then
+  return 0
+end
+redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+return 1
+"""
+
+_RELEASE = """
+-- KEYS: leases, attempts; ARGV: batch, token, lease until, why, uncount
+-- A delivery that ends without recording: a retry (uncount 1: it did not die) or a failure.
+if redis.call('HGET', KEYS[2], ARGV[1] .. '|owner') ~= ARGV[2] then
+  return 0
+end
+if ARGV[5] == '1' then
+  redis.call('HINCRBY', KEYS[2], ARGV[1], -1)
+end
+redis.call('HDEL', KEYS[2], ARGV[1] .. '|owner')
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[2], ARGV[1] .. '|why', ARGV[4])
+end
+redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+return 1
+"""
+
+_SPLIT = """
+-- KEYS: run, pending, leases, attempts
+-- ARGV: batch, token, lease until, then (child, spec) pairs
+if redis.call('HGET', KEYS[4], ARGV[1] .. '|owner') ~= ARGV[2] then
+  return 0
+end
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why')
+local n = 0
+for i = 4, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[i])
+  n = n + 1
+end
+redis.call('HINCRBY', KEYS[1], 'batches_planned', n - 1)
+return 1
+"""
+
+_RECORD = """
+-- KEYS: run, pending, leases, attempts, counters
+-- ARGV: batch, units, failed units, now, then (counter, increment) pairs
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then
+  return {0, redis.call('HLEN', KEYS[2]), 0, 0}
+end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why')
+for i = 5, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[5], ARGV[i], ARGV[i + 1])
+end
+redis.call('HINCRBY', KEYS[1], 'units_done', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'units_failed', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'batches_done', 1)
+redis.call('HSET', KEYS[1], 'updated_at', ARGV[4])
+local outstanding = redis.call('HLEN', KEYS[2])
+local resume = 0
+if redis.call('HGET', KEYS[1], 'plan_waiting') == '1'
+   and outstanding <= tonumber(redis.call('HGET', KEYS[1], 'plan_resume_at') or '0') then
+  redis.call('HSET', KEYS[1], 'plan_waiting', 0)
+  resume = 1
+end
+local complete = 0
+if outstanding == 0 and redis.call('HGET', KEYS[1], 'plan_done') == '1' then
+  complete = 1
+end
+return {1, outstanding, resume, complete}
+"""
+
+_EXPIRED = """
+-- KEYS: pending, leases, attempts; ARGV: now, lease until, limit
+-- Pending batches whose lease ran out get a fresh (queued) lease and no owner: the caller
+-- sends them again. Leases of batches no longer pending are dropped.
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, batch in ipairs(expired) do
+  local spec = redis.call('HGET', KEYS[1], batch)
+  if spec then
+    redis.call('ZADD', KEYS[2], ARGV[2], batch)
+    redis.call('HDEL', KEYS[3], batch .. '|owner')
+    out[#out + 1] = batch
+    out[#out + 1] = spec
+  else
+    redis.call('ZREM', KEYS[2], batch)
+  end
+end
 return out
 """
 
@@ -77,17 +222,38 @@ def redis_client(url: str) -> redis.Redis:
 
 
 @dataclass(frozen=True)
+class BatchSpec:
+    """A planned batch: its kind and documents (what a task needs besides the run)."""
+
+    batch: str
+    kind: str
+    doc_ids: list[str]
+
+    def dumps(self) -> str:
+        return json.dumps({"kind": self.kind, "doc_ids": self.doc_ids}, separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, batch: str, spec: str) -> BatchSpec:
+        data = json.loads(spec)
+        return cls(batch, data["kind"], data["doc_ids"])
+
+
+@dataclass(frozen=True)
+class Begun:
+    """What ``begin`` decided: ``run`` (with the delivery count), or skip (done, busy, stop, gone)."""
+
+    status: str
+    attempts: int = 0
+    spec: BatchSpec | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class Recorded:
-    """What recording a unit did: ``fresh`` is False for a duplicate delivery."""
-
     fresh: bool
-    done: int
-    planned: int
-    planning_done: bool
-
-    @property
-    def run_complete(self) -> bool:
-        return self.planning_done and self.done >= self.planned
+    outstanding: int
+    resume_planning: bool
+    run_complete: bool
 
 
 @dataclass(frozen=True)
@@ -97,10 +263,20 @@ class Progress:
     failed: int
     planning_done: bool
     counters: dict[str, int]
+    outstanding: int = 0
 
     @property
     def fraction(self) -> float:
         return self.done / self.planned if self.planned else (1.0 if self.planning_done else 0.0)
+
+
+@dataclass(frozen=True)
+class PlanState:
+    step: int
+    cursor: dict[str, Any] | None
+    next_seq: int
+    done: bool
+    outstanding: int
 
 
 class RunStore:
@@ -108,14 +284,28 @@ class RunStore:
 
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
-        self._record = client.register_script(_RECORD_LUA)
-        self._plan = client.register_script(_PLAN_LUA)
+        self._commit_plan = client.register_script(_COMMIT_PLAN)
+        self._plan_wait = client.register_script(_PLAN_WAIT)
+        self._begin = client.register_script(_BEGIN)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._split = client.register_script(_SPLIT)
+        self._record = client.register_script(_RECORD)
+        self._expired = client.register_script(_EXPIRED)
 
     # -- keys ---------------------------------------------------------------------------
 
     @staticmethod
     def _k(run_id: str, part: str = "") -> str:
         return f"{PREFIX}:run:{run_id}" + (f":{part}" if part else "")
+
+    def _batch_keys(self, run_id: str) -> list[str]:
+        return [
+            self._k(run_id),
+            self._k(run_id, "pending"),
+            self._k(run_id, "leases"),
+            self._k(run_id, "attempts"),
+        ]
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -128,28 +318,62 @@ class RunStore:
                 if existing is not None:
                     return existing
                 self.r.set(idem, record.id, ex=24 * 3600)
+        self.restore(record)
+        return record
+
+    def restore(
+        self,
+        record: RunRecord,
+        fields: dict[str, Any] | None = None,
+        counters: dict[str, int] | None = None,
+        pending: Iterable[BatchSpec] = (),
+        lease_until: float = 0.0,
+    ) -> None:
+        """Write a run's state (a new run, or one rebuilt from storage after a loss)."""
         pipe = self.r.pipeline()
+        key = self._k(record.id)
+        pipe.delete(key, *self._batch_keys(record.id)[1:], self._k(record.id, "counters"))
         pipe.hset(
-            self._k(record.id),
+            key,
             mapping={
                 "record": record.model_dump_json(),
+                "state": record.state,
                 "updated_at": time.time(),
-                "planning_done": 0,
+                "plan_step": 0,
+                "plan_done": 0,
+                "next_seq": 0,
+                "units_planned": 0,
+                "units_done": 0,
+                "units_failed": 0,
+                **(fields or {}),
             },
         )
-        pipe.zadd(f"{PREFIX}:runs", {record.id: time.time()})
+        if counters:
+            pipe.hset(self._k(record.id, "counters"), mapping=counters)
+        for spec in pending:
+            pipe.hset(self._k(record.id, "pending"), spec.batch, spec.dumps())
+            pipe.zadd(self._k(record.id, "leases"), {spec.batch: lease_until})
+        pipe.zadd(f"{PREFIX}:runs", {record.id: timestamp(record.created_at)})
+        if record.terminal:
+            pipe.srem(f"{PREFIX}:active", record.id)
+            pipe.expire(key, FINISHED_TTL_SECONDS)
+        else:
+            pipe.sadd(f"{PREFIX}:active", record.id)
         pipe.execute()
-        return record
+
+    def known(self, run_id: str) -> bool:
+        return bool(self.r.hexists(self._k(run_id), "record"))
 
     def get(self, run_id: str) -> RunRecord | None:
         raw = self.r.hget(self._k(run_id), "record") if run_id else None
         return RunRecord.model_validate_json(raw) if raw else None
 
-    def save(self, record: RunRecord) -> None:
-        self.r.hset(self._k(record.id), mapping={"record": record.model_dump_json()})
-
     def update(self, run_id: str, **changes: Any) -> RunRecord | None:
-        """Change fields of the run record (read-modify-write under WATCH)."""
+        """Change fields of the run record (read-modify-write under WATCH).
+
+        A run that has ended stays as it ended: a late planner or finalizer cannot move a
+        cancelled run back to running.
+        """
         key = self._k(run_id)
         with self.r.pipeline() as pipe:
             while True:
@@ -159,106 +383,165 @@ class RunStore:
                     if not raw:
                         pipe.unwatch()
                         return None
-                    record = RunRecord.model_validate_json(raw).model_copy(update=changes)
+                    current = RunRecord.model_validate_json(raw)
+                    if current.terminal:
+                        pipe.unwatch()
+                        return current
+                    record = current.model_copy(update=changes)
                     pipe.multi()
-                    pipe.hset(key, "record", record.model_dump_json())
+                    pipe.hset(
+                        key, mapping={"record": record.model_dump_json(), "state": record.state}
+                    )
+                    if record.terminal:
+                        pipe.srem(f"{PREFIX}:active", run_id)
                     pipe.execute()
                     return record
                 except redis.WatchError:
                     continue
 
-    def list(self, offset: int = 0, limit: int = 50) -> tuple[list[RunRecord], int]:
-        """Newest first."""
+    def list(self, offset: int = 0, limit: int = 50) -> tuple[list[str], int]:
+        """Run ids, newest first, and how many there are."""
         ids = self.r.zrevrange(f"{PREFIX}:runs", offset, offset + limit - 1)
-        total = self.r.zcard(f"{PREFIX}:runs")
-        pipe = self.r.pipeline()
-        for run_id in ids:
-            pipe.hget(self._k(run_id), "record")
-        records = [RunRecord.model_validate_json(raw) for raw in pipe.execute() if raw]
-        return records, total
+        return list(ids), int(self.r.zcard(f"{PREFIX}:runs"))
+
+    def add_listed(self, runs: dict[str, float]) -> None:
+        if runs:
+            self.r.zadd(f"{PREFIX}:runs", runs)
 
     def active_run_ids(self) -> list[str]:
-        return [
-            run_id
-            for run_id in self.r.zrevrange(f"{PREFIX}:runs", 0, 999)
-            if (rec := self.get(run_id)) is not None and not rec.terminal
-        ]
+        return sorted(self.r.smembers(f"{PREFIX}:active"))
 
     # -- planning -----------------------------------------------------------------------
 
-    def add_planned(self, run_id: str, units: list[str]) -> list[str]:
-        """Add units to the plan; return those that were new (only they get enqueued)."""
-        if not units:
-            return []
-        added = self._plan(
-            keys=[self._k(run_id, "planned"), self._k(run_id, "counters"), self._k(run_id)],
-            args=[time.time(), *units],
-        )
-        return [unit for unit, new in zip(units, added, strict=True) if new]
-
-    def plan_cursor(self, run_id: str) -> dict[str, Any] | None:
-        raw = self.r.hget(self._k(run_id), "plan_cursor")
-        return json.loads(raw) if raw else None
-
-    def save_plan_cursor(self, run_id: str, cursor: dict[str, Any]) -> None:
-        self.r.hset(
-            self._k(run_id), mapping={"plan_cursor": json.dumps(cursor), "updated_at": time.time()}
-        )
-
-    def finish_planning(self, run_id: str) -> Progress:
-        self.r.hset(self._k(run_id), mapping={"planning_done": 1, "updated_at": time.time()})
-        return self.progress(run_id)
-
-    # -- units --------------------------------------------------------------------------
-
-    def is_done(self, run_id: str, unit: str) -> bool:
-        return bool(self.r.hexists(self._k(run_id, "done"), unit))
-
-    def done_among(self, run_id: str, units: list[str]) -> set[str]:
-        if not units:
-            return set()
-        values = self.r.hmget(self._k(run_id, "done"), units)
-        return {unit for unit, value in zip(units, values, strict=True) if value is not None}
-
-    def attempt(self, run_id: str, unit: str) -> int:
-        """Count one more attempt at a unit (the redelivery cap reads this)."""
-        key = self._k(run_id, "attempts")
+    def plan_state(self, run_id: str) -> PlanState:
         pipe = self.r.pipeline(transaction=False)
-        pipe.hincrby(key, unit, 1)
-        pipe.expire(key, FINISHED_TTL_SECONDS)
-        return int(pipe.execute()[0])
+        pipe.hmget(self._k(run_id), "plan_step", "plan_cursor", "next_seq", "plan_done")
+        pipe.hlen(self._k(run_id, "pending"))
+        (step, cursor, seq, done), outstanding = pipe.execute()
+        return PlanState(
+            int(step or 0),
+            json.loads(cursor) if cursor else None,
+            int(seq or 0),
+            done == "1",
+            int(outstanding),
+        )
+
+    def commit_plan(
+        self,
+        run_id: str,
+        step: int,
+        batches: list[BatchSpec],
+        *,
+        next_seq: int,
+        cursor: dict[str, Any],
+        finished: bool,
+        lease_until: float,
+    ) -> tuple[bool, int]:
+        """Add planning step ``step`` (1-based) if the run is at step - 1. (committed, pending)."""
+        units = {"verify": 0, "admit": 0}
+        args: list[Any] = []
+        for spec in batches:
+            units[spec.kind] = units.get(spec.kind, 0) + len(spec.doc_ids)
+            args += [spec.batch, spec.dumps()]
+        ok, pending = self._commit_plan(
+            keys=[*self._batch_keys(run_id)[:3], self._k(run_id, "counters")],
+            args=[
+                step - 1,
+                time.time(),
+                lease_until,
+                next_seq,
+                sum(units.values()),
+                1 if finished else 0,
+                json.dumps(cursor),
+                units["verify"],
+                units["admit"],
+                *args,
+            ],
+        )
+        return bool(ok), int(pending)
+
+    def wait_for_window(self, run_id: str, window: int, resume_at: int) -> bool:
+        """True (and planning pauses) when ``window`` batches are already pending."""
+        keys = self._batch_keys(run_id)[:2]
+        return bool(self._plan_wait(keys=keys, args=[window, resume_at]))
+
+    def resume_planning_flag(self, run_id: str) -> None:
+        self.r.hset(self._k(run_id), "plan_waiting", 0)
+
+    # -- batches ------------------------------------------------------------------------
+
+    def begin(self, run_id: str, batch: str, token: str, lease_seconds: float) -> Begun:
+        now = time.time()
+        out = self._begin(
+            keys=self._batch_keys(run_id), args=[batch, token, now, now + lease_seconds]
+        )
+        if out[0] != "run":
+            return Begun(out[0])
+        return Begun("run", int(out[1]), BatchSpec.loads(batch, out[2]), out[3])
+
+    def renew(self, run_id: str, batch: str, token: str, lease_seconds: float) -> bool:
+        keys = self._batch_keys(run_id)[2:]
+        return bool(self._renew(keys=keys, args=[batch, token, time.time() + lease_seconds]))
+
+    def release(
+        self, run_id: str, batch: str, token: str, *, lease_until: float, why: str, uncount: bool
+    ) -> bool:
+        keys = self._batch_keys(run_id)[2:]
+        args = [batch, token, lease_until, why[:500], 1 if uncount else 0]
+        return bool(self._release(keys=keys, args=args))
+
+    def split(
+        self, run_id: str, batch: str, token: str, children: list[BatchSpec], lease_until: float
+    ) -> bool:
+        args: list[Any] = [batch, token, lease_until]
+        for child in children:
+            args += [child.batch, child.dumps()]
+        return bool(self._split(keys=self._batch_keys(run_id), args=args))
 
     def record(
-        self, run_id: str, unit: str, entry: dict[str, Any], counters: dict[str, int]
+        self, run_id: str, batch: str, units: int, failed: int, counters: dict[str, int]
     ) -> Recorded:
-        """Mark a unit done and add its counters, atomically and exactly once."""
-        args: list[Any] = [unit, json.dumps(entry, separators=(",", ":")), time.time()]
+        """Record a batch and add its counters, atomically and exactly once."""
+        args: list[Any] = [batch, units, failed, time.time()]
         for name, value in counters.items():
             if value:
                 args += [name, int(value)]
-        fresh, done, planned, planning_done = self._record(
-            keys=[
-                self._k(run_id, "done"),
-                self._k(run_id, "counters"),
-                self._k(run_id),
-                self._k(run_id, "planned"),
-            ],
-            args=args,
+        fresh, outstanding, resume, complete = self._record(
+            keys=[*self._batch_keys(run_id), self._k(run_id, "counters")], args=args
         )
-        return Recorded(fresh == 1, int(done), int(planned), bool(planning_done))
+        return Recorded(fresh == 1, int(outstanding), resume == 1, complete == 1)
 
-    def progress(self, run_id: str) -> Progress:
-        pipe = self.r.pipeline()
-        pipe.scard(self._k(run_id, "planned"))
-        pipe.hlen(self._k(run_id, "done"))
-        pipe.hget(self._k(run_id), "planning_done")
+    def expired(self, run_id: str, lease_until: float, limit: int = 1000) -> list[BatchSpec]:
+        """Pending batches whose lease ran out; they get a new lease (the caller resends them)."""
+        keys = self._batch_keys(run_id)[1:]
+        out = self._expired(keys=keys, args=[time.time(), lease_until, limit])
+        return [BatchSpec.loads(out[i], out[i + 1]) for i in range(0, len(out), 2)]
+
+    def pending(self, run_id: str) -> list[BatchSpec]:
+        raw = self.r.hgetall(self._k(run_id, "pending"))
+        return [BatchSpec.loads(batch, spec) for batch, spec in sorted(raw.items())]
+
+    # -- progress -----------------------------------------------------------------------
+
+    def progress(self, run_id: str) -> Progress | None:
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hmget(self._k(run_id), "units_planned", "units_done", "units_failed", "plan_done")
         pipe.hgetall(self._k(run_id, "counters"))
-        planned, done, planning_done, raw = pipe.execute()
-        counters = {k: int(v) for k, v in raw.items()}
-        failed = sum(
-            v for k, v in counters.items() if k.startswith("units.") and k.endswith(".failed")
+        pipe.hlen(self._k(run_id, "pending"))
+        (planned, done, failed, plan_done), raw, outstanding = pipe.execute()
+        if planned is None:
+            return None
+        return Progress(
+            int(planned),
+            int(done or 0),
+            int(failed or 0),
+            plan_done == "1",
+            {k: int(v) for k, v in raw.items()},
+            int(outstanding),
         )
-        return Progress(int(planned), int(done), failed, planning_done == "1", counters)
+
+    def counters(self, run_id: str) -> dict[str, int]:
+        return {k: int(v) for k, v in self.r.hgetall(self._k(run_id, "counters")).items()}
 
     def updated_at(self, run_id: str) -> float:
         return float(self.r.hget(self._k(run_id), "updated_at") or 0)
@@ -266,41 +549,17 @@ class RunStore:
     def touch(self, run_id: str) -> None:
         self.r.hset(self._k(run_id), "updated_at", time.time())
 
-    def pending_units(self, run_id: str, batch: int = 1000) -> Iterator[list[str]]:
-        """Planned units not yet done, in chunks."""
-        chunk: list[str] = []
-        for unit in self.r.sscan_iter(self._k(run_id, "planned"), count=batch):
-            chunk.append(unit)
-            if len(chunk) >= batch:
-                done = self.done_among(run_id, chunk)
-                yield [u for u in chunk if u not in done]
-                chunk = []
-        if chunk:
-            done = self.done_among(run_id, chunk)
-            yield [u for u in chunk if u not in done]
-
-    def done_entry(self, run_id: str, unit: str) -> dict[str, Any] | None:
-        raw = self.r.hget(self._k(run_id, "done"), unit)
-        return json.loads(raw) if raw else None
-
-    def done_entries(self, run_id: str) -> Iterable[tuple[str, dict[str, Any]]]:
-        for unit, raw in self.r.hscan_iter(self._k(run_id, "done"), count=1000):
-            yield unit, json.loads(raw)
-
-    def counters(self, run_id: str) -> dict[str, int]:
-        return {k: int(v) for k, v in self.r.hgetall(self._k(run_id, "counters")).items()}
-
     # -- what the latest runs were --------------------------------------------------------
 
     def latest_run_of_corpus(self, corpus: str) -> str | None:
         return self.r.hget(f"{PREFIX}:corpus_latest", corpus)
 
-    def set_latest(self, corpus: str, run_id: str, policy_ref: str, rates: dict[str, Any]) -> None:
-        """The last finished run of a corpus, and per policy version the rates of its last run."""
-        pipe = self.r.pipeline()
-        pipe.hset(f"{PREFIX}:corpus_latest", corpus, run_id)
-        pipe.hset(f"{PREFIX}:policy_latest", policy_ref, json.dumps({"run_id": run_id, **rates}))
-        pipe.execute()
+    def set_corpus_latest(self, corpus: str, run_id: str) -> None:
+        self.r.hset(f"{PREFIX}:corpus_latest", corpus, run_id)
+
+    def set_policy_latest(self, policy_ref: str, run_id: str, rates: dict[str, Any]) -> None:
+        """Per policy version, the rates of its last finished run (the gauges read these)."""
+        self.r.hset(f"{PREFIX}:policy_latest", policy_ref, json.dumps({"run_id": run_id, **rates}))
 
     def policy_latest(self) -> dict[str, dict[str, Any]]:
         return {k: json.loads(v) for k, v in self.r.hgetall(f"{PREFIX}:policy_latest").items()}
@@ -314,8 +573,36 @@ class RunStore:
     def release_finalize(self, run_id: str) -> None:
         self.r.delete(self._k(run_id, "finalizing"))
 
-    def expire_unit_state(self, run_id: str) -> None:
+    def finalizing(self, run_id: str) -> bool:
+        return bool(self.r.exists(self._k(run_id, "finalizing")))
+
+    def finish(self, record: RunRecord) -> None:
+        """A run ended: keep its record and numbers (a few KB, expiring); drop the rest."""
         pipe = self.r.pipeline()
-        for part in ("planned", "done", "attempts"):
-            pipe.expire(self._k(run_id, part), FINISHED_TTL_SECONDS)
+        key = self._k(record.id)
+        pipe.hset(key, mapping={"record": record.model_dump_json(), "state": record.state})
+        pipe.delete(*self._batch_keys(record.id)[1:], self._k(record.id, "counters"))
+        pipe.srem(f"{PREFIX}:active", record.id)
+        pipe.expire(key, FINISHED_TTL_SECONDS)
         pipe.execute()
+
+    # -- the workers, for the planning window -------------------------------------------
+
+    def register_worker(self, node: str, slots: int, ttl: int) -> None:
+        self.r.set(f"{PREFIX}:worker:{node}", slots, ex=ttl)
+
+    def unregister_worker(self, node: str) -> None:
+        self.r.delete(f"{PREFIX}:worker:{node}")
+
+    def worker_slots(self) -> int:
+        keys = list(self.r.scan_iter(f"{PREFIX}:worker:*", count=1000))
+        values = self.r.mget(keys) if keys else []
+        return sum(int(v) for v in values if v)
+
+    # -- after a loss ---------------------------------------------------------------------
+
+    def epoch(self) -> str | None:
+        return self.r.get(f"{PREFIX}:epoch")
+
+    def set_epoch(self, value: str) -> None:
+        self.r.set(f"{PREFIX}:epoch", value)

@@ -72,9 +72,10 @@ class UnitResult:
     def unit(self) -> str:
         return unit_key(self.kind, self.doc_id)
 
-    def index_entry(self) -> dict[str, Any]:
-        """The unit's line in the run index (small: it passes through Redis)."""
-        return {
+    def row(self) -> dict[str, Any]:
+        """The unit's row in its batch's segment and in the run index."""
+        row = {
+            "unit": self.unit,
             "doc_id": self.doc_id,
             "kind": self.kind,
             "status": self.status,
@@ -87,6 +88,12 @@ class UnitResult:
             "policy_fingerprint": self.policy_fingerprint,
             "reason": self.reason,
         }
+        if self.kind == ADMIT:
+            # Decisions a person must look at: what the report shows first.
+            row["flagged"] = self.counts.get("candidates.outcome.needs_verification", 0) + (
+                self.counts.get("candidates.outcome.rejected", 0)
+            )
+        return row
 
     def counters(self) -> dict[str, int]:
         """What this unit adds to the run's counters (exactly once)."""
@@ -111,15 +118,14 @@ class UnitRunner:
         *,
         only: str = "missing",
         dry_run: bool = False,
-        previous: Callable[[], dict[str, dict[str, Any]]] | None = None,
+        previous: Callable[[str, str], dict[str, Any] | None] | None = None,
     ) -> None:
         self.corpus = corpus
         self.output = output
         self.policy = policy
         self.only = only
         self.dry_run = dry_run
-        self._previous = previous
-        self._previous_index: dict[str, dict[str, Any]] | None = None
+        self._previous = previous  # (kind, doc_id) -> the unit's row in the previous run
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
 
     # -- inputs -------------------------------------------------------------------------
@@ -167,9 +173,7 @@ class UnitRunner:
         """Why a unit has no usable receipt, against the previous run of this corpus."""
         if self.only == "all":
             return "recompute all"
-        if self._previous_index is None:
-            self._previous_index = self._previous() if self._previous else {}
-        previous = self._previous_index.get(unit_key(kind, doc_id))
+        previous = self._previous(kind, doc_id) if self._previous else None
         if previous is None:
             return "new input"
         if previous.get("status") == "failed":
@@ -236,6 +240,45 @@ class UnitRunner:
             self.output.put(key, data)
         return digest
 
+    def _fingerprint(
+        self, kind: str, doc_data: bytes, data: bytes, schema_data: bytes | None = None
+    ) -> tuple[str, dict[str, str]]:
+        """The receipt fingerprint of a unit and the digests of the inputs it covers."""
+        if kind == VERIFY:
+            inputs = {"document": content_sha256(doc_data), "claims": content_sha256(data)}
+            fp = verify_fingerprint(
+                inputs["document"], inputs["claims"], self.policy.verify_fingerprint
+            )
+            return fp, inputs
+        assert schema_data is not None
+        inputs = {
+            "document": content_sha256(doc_data),
+            "candidates": content_sha256(data),
+            "schema": content_sha256(schema_data),
+        }
+        fp = admit_fingerprint(
+            inputs["document"],
+            inputs["candidates"],
+            inputs["schema"],
+            self.policy.admit_fingerprint,
+        )
+        return fp, inputs
+
+    def locate(self, kind: str, doc_id: str) -> str | None:
+        """The key of the receipt a unit has (or will have) under this policy, from its
+        inputs alone; None when an input is missing or unusable."""
+        data = self._get(claims_key(doc_id) if kind == VERIFY else candidates_key(doc_id))
+        doc_data = self._get(document_key(doc_id))
+        if data is None or doc_data is None:
+            return None
+        schema_data = None
+        if kind == ADMIT:
+            try:
+                schema_data = self._schema_once()[0]
+            except InputFileError:
+                return None
+        return receipt_key(kind, self._fingerprint(kind, doc_data, data, schema_data)[0])
+
     # -- verification -------------------------------------------------------------------
 
     def verify(self, doc_id: str) -> UnitResult:
@@ -250,10 +293,7 @@ class UnitRunner:
             labels = self._labels(doc_id)
         except InputFileError as exc:
             return self._failed(VERIFY, doc_id, exc.error, document_bytes=len(doc_data))
-        inputs = {"document": content_sha256(doc_data), "claims": content_sha256(claims_data)}
-        fp = verify_fingerprint(
-            inputs["document"], inputs["claims"], self.policy.verify_fingerprint
-        )
+        fp, inputs = self._fingerprint(VERIFY, doc_data, claims_data)
         return self._run(
             VERIFY,
             doc_id,
@@ -330,17 +370,7 @@ class UnitRunner:
             labels = self._labels(doc_id)
         except InputFileError as exc:
             return self._failed(ADMIT, doc_id, exc.error, document_bytes=len(doc_data))
-        inputs = {
-            "document": content_sha256(doc_data),
-            "candidates": content_sha256(cand_data),
-            "schema": content_sha256(schema_data),
-        }
-        fp = admit_fingerprint(
-            inputs["document"],
-            inputs["candidates"],
-            inputs["schema"],
-            self.policy.admit_fingerprint,
-        )
+        fp, inputs = self._fingerprint(ADMIT, doc_data, cand_data, schema_data)
         return self._run(
             ADMIT,
             doc_id,

@@ -56,6 +56,8 @@ COUNTERS = {
     "groundswell_tasks": {"task", "queue", "status"},
     "groundswell_task_redeliveries": {"task", "queue"},
     "groundswell_task_poisoned": {"task", "queue"},
+    "groundswell_batch_splits": {"task"},
+    "groundswell_batches_resent": {"task"},
     "groundswell_runs_finished": {"state"},
     "groundswell_http_requests": {"method", "route", "status"},
 }

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from shared.runs.index import RunIndex, verify_index
 from shared.runs.models import RunSpec
 from shared.storage import open_store
 from tests.conftest import s3_client
@@ -42,14 +43,18 @@ def test_s3_run_equals_in_process_core_and_a_second_run_recomputes_nothing(
     assert units["admit"]["done"] == PIPELINE_DOCUMENTS
     assert units["verify"]["cached"] == units["admit"]["cached"] == 0
 
-    # The run's files are in the output bucket: one index line per unit, each receipt present.
+    # The run's files are in the output bucket: one index row per unit, each receipt present,
+    # and a reader recomputes the Merkle root from the index pieces alone.
     out = open_store(pipeline.settings.storage_url, pipeline.settings)
-    lines = out.get(f"runs/{first.id}/index.jsonl").splitlines()
-    assert len(lines) == 2 * PIPELINE_DOCUMENTS
-    rows = [json.loads(line) for line in lines]
+    rows = list(RunIndex(out, first.id).rows())
+    assert len(rows) == 2 * PIPELINE_DOCUMENTS
     assert len({r["unit"] for r in rows}) == len(rows)
     assert all(out.exists(r["receipt"]) for r in rows if r["receipt"])
+    assert verify_index(out, first.id) == summary["index"]["merkle_root"]
     assert json.loads(out.get(f"runs/{first.id}/run.json"))["state"] == summary["state"]
+    # Only the index stays: segments, plan steps and finalize's sorted runs are gone.
+    leftovers = [i.key for p in out.list_pages(f"runs/{first.id}/") for i in p]
+    assert not [k for k in leftovers if "/segments/" in k or "/plan/" in k or "/finalize/" in k]
 
     # The same corpus again: every receipt is found, nothing is recomputed.
     second, _ = pipeline.service.submit(RunSpec(corpus=s3_corpus, policy="default"))

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 
 def _runs_of(pipeline, schedule_id: str) -> list:
-    records, _ = pipeline.service.runs.list(0, 200)
+    records, _ = pipeline.service.list_runs(0, 200)
     return sorted((r for r in records if r.schedule == schedule_id), key=lambda r: r.created_at)
 
 

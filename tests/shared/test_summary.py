@@ -71,3 +71,17 @@ def test_merkle_root_depends_on_every_leaf_and_their_order():
     assert root != merkle_root([b"a", b"b", b"d"])
     assert root != merkle_root([b"b", b"a", b"c"])
     assert merkle_root([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_the_streamed_merkle_root_equals_the_whole_tree_for_every_count_and_resumes():
+    from shared.summary import MerkleStream
+
+    for n in [*range(0, 70), 127, 128, 129, 1000, 1025]:
+        leaves = [f"leaf {i}".encode() for i in range(n)]
+        stream = MerkleStream()
+        for i, leaf in enumerate(leaves):
+            stream.add(leaf)
+            if i == n // 2:  # saved and resumed mid-way, as a finalize step does
+                stream = MerkleStream(stream.state())
+        assert stream.root() == merkle_root(leaves), n
+        assert len(stream.stack) <= max(1, n.bit_length())

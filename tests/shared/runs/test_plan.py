@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -47,7 +48,8 @@ def test_units_without_a_document_are_still_planned(tmp_path):
     }
 
 
-def test_planning_resumes_from_its_cursor_without_losing_units(tmp_path):
+@pytest.mark.parametrize("stop_every", [None, 1, 4])
+def test_planning_resumes_from_its_cursor_planning_each_unit_exactly_once(tmp_path, stop_every):
     rng = random.Random(7)
     ids = sorted(
         {"".join(rng.choice("ab.-_1") for _ in range(rng.randint(1, 4))) for _ in range(300)}
@@ -55,18 +57,27 @@ def test_planning_resumes_from_its_cursor_without_losing_units(tmp_path):
     claims = [d for d in ids if rng.random() < 0.8]
     cands = [d for d in ids if rng.random() < 0.5]
     store = _corpus(tmp_path, ids, claims, cands)
-    seen: set[tuple[str, str]] = set()
+    seen: list[tuple[str, str]] = []
     cursor = None
     steps = 0
     while True:
         planner = CorpusPlanner(store, cursor, page_size=7)
-        seen |= {(u.kind, u.doc_id) for u in planner.step(3)}  # then "crash" and resume
-        cursor = planner.cursor()
+        taken: list[int] = []
+
+        def take(units, taken=taken) -> bool:  # a full planning window ends the step early
+            if stop_every is not None and len(taken) >= stop_every:
+                return False
+            taken.append(len(units))
+            return True
+
+        seen += [(u.kind, u.doc_id) for u in planner.step(3, take)]  # then "crash", resume
+        cursor = json.loads(json.dumps(planner.cursor()))  # as stored
         steps += 1
         if planner.finished:
             break
-        assert steps < 500
-    assert seen == _expected(claims, cands)
+        assert steps < 2000
+    assert len(seen) == len(set(seen))  # nothing planned twice across resumes
+    assert set(seen) == _expected(claims, cands)
 
 
 @pytest.mark.parametrize("max_units", [1, 3, 100])

@@ -1,13 +1,16 @@
-"""The exactly-once completion step and the redelivery cap, on a real Redis."""
+"""Batch accounting on a real Redis: exactly once, leases, splits and the redelivery cap."""
 
 from __future__ import annotations
+
+import json
+import time
 
 import pytest
 
 from shared.policies import PolicyRegistry
 from shared.runs.models import RunRecord
 from shared.runs.service import RunService
-from shared.runs.state import RunStore, redis_client
+from shared.runs.state import BatchSpec, RunStore, redis_client
 from shared.settings import Settings
 from shared.storage import open_store
 
@@ -19,8 +22,8 @@ def runs(service_settings) -> RunStore:
     return RunStore(redis_client(str(service_settings["broker_url"])))
 
 
-def _record(run_id: str = "r1") -> RunRecord:
-    return RunRecord(
+def _record(run_id: str = "r1", **changes) -> RunRecord:
+    record = RunRecord(
         id=run_id,
         corpus="/c",
         output="/o",
@@ -28,33 +31,43 @@ def _record(run_id: str = "r1") -> RunRecord:
         engines={},
         created_at="now",
     )
+    return record.model_copy(update=changes)
 
 
-def test_a_unit_counts_once_however_often_it_is_recorded(runs):
+def _plan(runs: RunStore, run_id: str, step: int, batches: list[BatchSpec], finished=False):
+    return runs.commit_plan(
+        run_id,
+        step,
+        batches,
+        next_seq=step * 10,
+        cursor={"after": {}},
+        finished=finished,
+        lease_until=time.time() + 3600,
+    )
+
+
+def test_a_batch_counts_once_however_often_it_is_recorded(runs):
     runs.create(_record())
-    assert runs.add_planned("r1", ["verify/a", "verify/b"]) == ["verify/a", "verify/b"]
-    assert runs.add_planned("r1", ["verify/a", "admit/a"]) == ["admit/a"]  # a set: no re-enqueue
-    first = runs.record(
-        "r1", "verify/a", {"status": "computed"}, {"claims": 3, "claims.accepted": 2}
-    )
-    again = runs.record(
-        "r1", "verify/a", {"status": "computed"}, {"claims": 3, "claims.accepted": 2}
-    )
+    a, b = BatchSpec("0000000000", "verify", ["x", "y"]), BatchSpec("0000000001", "admit", ["x"])
+    assert _plan(runs, "r1", 1, [a, b]) == (True, 2)
+    assert _plan(runs, "r1", 1, [a, b]) == (False, 2)  # a second planner of step 1 adds nothing
+    first = runs.record("r1", a.batch, 2, 0, {"claims": 3, "units.verify.computed": 2})
+    again = runs.record("r1", a.batch, 2, 0, {"claims": 3, "units.verify.computed": 2})
     assert first.fresh and not again.fresh
+    assert not runs.record("r1", "0000000099", 5, 0, {"claims": 100}).fresh  # never planned
     assert runs.counters("r1") == {
         "claims": 3,
-        "claims.accepted": 2,
-        "units.verify.planned": 2,  # planned counts per kind, once per unit too
+        "units.verify.computed": 2,
+        "units.verify.planned": 2,
         "units.admit.planned": 1,
     }
-    assert (again.done, again.planned) == (1, 3)
-    unplanned = runs.record("r1", "verify/zzz", {}, {"claims": 100})
-    assert not unplanned.fresh and runs.counters("r1")["claims"] == 3
-    runs.finish_planning("r1")
-    runs.record("r1", "verify/b", {"status": "failed"}, {"units.verify.failed": 1})
-    last = runs.record("r1", "admit/a", {"status": "cached"}, {"candidates": 1})
-    assert last.run_complete
-    assert runs.progress("r1").failed == 1
+    assert not first.run_complete  # planning is not finished
+    assert _plan(runs, "r1", 2, [], finished=True) == (True, 1)
+    last = runs.record("r1", b.batch, 1, 1, {"units.admit.failed": 1})
+    assert last.fresh and last.run_complete and last.outstanding == 0
+    progress = runs.progress("r1")
+    assert (progress.planned, progress.done, progress.failed) == (3, 3, 1)
+    assert progress.planning_done
 
 
 def test_idempotency_key_returns_the_first_run(runs):
@@ -64,18 +77,96 @@ def test_idempotency_key_returns_the_first_run(runs):
     assert runs.get("r2") is None
 
 
-def test_a_unit_that_keeps_dying_is_given_up_after_the_cap(runs, service_settings, tmp_path):
+def test_a_live_lease_turns_a_duplicate_delivery_away_and_an_expired_one_is_resent(runs):
+    runs.create(_record())
+    a, b = BatchSpec("0000000000", "verify", ["x"]), BatchSpec("0000000001", "verify", ["y"])
+    _plan(runs, "r1", 1, [a, b])
+    begun = runs.begin("r1", a.batch, "delivery-1", lease_seconds=0.3)
+    assert begun.status == "run" and begun.attempts == 1 and begun.spec == a
+    assert runs.begin("r1", a.batch, "delivery-2", lease_seconds=30).status == "busy"
+    # Only the batch whose lease ran out is sent again; b still waits in its queue.
+    time.sleep(0.4)
+    assert [s.batch for s in runs.expired("r1", time.time() + 60)] == [a.batch]
+    assert runs.expired("r1", time.time() + 60) == []  # it got a new lease
+    again = runs.begin("r1", a.batch, "delivery-2", lease_seconds=30)
+    assert again.status == "run" and again.attempts == 2  # the first delivery died
+    runs.record("r1", a.batch, 1, 0, {})
+    assert runs.begin("r1", a.batch, "delivery-3", lease_seconds=30).status == "done"
+    runs.update("r1", state="cancelled")
+    assert runs.begin("r1", b.batch, "delivery-4", lease_seconds=30).status == "stop"
+
+
+def test_a_retry_gives_its_lease_back_without_counting_a_death(runs):
+    runs.create(_record())
+    a = BatchSpec("0000000000", "verify", ["x"])
+    _plan(runs, "r1", 1, [a])
+    assert runs.begin("r1", a.batch, "m1", 30).attempts == 1
+    runs.release("r1", a.batch, "m1", lease_until=time.time() + 60, why="", uncount=True)
+    assert runs.begin("r1", a.batch, "m1", 30).attempts == 1  # the retry, not a redelivery
+    runs.release("r1", a.batch, "m1", lease_until=0, why="ValueError: boom", uncount=False)
+    assert [s.batch for s in runs.expired("r1", time.time() + 60)] == [a.batch]
+    begun = runs.begin("r1", a.batch, "m2", 30)
+    assert begun.attempts == 2 and begun.why == "ValueError: boom"
+
+
+def test_planning_pauses_at_the_window_and_the_draining_record_resumes_it(runs):
+    runs.create(_record())
+    batches = [BatchSpec(f"000000000{i}", "verify", [f"d{i}"]) for i in range(4)]
+    _plan(runs, "r1", 1, batches)
+    assert not runs.wait_for_window("r1", window=5, resume_at=2)  # room left: go on
+    assert runs.wait_for_window("r1", window=4, resume_at=2)  # full: pause
+    assert not runs.record("r1", batches[0].batch, 1, 0, {}).resume_planning  # 3 pending
+    assert runs.record("r1", batches[1].batch, 1, 0, {}).resume_planning  # 2: resume, once
+    assert not runs.record("r1", batches[2].batch, 1, 0, {}).resume_planning
+
+
+def test_a_unit_that_keeps_killing_its_worker_is_isolated_by_splits_and_given_up(
+    runs, service_settings, tmp_path
+):
+    """Deliveries that die are simulated by a begin that never records; each later delivery
+    of a batch of several units splits it, until the poisonous unit is alone."""
+    corpus = open_store(str(tmp_path / "corpus"))
+    docs = ["a", "b", "c", "poison"]
+    for doc in docs:
+        corpus.put(f"documents/{doc}.txt", f"Document {doc} says hello.".encode())
+        corpus.put(f"claims/{doc}.jsonl", json.dumps({"id": "1", "claim": "says hello"}).encode())
     settings = Settings(**{**service_settings, "max_redeliveries": 2})
     sent: list[tuple[str, list]] = []
     service = RunService(settings, runs, lambda kind, args: sent.append((kind, args)))
-    record = _record("r9").model_copy(update={"corpus": str(tmp_path), "output": str(tmp_path)})
-    PolicyRegistry(open_store(str(tmp_path))).ensure_builtins()
-    runs.create(record)
-    runs.add_planned("r9", ["verify/doc"])
-    runs.finish_planning("r9")
-    for _ in range(3):  # three deliveries that "crashed" before recording
-        runs.attempt("r9", "verify/doc")
-    (result,) = service.execute("verify", "r9", ["doc"])
-    assert result.status == "failed" and "gave up after 3 deliveries" in result.errors[0].message
-    assert sent == [("finalize", ["r9"])]
-    assert runs.progress("r9").failed == 1
+    output = tmp_path / "out"
+    PolicyRegistry(open_store(str(output))).ensure_builtins()
+    runs.create(_record("r9", corpus=str(tmp_path / "corpus"), output=str(output)))
+    _plan(runs, "r9", 1, [BatchSpec("0000000000", "verify", docs)], finished=True)
+
+    def die(batch: str) -> None:
+        token = f"dead-{time.monotonic()}"
+        assert runs.begin("r9", batch, token, 30).status == "run"
+        # It ends without recording, and its lease runs out (what a SIGKILL leaves).
+        runs.release("r9", batch, token, lease_until=0, why="", uncount=False)
+        assert batch in [s.batch for s in runs.expired("r9", time.time() + 60)]
+
+    def deliver(batch: str) -> str:
+        return service.execute("r9", batch, f"live-{time.monotonic()}")
+
+    poisoned = "0000000000"
+    while len(next(s for s in runs.pending("r9") if s.batch == poisoned).doc_ids) > 1:
+        die(poisoned)
+        assert deliver(poisoned) == "split"
+        pending = {s.batch: s for s in runs.pending("r9")}
+        halves = [poisoned + ".0", poisoned + ".1"]
+        assert [args for kind, args in sent[-2:]] == [["r9", h] for h in halves]
+        poisoned = next(h for h in halves if "poison" in pending[h].doc_ids)
+        healthy = next(h for h in halves if h != poisoned)
+        assert deliver(healthy) == "computed"  # the other half is not held back
+    assert poisoned == "0000000000.1.1"
+    for _ in range(3):
+        die(poisoned)
+    assert deliver(poisoned) == "gave up"
+    progress = runs.progress("r9")
+    assert (progress.planned, progress.done, progress.failed) == (4, 4, 1)
+    assert sent[-1] == ("finalize", ["r9"])
+    segment = json.loads((output / "runs/r9/segments/0000000000.1.1.json").read_text())
+    (row,) = segment["rows"]
+    (error,) = row["errors"]
+    assert error["file"] == "claims/poison.jsonl"
+    assert error["message"].startswith("gave up after 3 deliveries that did not finish: the worker")

@@ -1,0 +1,183 @@
+"""Running one batch: lease it, compute its units, write its segment, record it once.
+
+A batch task costs two run-state round trips in the steady state (``begin`` and
+``record``); a batch that runs longer than a third of its lease renews it from a thread.
+A delivery that finds the batch already had one (its attempt count is above 1) knows an
+earlier delivery died without recording it:
+
+- if that delivery wrote the segment, it is adopted and recorded;
+- otherwise a batch of several units is split in two and each half sent on its own, so
+  a unit that kills its worker ends up alone;
+- a unit alone is given up, as failed with the reason, after the redelivery cap.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shared import metrics
+from shared.corpus import InputError, candidates_key, claims_key
+from shared.policies import PolicyRegistry, PolicyVersion
+from shared.runs.index import IndexMissing, RunIndex
+from shared.runs.models import RunRecord
+from shared.runs.segments import Segment, read_segment, sum_counters, write_segment
+from shared.runs.state import BatchSpec, RunStore
+from shared.runs.units import VERIFY, UnitResult, UnitRunner
+from shared.storage import ObjectStore
+
+if TYPE_CHECKING:
+    from shared.runs.service import RunService
+
+LOST = "the worker was lost (killed, out of memory) or the task hit its hard time limit"
+
+
+@dataclass
+class RunContext:
+    """What every batch of one run needs, built once per process."""
+
+    record: RunRecord
+    policy: PolicyVersion
+    corpus: ObjectStore
+    output: ObjectStore
+    runner: UnitRunner
+
+
+_contexts: OrderedDict[str, RunContext] = OrderedDict()
+
+
+def context(service: RunService, record: RunRecord) -> RunContext:
+    ctx = _contexts.get(record.id)
+    if ctx is None:
+        output = service.store(record.output)
+        corpus = service.store(record.corpus)
+        # The run records NAME@N, and the registry caches versions: no listing per batch.
+        policy = PolicyRegistry(output).resolve(record.policy["ref"])
+        previous = _previous_lookup(service, record)
+        runner = UnitRunner(
+            corpus, output, policy, only=record.only, dry_run=record.dry_run, previous=previous
+        )
+        ctx = RunContext(record, policy, corpus, output, runner)
+        _contexts[record.id] = ctx
+        while len(_contexts) > 4:
+            _contexts.popitem(last=False)
+    return ctx
+
+
+def _previous_lookup(service: RunService, record: RunRecord):
+    """(kind, doc_id) -> the unit's row in the run this one follows, read from its index."""
+    if not record.previous_run:
+        return None
+    holder: dict[str, RunIndex | None] = {}
+
+    def lookup(kind: str, doc_id: str) -> dict[str, Any] | None:
+        if "index" not in holder:
+            previous = service.get_or_none(record.previous_run or "")
+            store = service.store(previous.output if previous else record.output)
+            try:
+                holder["index"] = RunIndex(store, record.previous_run or "")
+            except IndexMissing:
+                holder["index"] = None
+        index = holder["index"]
+        return index.find(kind, doc_id) if index is not None else None
+
+    return lookup
+
+
+class Lease(threading.Thread):
+    """Renews a running batch's lease every third of its length until the batch is done."""
+
+    def __init__(self, runs: RunStore, run_id: str, batch: str, token: str, seconds: float):
+        super().__init__(daemon=True, name=f"lease-{batch}")
+        self.args = (runs, run_id, batch, token, seconds)
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        runs, run_id, batch, token, seconds = self.args
+        while not self.stopped.wait(seconds / 3):
+            try:
+                runs.renew(run_id, batch, token, seconds)
+            except Exception:  # a missed renewal only risks a duplicate delivery, never a count
+                continue
+
+    def __enter__(self) -> Lease:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+
+
+def halves(spec: BatchSpec) -> list[BatchSpec]:
+    middle = len(spec.doc_ids) // 2
+    return [
+        BatchSpec(f"{spec.batch}.0", spec.kind, spec.doc_ids[:middle]),
+        BatchSpec(f"{spec.batch}.1", spec.kind, spec.doc_ids[middle:]),
+    ]
+
+
+def given_up(spec: BatchSpec, deliveries: int, why: str) -> Segment:
+    """A unit that never finished, as a failed row that says why."""
+    doc_id = spec.doc_ids[0]
+    file = claims_key(doc_id) if spec.kind == VERIFY else candidates_key(doc_id)
+    error = InputError(file, f"gave up after {deliveries} deliveries that did not finish: {why}")
+    result = UnitResult(spec.kind, doc_id, "failed", errors=[error])
+    return Segment(spec.batch, spec.kind, [result.row()], result.counters())
+
+
+def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
+    """Execute one delivery of a batch; return what happened (for logs and tests)."""
+    settings, runs = service.settings, service.runs
+    begun = runs.begin(run_id, batch, token, settings.lease_seconds)
+    if begun.status != "run":
+        return begun.status
+    assert begun.spec is not None
+    spec = begun.spec
+    record = service.get(run_id)
+    ctx = context(service, record)
+    if begun.attempts > 1:
+        stored = read_segment(ctx.output, run_id, batch)
+        if stored is not None:  # the delivery that died had written it
+            return _record(service, ctx, stored, "adopted")
+        if len(spec.doc_ids) > 1:
+            children = halves(spec)
+            # The halves are a function of the batch, so storage needs no record of the split.
+            if runs.split(run_id, batch, token, children, service.queued_lease_until()):
+                metrics.BATCH_SPLITS.labels(spec.kind).inc()
+                for child in children:
+                    service.enqueue(spec.kind, [run_id, child.batch])
+            return "split"
+        if begun.attempts > settings.max_redeliveries + 1:
+            metrics.TASK_POISONED.labels(spec.kind, spec.kind).inc()
+            segment = write_segment(
+                ctx.output, run_id, given_up(spec, begun.attempts - 1, begun.why or LOST)
+            )
+            return _record(service, ctx, segment, "gave up")
+    with Lease(runs, run_id, batch, token, settings.lease_seconds):
+        results = [
+            ctx.runner.verify(d) if spec.kind == VERIFY else ctx.runner.admit(d)
+            for d in spec.doc_ids
+        ]
+    segment = Segment(
+        batch, spec.kind, [r.row() for r in results], sum_counters(r.counters() for r in results)
+    )
+    return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
+
+
+def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -> str:
+    from shared.runs.service import FINALIZE, PLAN
+
+    run_id = ctx.record.id
+    recorded = service.runs.record(
+        run_id, segment.batch, segment.units, segment.failed, segment.counters
+    )
+    if not recorded.fresh:
+        return "duplicate"
+    metrics.observe_batch(segment.kind, segment.rows, segment.counters, ctx.record.policy)
+    if recorded.resume_planning:
+        service.enqueue(PLAN, [run_id])
+    if recorded.run_complete:
+        service.enqueue(FINALIZE, [run_id])
+    return what

@@ -1,0 +1,141 @@
+"""Finishing a run: build its index in resumable steps, then its summary, then tidy up.
+
+The summary's counters are summed from the segments themselves, so they equal what the
+index holds whatever happened to Redis on the way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from shared import metrics
+from shared.runs.finalize import IndexBuild, build_summary, delete_prefixes, dumps, final_state
+from shared.runs.layout import (
+    active_key,
+    catalog_key,
+    finalize_prefix,
+    plan_prefix,
+    run_json,
+    segment_prefix,
+    summary_key,
+)
+from shared.runs.models import RunRecord, iso, utcnow
+from shared.storage import ObjectStore
+
+if TYPE_CHECKING:
+    from shared.runs.service import RunService
+
+log = logging.getLogger("groundswell.runs")
+
+
+def policy_rates(summary: dict[str, Any]) -> dict[str, Any]:
+    """What the per-policy-version gauges report about a finished run."""
+    rates = summary.get("rates", {})
+    return {
+        "grounding_rate": rates.get("claims_accepted"),
+        "escape_rate": rates.get("candidates_escape_rate"),
+        "finished_at": summary.get("finished_at"),
+    }
+
+
+def catalog_entry(record: RunRecord, summary: dict[str, Any] | None = None) -> bytes:
+    """The small object that lists a run in storage (and rebuilds the run list after a loss)."""
+    entry: dict[str, Any] = {
+        "id": record.id,
+        "corpus": record.corpus,
+        "policy": record.policy.get("ref"),
+        "dry_run": record.dry_run,
+        "state": record.state,
+        "created_at": record.created_at,
+        "finished_at": record.finished_at,
+    }
+    if summary is not None:
+        entry["rates"] = policy_rates(summary)
+    return json.dumps(entry).encode()
+
+
+def write_record(store: ObjectStore, record: RunRecord, summary: dict[str, Any] | None = None):
+    store.put(run_json(record.id), dumps(record.model_dump()))
+    store.put(catalog_key(record.id, record.created_at), catalog_entry(record, summary))
+    if record.terminal:
+        store.delete(active_key(record.id))
+    else:
+        store.put(active_key(record.id), b"{}")
+
+
+def cleanup(store: ObjectStore, run_id: str) -> None:
+    """Drop what only building the index needed: segments, plan steps, sorted runs."""
+    delete_prefixes(store, [finalize_prefix(run_id), segment_prefix(run_id), plan_prefix(run_id)])
+
+
+def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
+    """One finalize step; the summary once the run is finished. Idempotent."""
+    from shared.runs.service import FINALIZE
+
+    runs, settings = service.runs, service.settings
+    record = runs.get(run_id)
+    if record is None or record.terminal:
+        return None
+    plan = runs.plan_state(run_id)
+    if not plan.done or plan.outstanding:
+        return None
+    if not runs.claim_finalize(run_id, ttl=settings.task_time_limit):
+        return None
+    try:
+        if record.state != "finalizing":
+            record = runs.update(run_id, state="finalizing") or record
+        output = service.store(record.output)
+        summary = read_summary(output, run_id)
+        if summary is None:
+            build = IndexBuild(output, run_id)
+            manifest = build.step(time.monotonic() + settings.finalize_step_seconds)
+            runs.touch(run_id)
+            if manifest is None:
+                service.enqueue(FINALIZE, [run_id])  # the next step, once the lock is free
+                return None
+            summary = _summary(output, record, build.counters, manifest)
+        state, finished = summary["state"], summary["finished_at"]
+        if not record.dry_run:
+            # Summaries are kept per policy version too; the gauges read the latest.
+            policy = record.policy
+            output.put(
+                f"summaries/{policy['name']}/{policy['version']}/{run_id}.json", dumps(summary)
+            )
+            runs.set_corpus_latest(record.corpus, run_id)
+            runs.set_policy_latest(policy["ref"], run_id, policy_rates(summary))
+        updated = record.model_copy(update={"state": state, "finished_at": finished})
+        cleanup(output, run_id)
+        write_record(output, updated, summary)
+        runs.finish(updated)
+        metrics.RUNS_FINISHED.labels(state).inc()
+        log.info("run %s finished: %s, %d units", run_id, state, summary["index"]["units"])
+        return summary
+    finally:
+        runs.release_finalize(run_id)
+
+
+def read_summary(output: ObjectStore, run_id: str) -> dict[str, Any] | None:
+    try:
+        return json.loads(output.get(summary_key(run_id)))
+    except KeyError:
+        return None
+
+
+def _summary(
+    output: ObjectStore, record: RunRecord, counters: dict[str, int], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """Write the summary once (create-once: a racing finalizer reuses the first one)."""
+    key = summary_key(record.id)
+    summary = build_summary(record.model_dump(), counters, manifest)
+    summary.update(
+        state=final_state(summary),
+        created_at=record.created_at,
+        started_at=record.started_at,
+        finished_at=iso(utcnow()),
+    )
+    if not output.put(key, dumps(summary), create_only=True):
+        return json.loads(output.get(key))
+    return summary

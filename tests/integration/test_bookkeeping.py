@@ -1,0 +1,146 @@
+"""Run bookkeeping on real services: Redis holds a window, storage holds the run.
+
+Redis is flushed (FLUSHALL) after runs finish and in the middle of one; the finished runs
+are still read through the API, and the interrupted one completes with the in-process
+core's summary after reconcile rebuilds it from storage.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from shared.cli.runs import SAMPLE_CORPUS
+from shared.runs.models import RunSpec
+from tests.conftest import Pipeline
+
+pytestmark = pytest.mark.integration
+
+
+def _wait_api(client, pipeline: Pipeline, run_id: str, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = client.get(f"/v1/runs/{run_id}").json()
+        if state["state"] in ("succeeded", "partially_failed", "failed", "cancelled"):
+            return state
+        assert time.monotonic() < deadline, state
+        pipeline.service.reconcile()
+        time.sleep(0.2)
+
+
+def _all_receipts(client, run_id: str, limit: int) -> list[dict]:
+    items, cursor = [], None
+    while True:
+        params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+        page = client.get(f"/v1/runs/{run_id}/receipts", params=params)
+        assert page.status_code == 200, page.text
+        body = page.json()
+        items += body["items"]
+        cursor = body["next_cursor"]
+        if not body["has_next_page"]:
+            return items
+
+
+def test_finished_runs_are_read_from_storage_after_redis_is_flushed(client, pipeline):
+    pipeline.start_worker("w1")
+    pipeline.start_worker("w2")
+    ids = []
+    for policy in ("default", "strict"):
+        created = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "policy": policy})
+        assert created.status_code == 202
+        ids.append(created.json()["id"])
+    before = {}
+    for run_id in ids:
+        state = _wait_api(client, pipeline, run_id)
+        before[run_id] = {
+            "state": state,
+            "summary": client.get(f"/v1/runs/{run_id}/summary").json(),
+            "receipts": _all_receipts(client, run_id, 7),
+        }
+
+    redis.Redis.from_url(pipeline.settings.broker_url).flushall()
+
+    listed = client.get("/v1/runs", params={"limit": 10}).json()
+    assert [r["id"] for r in listed["items"]] == ids[::-1]  # newest first, from the catalog
+    assert listed["pagination"]["total_count"] == 2
+    for run_id in ids:
+        state = client.get(f"/v1/runs/{run_id}").json()
+        assert state["state"] == before[run_id]["state"]["state"]
+        assert state["progress"] == before[run_id]["state"]["progress"]
+        assert client.get(f"/v1/runs/{run_id}/summary").json() == before[run_id]["summary"]
+        assert _all_receipts(client, run_id, 7) == before[run_id]["receipts"]
+    a, b = ids
+    doc_id = before[a]["receipts"][0]["doc_id"]
+    receipts = client.get(f"/v1/runs/{a}/documents/{doc_id}/receipts").json()
+    assert receipts["doc_id"] == doc_id and receipts["verify"]["kind"] == "verify"
+    report = client.get(f"/v1/runs/{a}/report", params={"documents": 4})
+    assert report.status_code == 200 and report.text.count("<h3 id=") == 4
+    assert "5 more documents not shown" in report.text
+    diff = client.get(f"/v1/runs/{a}/diff/{b}", params={"limit": 3}).json()
+    assert diff["run_a"] == a and diff["run_b"] == b and diff["moved_total"] > 3
+    assert len(diff["moved"]) == 3 and diff["pagination"]["total_count"] == diff["moved_total"]
+    last = client.get(
+        f"/v1/runs/{a}/diff/{b}", params={"limit": 3, "page": diff["pagination"]["max_page"]}
+    ).json()
+    assert 1 <= len(last["moved"]) <= 3
+
+    # A new run after the loss still follows the last run of its corpus.
+    again = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "policy": "strict"})
+    assert again.json()["previous_run"] == b
+    assert _wait_api(client, pipeline, again.json()["id"])["state"] == "succeeded"
+
+
+def test_a_run_completes_with_the_same_summary_after_redis_is_flushed_mid_run(
+    pipeline, s3_corpus, expected_summary
+):
+    pipeline.start_worker("w1")
+    pipeline.start_worker("w2")
+    record, _ = pipeline.service.submit(RunSpec(corpus=s3_corpus, policy="default"))
+    flushed_at: list[int] = []
+
+    def flush_once(progress) -> None:
+        if not flushed_at and progress.done >= progress.planned // 3 > 0:
+            assert not progress.planning_done or progress.done < progress.planned
+            redis.Redis.from_url(pipeline.settings.broker_url).flushall()
+            flushed_at.append(progress.done)
+            # The next reconcile finds the run in storage's catalog and rebuilds it.
+            assert pipeline.service.reconcile()["rebuilt"] == 1
+            rebuilt = pipeline.service.runs.progress(record.id)
+            assert rebuilt is not None and rebuilt.done >= progress.done
+
+    summary = pipeline.wait(record.id, on_progress=flush_once)
+    assert flushed_at, "Redis was never flushed"
+    for key in ("counts", "documents", "bytes"):
+        assert summary[key] == expected_summary[key], key
+    assert summary["index"]["units"] == expected_summary["index"]["units"]
+    assert summary["index"]["merkle_root"] == expected_summary["index"]["merkle_root"]
+
+
+def test_redis_holds_a_window_while_running_and_a_few_numbers_after(service_settings, tmp_path):
+    values = {**service_settings, "max_inflight_batches": 3, "batch_max_units": 1}
+    pipeline = Pipeline(values, tmp_path)
+    try:
+        pipeline.start_worker("w1")
+        client = redis.Redis.from_url(pipeline.settings.broker_url, decode_responses=True)
+        record, _ = pipeline.service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
+        peak = {"pending": 0, "queued": 0}
+
+        def watch(progress) -> None:
+            peak["pending"] = max(peak["pending"], progress.outstanding)
+            queued = sum(client.llen(q) for q in ("verify", "admit"))
+            peak["queued"] = max(peak["queued"], queued)
+
+        summary = pipeline.wait(record.id, on_progress=watch)
+        assert summary["index"]["units"] == 18  # 18 batches of one unit each
+        # Planning paused at the window: never more than 3 batches sent and not recorded.
+        assert 1 <= peak["pending"] <= 3 and peak["queued"] <= 3, peak
+        # After the run: one small hash (record and numbers), expiring; nothing per unit.
+        keys = sorted(client.scan_iter(f"gs:run:{record.id}*"))
+        assert keys == [f"gs:run:{record.id}"]
+        assert client.memory_usage(keys[0]) < 4096
+        assert 0 < client.ttl(keys[0]) <= 7 * 24 * 3600
+        assert not client.sismember("gs:active", record.id)
+    finally:
+        pipeline.stop()

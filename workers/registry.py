@@ -1,0 +1,50 @@
+"""Live workers announce their pool size in Redis: the planning window follows it.
+
+The parent process of each worker refreshes ``gs:worker:<node>`` (the number of pool
+processes) with a short TTL, so a worker that dies drops out within a TTL and the window
+(four batches per process) shrinks with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+
+from celery import signals
+
+log = logging.getLogger("groundswell.workers")
+
+TTL_SECONDS = 30
+_stop = threading.Event()
+
+
+def _runs():
+    from shared.runs.state import RunStore, redis_client
+    from shared.settings import get_settings
+
+    return RunStore(redis_client(get_settings().state_redis_url))
+
+
+@signals.worker_ready.connect
+def _announce(sender=None, **_: object) -> None:
+    node = getattr(sender, "hostname", None) or "worker"
+    slots = int(getattr(getattr(sender, "controller", None), "concurrency", 1) or 1)
+
+    def loop() -> None:
+        while not _stop.is_set():
+            with contextlib.suppress(Exception):  # Redis down: the window falls back to its floor
+                _runs().register_worker(node, slots, TTL_SECONDS)
+            _stop.wait(TTL_SECONDS / 3)
+
+    threading.Thread(target=loop, name="worker-registry", daemon=True).start()
+    log.info("worker %s announced %d pool processes", node, slots)
+
+
+@signals.worker_shutdown.connect
+def _withdraw(sender=None, **_: object) -> None:
+    _stop.set()
+    node = getattr(sender, "hostname", None)
+    if node:
+        with contextlib.suppress(Exception):
+            _runs().unregister_worker(node)
