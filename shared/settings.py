@@ -67,7 +67,7 @@ class Settings(BaseSettings):
         default=0,
         ge=0,
         description="Batches a run may have sent and not yet recorded (queued or running); "
-        "planning pauses at this many. 0: four per live worker process, at least 8.",
+        "planning pauses at this many. 0: eight per live worker process, at least 16.",
     )
     lease_seconds: float = Field(
         default=60.0,

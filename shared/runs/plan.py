@@ -199,8 +199,10 @@ class Batcher:
         self.max_bytes, self.max_units = max_bytes, max_units
         self.closed: list[tuple[str, list[str]]] = []
         self.open: dict[str, tuple[list[str], int]] = {}
+        self.units: list[PlannedUnit] = []
 
     def add(self, unit: PlannedUnit) -> None:
+        self.units.append(unit)
         ids, size = self.open.get(unit.kind, ([], 0))
         if ids and (size + unit.weight > self.max_bytes or len(ids) >= self.max_units):
             self.closed.append((unit.kind, ids))
@@ -212,10 +214,21 @@ class Batcher:
     def count(self) -> int:
         return len(self.closed) + sum(1 for ids, _ in self.open.values() if ids)
 
-    def finish(self) -> list[tuple[str, list[str]]]:
+    def finish(self, spread: int = 0) -> list[tuple[str, list[str]]]:
+        """The batches. With ``spread`` (the last step of a run), each kind's units are cut
+        again into at least ``spread`` batches of even size, so that the workers finish
+        together instead of one of them running a long batch alone at the end."""
         out = self.closed + [(kind, ids) for kind, (ids, _) in self.open.items() if ids]
-        self.closed, self.open = [], {}
-        return out
+        units, self.closed, self.open, self.units = self.units, [], {}, []
+        if spread <= 1:
+            return out
+        even: list[tuple[str, list[str]]] = []
+        for kind in dict.fromkeys(u.kind for u in units):
+            mine = [u for u in units if u.kind == kind]
+            count = max(sum(1 for k, _ in out if k == kind), min(len(mine), spread))
+            cap = min(self.max_units, -(-len(mine) // count))
+            even += batches(mine, self.max_bytes, cap)
+        return even
 
 
 def batches(
@@ -314,8 +327,9 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 return True
 
             planner.step(PAGES_PER_STEP, take)
+            spread = 2 * service.worker_slots() if planner.finished else 0
             specs, seq = [], state.next_seq
-            for kind, doc_ids in batcher.finish():
+            for kind, doc_ids in batcher.finish(spread):
                 specs.append(BatchSpec(batch_id(seq), kind, doc_ids))
                 seq += 1
             step = PlanStep(number, specs, planner.cursor(), planner.finished, seq)

@@ -58,7 +58,7 @@ class RunService:
         self.settings = settings
         self.runs = runs
         self.enqueue = enqueue
-        self._window: tuple[float, int] | None = None
+        self._slots: tuple[float, int] | None = None
 
     def store(self, url: str) -> ObjectStore:
         return open_store(url, self.settings)
@@ -76,14 +76,19 @@ class RunService:
         registry.ensure_builtins()
         return registry
 
+    def worker_slots(self) -> int:
+        """Worker pool processes alive now (they announce themselves), read every 10 s."""
+        now = time.monotonic()
+        if self._slots is None or now - self._slots[0] > 10:
+            self._slots = (now, self.runs.worker_slots())
+        return self._slots[1]
+
     def window(self) -> int:
-        """How many batches a run may have pending: the setting, or 4 per worker process."""
+        """How many batches a run may have pending: the setting, or 8 per worker process
+        (at least 16): enough that no worker waits for planning, few enough to stay small."""
         if self.settings.max_inflight_batches:
             return self.settings.max_inflight_batches
-        now = time.monotonic()
-        if self._window is None or now - self._window[0] > 10:
-            self._window = (now, max(8, 4 * self.runs.worker_slots()))
-        return self._window[1]
+        return max(16, 8 * self.worker_slots())
 
     def queued_lease_until(self) -> float:
         """A sent batch not started within this long is presumed lost and sent again."""

@@ -89,3 +89,21 @@ def test_batches_respect_byte_budget_and_unit_count(max_units):
     assert sum(len(ids) for ids in verify) == 10
     assert all(len(ids) <= min(2, max_units) for ids in verify)
     assert [ids for kind, ids in out if kind == "admit"] == [["big"], ["small"]]
+
+
+def test_the_last_step_spreads_each_kind_over_even_batches():
+    from shared.runs.plan import Batcher
+
+    batcher = Batcher(max_bytes=10_000, max_units=64)
+    for i in range(70):
+        batcher.add(PlannedUnit("verify", f"d{i:02d}", 40))
+    for i in range(3):
+        batcher.add(PlannedUnit("admit", f"d{i:02d}", 40))
+    out = batcher.finish(spread=4)
+    sizes = {kind: [len(ids) for k, ids in out if k == kind] for kind in ("verify", "admit")}
+    assert sizes == {"verify": [18, 18, 18, 16], "admit": [1, 1, 1]}  # not 64 + 6
+    assert [d for k, ids in out if k == "verify" for d in ids] == [f"d{i:02d}" for i in range(70)]
+    plain = Batcher(max_bytes=10_000, max_units=64)
+    for i in range(70):
+        plain.add(PlannedUnit("verify", f"d{i:02d}", 40))
+    assert [len(ids) for _, ids in plain.finish()] == [64, 6]
