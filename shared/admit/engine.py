@@ -134,6 +134,47 @@ class Decision:
         return out
 
 
+@dataclass
+class _SchemaParts:
+    """What a schema's vocabulary builds, independent of any document."""
+
+    table: UnitTable
+    schema_sha256: str
+    null_literals: set[str]
+    currency_scales: CurrencyScales
+    currency_names: CurrencyNames
+    scale_forms: ScaleForms
+    loss_words: re.Pattern[str] | None
+    gain_words: re.Pattern[str]
+    sign_negation: re.Pattern[str]
+    pack_words: dict[str, Any]
+
+
+def _schema_parts(schema: Schema) -> _SchemaParts:
+    """Built once per parsed schema (kept on it), so that a corpus of many documents under
+    one schema pays for its vocabulary once, not per document."""
+    parts = schema.__dict__.get("_parts")
+    if parts is None:
+        vocab = schema.vocabulary
+        names = CurrencyNames(vocab)
+        parts = _SchemaParts(
+            table=UnitTable(schema.units, vocab),
+            schema_sha256=digest("schema", schema.digest_object),
+            null_literals={w.strip().lower() for w in vocab.null_literals},
+            currency_scales=CurrencyScales(vocab),
+            currency_names=names,
+            scale_forms=ScaleForms(vocab, names, schema.units),
+            loss_words=re.compile(alternation(vocab.loss)) if vocab.loss else None,
+            gain_words=re.compile(alternation(vocab.gain) or r"(?!x)x"),
+            sign_negation=re.compile(
+                "(?:" + (alternation(vocab.sign_negations) or r"(?!x)x") + r")\s*\Z"
+            ),
+            pack_words={pid: words for pid, words in vocab.added.items() if words},
+        )
+        schema.__dict__["_parts"] = parts
+    return parts
+
+
 class Admitter:
     """A prepared document: validated inputs and text indexes that serve every candidate."""
 
@@ -157,24 +198,23 @@ class Admitter:
         check_json_numbers("references", references)
         self.references = parse_references(references)
         self.vocab = self.schema.vocabulary
-        self.table = UnitTable(self.schema.units, self.vocab)
+        shared = _schema_parts(self.schema)
+        self.table = shared.table
         self.doc = TextIndex(document, self.vocab)
-        self.schema_sha256 = digest("schema", self.schema.digest_object)
+        self.schema_sha256 = shared.schema_sha256
         self.policy_sha256 = digest("policy", self.policy.digest_object)
         self.document_sha256 = text_digest("document", document)
-        self._null_literals = {w.strip().lower() for w in self.vocab.null_literals}
-        self.currency_scales = CurrencyScales(self.vocab)
-        self.currency_names = CurrencyNames(self.vocab)
-        self.scale_forms = ScaleForms(self.vocab, self.currency_names, self.schema.units)
-        self.loss_words = re.compile(alternation(self.vocab.loss)) if self.vocab.loss else None
-        self.gain_words = re.compile(alternation(self.vocab.gain) or r"(?!x)x")
-        self.sign_negation = re.compile(
-            "(?:" + (alternation(self.vocab.sign_negations) or r"(?!x)x") + r")\s*\Z"
-        )
+        self._null_literals = shared.null_literals
+        self.currency_scales = shared.currency_scales
+        self.currency_names = shared.currency_names
+        self.scale_forms = shared.scale_forms
+        self.loss_words = shared.loss_words
+        self.gain_words = shared.gain_words
+        self.sign_negation = shared.sign_negation
         self.checked = CheckedPath(self)
         self._ref_index: dict[str, TextIndex] = {}
         self._per_text: dict[tuple[int, str, Any], Any] = {}
-        self._pack_words = {pid: words for pid, words in self.vocab.added.items() if words}
+        self._pack_words = shared.pack_words
         self._doc_packs: set[str] | None = None
 
     # --- per-text helpers (each built once per text) --------------------------------------

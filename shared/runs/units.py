@@ -127,6 +127,7 @@ class UnitRunner:
         self.dry_run = dry_run
         self._previous = previous  # (kind, doc_id) -> the unit's row in the previous run
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
+        self._admit_parts: tuple[Any, Any] | Exception | None = None
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -155,6 +156,22 @@ class UnitRunner:
         if isinstance(self._schema, InputFileError):
             raise self._schema
         return self._schema
+
+    def _prepared(self, schema: dict[str, Any]) -> tuple[Any, Any]:
+        """The corpus schema and the admission policy, parsed once for every document.
+
+        Re-raises the same PacketError for each unit when either is invalid."""
+        if self._admit_parts is None:
+            from shared.admit.errors import PacketError
+            from shared.admit.packet import parse_policy, parse_schema
+
+            try:
+                self._admit_parts = (parse_schema(schema), parse_policy(self.policy.admit))
+            except PacketError as exc:
+                self._admit_parts = exc
+        if isinstance(self._admit_parts, Exception):
+            raise self._admit_parts
+        return self._admit_parts
 
     def _failed(self, kind: str, doc_id: str, error: InputError, **kw: Any) -> UnitResult:
         return UnitResult(kind, doc_id, "failed", errors=[error], **kw)
@@ -409,7 +426,8 @@ class UnitRunner:
             body["failure"] = _error_body(exc.error)
             return body
         try:
-            body["receipt"] = admit(text, schema, candidates, self.policy.admit)
+            prepared_schema, prepared_policy = self._prepared(schema)
+            body["receipt"] = admit(text, prepared_schema, candidates, prepared_policy)
         except PacketError as exc:
             body["failure"] = _error_body(
                 InputError(candidates_key(doc_id), f"invalid packet: {exc}")
