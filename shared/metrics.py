@@ -83,6 +83,14 @@ BATCHES_RESENT = Counter(
 )
 RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state.", ["state"])
 
+TASK_PEAK_RSS = Gauge(
+    "groundswell_task_peak_rss_bytes",
+    "Peak resident memory (VmHWM, reset as each task starts) of a task execution, the "
+    "largest seen per task.",
+    ["task"],
+    multiprocess_mode="max",
+)
+
 # Gauges: livesum so that dead prefork children drop out.
 TASKS_IN_PROGRESS = Gauge(
     "groundswell_tasks_in_progress",

@@ -28,6 +28,28 @@ TRANSIENT = (
 _services: dict[int, RunService] = {}
 
 
+def reset_peak_rss() -> None:
+    """Start a new high-water mark of resident memory (Linux: write 5 to clear_refs), so
+    that the peak read after a task is that task's, not the process's whole life's."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+    except OSError:
+        pass  # not Linux, or not allowed: the peak is then the process's own
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory (Linux VmHWM); 0 where /proc has no such line."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 class GroundswellTask(Task):
     abstract = True
     acks_late = True
@@ -61,6 +83,7 @@ class GroundswellTask(Task):
             metrics.TASK_REDELIVERIES.labels(task, queue).inc()
         in_progress = metrics.TASKS_IN_PROGRESS.labels(task, queue)
         in_progress.inc()
+        reset_peak_rss()
         start = time.perf_counter()
         status = "failed"
         try:
@@ -72,6 +95,9 @@ class GroundswellTask(Task):
             raise
         finally:
             metrics.TASK_DURATION.labels(task, queue).observe(time.perf_counter() - start)
+            rss = peak_rss_bytes()
+            if rss:
+                metrics.TASK_PEAK_RSS.labels(task).set(rss)
             metrics.TASKS.labels(task, queue, status).inc()
             in_progress.dec()
 

@@ -126,6 +126,7 @@ class WorkerProcess:
     concurrency: int = 1
     name: str = "worker"
     metrics_port: int = 0
+    max_tasks_per_child: int = 0
     log_path: Path | None = None
     proc: subprocess.Popen | None = None
     _log: object = field(default=None, repr=False)
@@ -147,6 +148,8 @@ class WorkerProcess:
             "--loglevel",
             "WARNING",
         ]
+        if self.max_tasks_per_child:
+            cmd += ["--max-tasks-per-child", str(self.max_tasks_per_child)]
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self._log = out
         self.proc = subprocess.Popen(

@@ -46,9 +46,20 @@ def _fail(message: str, code: int = 1) -> None:
 @click.option("--concurrency", "-c", type=int, default=None, help="Pool processes (default: CPUs).")
 @click.option("--name", default="worker", show_default=True, help="Node name (…@hostname).")
 @click.option("--metrics-port", type=int, default=None, help="Serve /metrics here (0: off).")
+@click.option(
+    "--max-tasks-per-child",
+    type=int,
+    default=None,
+    help="Replace a pool process after this many tasks (returns its memory).",
+)
 @click.option("--loglevel", default="INFO", show_default=True)
 def worker(
-    queues: str, concurrency: int | None, name: str, metrics_port: int | None, loglevel: str
+    queues: str,
+    concurrency: int | None,
+    name: str,
+    metrics_port: int | None,
+    max_tasks_per_child: int | None,
+    loglevel: str,
 ) -> None:
     """A Celery worker (prefork) on the given queues, with multiprocess metrics."""
     settings = _settings()
@@ -85,6 +96,8 @@ def worker(
     ]
     if concurrency:
         argv += ["--concurrency", str(concurrency)]
+    if max_tasks_per_child:
+        argv += ["--max-tasks-per-child", str(max_tasks_per_child)]
     app.worker_main(argv)
 
 

@@ -35,7 +35,7 @@ GRAFANA_PROVISIONING = DEPLOY / "grafana" / "provisioning"
 # The product's processes and the options compose may pass them.
 GROUNDSWELL_COMMANDS = {
     "api": {"--host", "--port"},
-    "worker": {"--queues", "--concurrency", "--metrics-port"},
+    "worker": {"--queues", "--concurrency", "--metrics-port", "--max-tasks-per-child"},
     "beat": set(),
 }
 QUEUES = {"verify", "admit", "control"}
@@ -67,6 +67,7 @@ HISTOGRAMS = {
 }
 GAUGES = {
     "groundswell_tasks_in_progress": {"task", "queue"},
+    "groundswell_task_peak_rss_bytes": {"task"},
     "groundswell_queue_length": {"queue"},
     "groundswell_runs_active": set(),
     "groundswell_policy_grounding_rate": {"policy", "version"},
@@ -76,6 +77,7 @@ GAUGES = {
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
     "groundswell_task_duration_seconds",
     "groundswell_tasks_in_progress",
+    "groundswell_task_peak_rss_bytes",
 }
 # `up` is the series Prometheus itself writes for every scrape target.
 PROMETHEUS_SERIES = {"up": {"job", "instance"}}
