@@ -3,8 +3,8 @@
 Each pool child writes its own files under ``PROMETHEUS_MULTIPROC_DIR``; the parent serves
 their sum on ``--metrics-port``. Children come and go (recycling, crashes), and the files of
 dead children would pile up forever (client_python#236), so before each scrape the parent
-folds a dead child's counters and histograms into one archive file per type and removes its
-files; counters never go backwards.
+folds a dead child's counters, histograms and high-water marks into one archive file per
+type and removes its files; counters never go backwards.
 """
 
 from __future__ import annotations
@@ -51,13 +51,15 @@ def compact_dead(directory: str) -> int:
             continue
         dead.add(pid)
         kind = match.group("type")
-        if kind in ("counter", "histogram", "summary"):
+        if kind in ("counter", "histogram", "summary", "gauge_max"):
+            # Counts add up; a high-water mark keeps the highest.
+            fold = max if kind == "gauge_max" else (lambda old, value: old + value)
             source = MmapedDict(path, read_mode=True)
             archive = MmapedDict(os.path.join(directory, f"{kind}_archive.db"))
             try:
                 for key, value, timestamp in source.read_all_values():
                     old, _ = archive.read_value(key)
-                    archive.write_value(key, old + value, timestamp)
+                    archive.write_value(key, fold(old, value), timestamp)
             finally:
                 archive.close()
                 source.close()
