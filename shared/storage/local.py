@@ -22,7 +22,7 @@ from pathlib import Path
 from shared.storage.base import ObjectInfo, StorageError
 
 # Names sorted in memory at once while a snapshot is built (the rest goes through temp files).
-SNAPSHOT_SORT_CHUNK = 200_000
+SNAPSHOT_SORT_CHUNK = 50_000
 SNAPSHOT_MAX_AGE_SECONDS = 7 * 24 * 3600
 _TMP = ".tmp-"
 
