@@ -22,7 +22,9 @@ class ReceiptError(ValueError):
 
 
 def receipt_key(kind: str, fingerprint: str) -> str:
-    return f"receipts/{kind}/{fingerprint}.json"
+    """``receipts/<kind>/<fp[:2]>/<fp>.json``: 256 folders per kind, so that no folder (or S3
+    prefix) holds millions of receipts."""
+    return f"receipts/{kind}/{fingerprint[:2]}/{fingerprint}.json"
 
 
 def verify_fingerprint(document_sha256: str, claims_sha256: str, policy_fingerprint: str) -> str:

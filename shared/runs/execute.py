@@ -135,8 +135,8 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
         return begun.status
     assert begun.spec is not None
     spec = begun.spec
-    record = service.get(run_id)
-    ctx = context(service, record)
+    # The run's context is built once per process: no read of the record per batch.
+    ctx = _contexts.get(run_id) or context(service, service.get(run_id))
     if begun.attempts > 1:
         stored = read_segment(ctx.output, run_id, batch)
         if stored is not None:  # the delivery that died had written it

@@ -6,8 +6,9 @@ memory does not depend on the run:
 
 1. **sort**: read the covering segments in listing order, :data:`SORT_ROWS` rows at a
    time; sort each lot and write it as a sorted run of :data:`CHUNK_ROWS`-row objects.
-   A lot that starts after the previous run ends extends that run (batches are planned
-   in nearly sorted order, so a run usually stays one sorted run).
+   Each kind is kept apart, and a lot that starts after its kind's run ends extends that
+   run (batches of a kind are planned in document order, so each kind usually stays one
+   sorted run and the final merge has two inputs).
 2. **merge**: while there are more than :data:`FAN_IN` runs, merge them :data:`FAN_IN`
    at a time, holding one chunk per input.
 3. **final**: merge what is left into index pieces (:class:`IndexWriter`), computing the
@@ -29,7 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from shared.runs.index import IndexWriter, Key, row_key, row_line
-from shared.runs.layout import finalize_prefix, finalize_state_key, segment_key, sorted_run_key
+from shared.runs.layout import (
+    finalize_prefix,
+    finalize_state_key,
+    segment_key,
+    segment_prefix,
+    sorted_run_key,
+)
 from shared.runs.segments import Segment, covering_segments, sum_counters
 from shared.storage import ObjectStore, drop_snapshot
 from shared.summary import rates
@@ -260,37 +267,48 @@ class IndexBuild:
         return out
 
     def _sort(self, deadline: float) -> bool:
-        buffer: list[tuple[Key, bytes]] = []
+        # One buffer per kind: batches of one kind are planned in document order, so each
+        # kind's lots usually chain into a single sorted run.
+        buffers: dict[str, list[tuple[Key, bytes]]] = {}
+        held = 0
         pending: list[dict[str, int]] = []
         st = self.state
         for last_key, segments in self._segments():
             for segment in segments:
+                buffer = buffers.setdefault(segment.kind, [])
                 for row in segment.rows:
                     buffer.append((row_key(row), _sorted_line(row)))
+                held += len(segment.rows)
                 pending.append(segment.counters)
-            if len(buffer) >= SORT_ROWS:
-                self._spill(buffer)
+            if held >= SORT_ROWS:
+                for kind, buffer in buffers.items():
+                    self._spill(buffer, kind)
                 st["counters"] = sum_counters([st["counters"], *pending])
                 st["after"] = last_key
-                buffer, pending = [], []
+                buffers, held, pending = {}, 0, []
                 if time.monotonic() >= deadline:
                     return False
-        if buffer:
-            self._spill(buffer)
+        for kind, buffer in buffers.items():
+            self._spill(buffer, kind)
         st["counters"] = sum_counters([st["counters"], *pending])
-        drop_snapshot(self.store, "runs/" + self.run_id + "/segments/", self.snapshot)
+        drop_snapshot(self.store, segment_prefix(self.run_id), self.snapshot)
         st["phase"] = "merge"
         return True
 
-    def _spill(self, buffer: list[tuple[Key, bytes]]) -> None:
+    def _spill(self, buffer: list[tuple[Key, bytes]], kind: str) -> None:
+        if not buffer:
+            return
         buffer.sort(key=lambda item: item[0])
         runs = self.state["runs"]
+        tails = self.state.setdefault("tails", {})
         first = list(buffer[0][0])
-        if runs and runs[-1]["last"] < first:
-            run = runs[-1]  # it continues the previous sorted run
+        tail = tails.get(kind)
+        if tail is not None and runs[tail]["last"] < first:
+            run = runs[tail]  # it continues this kind's sorted run
         else:
             run = {"chunks": [], "first": first, "last": first, "number": len(runs)}
             runs.append(run)
+            tails[kind] = len(runs) - 1
         for start in range(0, len(buffer), CHUNK_ROWS):
             key = sorted_run_key(self.run_id, 0, run["number"], len(run["chunks"]))
             self.store.put(key, b"".join(line for _, line in buffer[start : start + CHUNK_ROWS]))

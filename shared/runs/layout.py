@@ -4,7 +4,7 @@
 
     runs/<run_id>/run.json                  the run record (written at submit and when it ends)
     runs/<run_id>/plan/<step>.json          one planning step: its batches, the listing cursor
-    runs/<run_id>/segments/<batch>.json     one batch's results: index rows and summed counters
+    runs/<run_id>/segments/<nnnnnn>/<batch>.json   one batch's results: rows and summed counters
     runs/<run_id>/finalize/...              finalize's checkpoint and sorted runs (temporary)
     runs/<run_id>/index/manifest.json       the index: pieces, unit count, Merkle root
     runs/<run_id>/index/<piece>.jsonl       index rows sorted by (doc_id, kind)
@@ -46,7 +46,8 @@ def segment_prefix(run_id: str) -> str:
 
 
 def segment_key(run_id: str, batch: str) -> str:
-    return f"runs/{run_id}/segments/{batch}.json"
+    """Ten thousand top-level batches a folder (the id's leading digits), in batch order."""
+    return f"runs/{run_id}/segments/{batch[:6]}/{batch}.json"
 
 
 def batch_of(key: str) -> str:

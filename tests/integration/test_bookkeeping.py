@@ -144,3 +144,22 @@ def test_redis_holds_a_window_while_running_and_a_few_numbers_after(service_sett
         assert not client.sismember("gs:active", record.id)
     finally:
         pipeline.stop()
+
+
+def test_reconcile_resends_only_lost_batches_never_queued_ones(service_settings, tmp_path):
+    """Batches wait in their queue far longer than the stall time: reconcile leaves them."""
+    values = {**service_settings, "batch_max_units": 1, "stall_seconds": 0.1}
+    pipeline = Pipeline(values, tmp_path)
+    try:
+        pipeline.start_worker("w1")
+        record, _ = pipeline.service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
+        resent = []
+
+        def reconcile_often(progress) -> None:
+            resent.append(pipeline.service.reconcile()["batches"])
+
+        summary = pipeline.wait(record.id, on_progress=reconcile_often)
+        assert summary["index"]["units"] == 18 and len(resent) >= 3  # many stall periods
+        assert sum(resent) == 0, resent
+    finally:
+        pipeline.stop()

@@ -192,3 +192,46 @@ def test_a_segment_is_written_once_and_a_second_delivery_adopts_it(tmp_path):
     assert adopted.counters == first.counters  # what Redis adds is what storage holds
     body = json.loads(store.get(segment_key("r", "0000000001")))
     assert body["counters"] == {"units.verify.computed": 1}
+
+
+def test_a_page_or_a_lookup_reads_one_piece_however_large_the_run(tmp_path, tiny):
+    store = open_store(str(tmp_path))
+    rows = _rows(200, seed=11)
+    _write_segments(store, "r", rows, 10)
+    manifest, _, _ = _build(store, "r", steps_until_done=False)
+    assert len(manifest["pieces"]) > 60
+    reads: list[str] = []
+    original = store.get
+
+    def counting_get(key: str) -> bytes:
+        reads.append(key)
+        return original(key)
+
+    store.get = counting_get  # type: ignore[method-assign]
+    index._pieces.clear()  # a cold process
+    index._manifests.clear()
+    middle = sorted(rows, key=lambda r: (r["doc_id"], r["kind"]))[len(rows) // 2]
+    reader = RunIndex(store, "r")
+    page, more = reader.page((middle["doc_id"], middle["kind"]), 3)
+    assert len(page) == 3 and more
+    assert reader.find("verify", middle["doc_id"]) is not None
+    pieces = [k for k in reads if "/index/0" in k]
+    assert len(reads) - len(pieces) == 1  # the manifest
+    assert 1 <= len(pieces) <= 2, pieces  # the piece holding the key (and the next one)
+
+
+def test_batches_planned_in_document_order_sort_into_one_run_per_kind(tmp_path, tiny):
+    store = open_store(str(tmp_path))
+    docs = [f"d{i:04d}" for i in range(50)]
+    seq = 0
+    for start in range(0, 50, 5):  # as planned: per step, a verify and an admit batch
+        for kind in ("verify", "admit"):
+            rows = [_row(d, kind) for d in docs[start : start + 5]]
+            write_segment(store, "r", Segment(batch_id(seq), kind, rows, {"claims": 1}))
+            seq += 1
+    manifest, build, _ = _build(store, "r", steps_until_done=False)
+    assert len(build.state["runs"]) == 2  # no merge level: the final merge has two inputs
+    assert [r["unit"] for r in RunIndex(store, "r").rows()] == [
+        f"{kind}/{d}" for d in docs for kind in ("admit", "verify")
+    ]
+    assert manifest["units"] == 100

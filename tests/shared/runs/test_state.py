@@ -8,6 +8,7 @@ import time
 import pytest
 
 from shared.policies import PolicyRegistry
+from shared.runs.layout import segment_key
 from shared.runs.models import RunRecord
 from shared.runs.service import RunService
 from shared.runs.state import BatchSpec, RunStore, redis_client
@@ -165,8 +166,36 @@ def test_a_unit_that_keeps_killing_its_worker_is_isolated_by_splits_and_given_up
     progress = runs.progress("r9")
     assert (progress.planned, progress.done, progress.failed) == (4, 4, 1)
     assert sent[-1] == ("finalize", ["r9"])
-    segment = json.loads((output / "runs/r9/segments/0000000000.1.1.json").read_text())
+    segment = json.loads((output / segment_key("r9", "0000000000.1.1")).read_text())
     (row,) = segment["rows"]
     (error,) = row["errors"]
     assert error["file"] == "claims/poison.jsonl"
     assert error["message"].startswith("gave up after 3 deliveries that did not finish: the worker")
+
+
+def test_a_batch_costs_two_run_state_round_trips(runs, service_settings, tmp_path):
+    corpus = open_store(str(tmp_path / "corpus"))
+    for doc in ("a", "b", "c"):
+        corpus.put(f"documents/{doc}.txt", f"Document {doc} says hello.".encode())
+        corpus.put(f"claims/{doc}.jsonl", json.dumps({"id": "1", "claim": "says hello"}).encode())
+    output = tmp_path / "out"
+    PolicyRegistry(open_store(str(output))).ensure_builtins()
+    service = RunService(Settings(**service_settings), runs, lambda kind, args: None)
+    runs.create(_record("rt", corpus=str(tmp_path / "corpus"), output=str(output)))
+    batches = [BatchSpec(f"000000000{i}", "verify", [d]) for i, d in enumerate("abc")]
+    _plan(runs, "rt", 1, batches, finished=True)
+    assert service.execute("rt", batches[0].batch, "t0") == "computed"  # warms the context
+    calls: list[str] = []
+    client = runs.r
+    original = client.execute_command
+
+    def counting(*args, **kwargs):
+        calls.append(str(args[0]))
+        return original(*args, **kwargs)
+
+    client.execute_command = counting  # type: ignore[method-assign]
+    try:
+        assert service.execute("rt", batches[1].batch, "t1") == "computed"
+    finally:
+        client.execute_command = original  # type: ignore[method-assign]
+    assert calls == ["EVALSHA", "EVALSHA"], calls  # begin, record
