@@ -84,6 +84,7 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
         return None
     if not runs.claim_finalize(run_id, ttl=settings.task_time_limit):
         return None
+    more = False
     try:
         if record.state != "finalizing":
             record = runs.update(run_id, state="finalizing") or record
@@ -94,7 +95,7 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
             manifest = build.step(time.monotonic() + settings.finalize_step_seconds)
             runs.touch(run_id)
             if manifest is None:
-                service.enqueue(FINALIZE, [run_id])  # the next step, once the lock is free
+                more = True  # the next step, sent once the lock is free
                 return None
             summary = _summary(output, record, build.counters, manifest)
         state, finished = summary["state"], summary["finished_at"]
@@ -115,6 +116,8 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
         return summary
     finally:
         runs.release_finalize(run_id)
+        if more:
+            service.enqueue(FINALIZE, [run_id])
 
 
 def read_summary(output: ObjectStore, run_id: str) -> dict[str, Any] | None:

@@ -52,14 +52,31 @@ def row_line(row: dict[str, Any]) -> bytes:
 
 
 def leaf(row: dict[str, Any]) -> bytes:
-    """What the Merkle root covers of a unit: its receipt, or that it failed."""
+    """What the Merkle root covers of a unit: its receipt, or that it failed.
+
+    ``canonical_json({"unit", "receipt_sha256", "failed"})``, written directly: for these
+    three members JSON's C encoder gives the canonical bytes (keys in order, ECMAScript
+    string escapes), and finalize computes one per row. A string it cannot encode as
+    UTF-8 (a lone surrogate) goes through the canonical encoder.
+    """
+    unit, digest = row["unit"], row.get("receipt_sha256")
+    if isinstance(unit, str) and (digest is None or isinstance(digest, str)):
+        failed = "true" if row.get("status") == "failed" else "false"
+        text = f'{{"failed":{failed},"receipt_sha256":{_dumps(digest)},"unit":{_dumps(unit)}}}'
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
     return canonical_json(
         {
-            "unit": row["unit"],
-            "receipt_sha256": row.get("receipt_sha256"),
+            "unit": unit,
+            "receipt_sha256": digest,
             "failed": row.get("status") == "failed",
         }
     )
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 # -- writing ------------------------------------------------------------------------------

@@ -163,3 +163,21 @@ def test_reconcile_resends_only_lost_batches_never_queued_ones(service_settings,
         assert sum(resent) == 0, resent
     finally:
         pipeline.stop()
+
+
+def test_planning_and_finalize_hand_over_step_by_step_with_no_reconcile(service_settings, tmp_path):
+    """Steps of a millisecond: each planning and finalize step sends the next one itself."""
+    values = {**service_settings, "step_seconds": 0.001, "batch_max_units": 2, "list_page_size": 4}
+    pipeline = Pipeline(values, tmp_path)
+    try:
+        pipeline.start_worker("w1")
+        pipeline.start_worker("w2")
+        record, _ = pipeline.service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
+        deadline = time.monotonic() + 60
+        while not pipeline.service.get(record.id).terminal:  # nobody calls reconcile here
+            assert time.monotonic() < deadline, pipeline.service.progress(record.id)
+            time.sleep(0.1)
+        summary = pipeline.service.summary(record.id)
+        assert summary is not None and summary["index"]["units"] == 18
+    finally:
+        pipeline.stop()

@@ -235,3 +235,29 @@ def test_batches_planned_in_document_order_sort_into_one_run_per_kind(tmp_path, 
         f"{kind}/{d}" for d in docs for kind in ("admit", "verify")
     ]
     assert manifest["units"] == 100
+
+
+def test_a_leaf_is_the_canonical_json_of_unit_digest_and_failure():
+    from shared.canonical import canonical_json
+
+    names = [
+        "plain",
+        'q"uote\\\\',
+        "tab\there\nnew",
+        "ctl\x01\x1f\x7f",
+        "é中😀",
+        "\u2028\u2029",
+        "",
+    ]
+    for name in names:
+        for digest in (None, "ab" * 32):
+            for status in ("computed", "failed"):
+                row = {"unit": f"verify/{name}", "receipt_sha256": digest, "status": status}
+                expected = canonical_json(
+                    {"unit": row["unit"], "receipt_sha256": digest, "failed": status == "failed"}
+                )
+                assert leaf(row) == expected, row
+    lone = {"unit": "verify/\udc80", "receipt_sha256": None, "status": "computed"}
+    assert leaf(lone) == canonical_json(
+        {"unit": "verify/\udc80", "receipt_sha256": None, "failed": False}
+    )
