@@ -35,6 +35,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/admit.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) groundswell-data .pytest_cache .ruff_cache
