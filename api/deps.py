@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Security, status
 from fastapi.security import APIKeyHeader
@@ -18,16 +18,27 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 _services: dict[int, RunService] = {}
+_apps: dict[int, Any] = {}
+
+
+def get_app(settings: Settings):
+    """One Celery app (the producer of tasks) per settings object."""
+    app = _apps.get(id(settings))
+    if app is None:
+        from workers.app import make_app
+
+        app = _apps[id(settings)] = make_app(settings)
+    return app
 
 
 def get_service(settings: SettingsDep) -> RunService:
     """One service (Redis client, Celery producer) per settings object."""
     service = _services.get(id(settings))
     if service is None:
-        from workers.app import enqueue_with, make_app
+        from workers.app import enqueue_with
 
         runs = RunStore(redis_client(settings.state_redis_url))
-        service = RunService(settings, runs, enqueue_with(make_app(settings)))
+        service = RunService(settings, runs, enqueue_with(get_app(settings)))
         _services[id(settings)] = service
     return service
 

@@ -52,9 +52,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
 
     if not _collector_registered:
-        from api.deps import get_service
+        from api.deps import get_app, get_service
 
-        REGISTRY.register(metrics.QueueCollector(lambda: get_service(settings)))
+        REGISTRY.register(
+            metrics.QueueCollector(lambda: get_service(settings), lambda: get_app(settings))
+        )
         _collector_registered = True
 
     @app.exception_handler(RequestValidationError)

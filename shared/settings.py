@@ -55,6 +55,15 @@ class Settings(BaseSettings):
     list_page_size: int = Field(default=1000, ge=1, le=1000)
     max_document_bytes: int = Field(default=64_000_000, ge=1)
 
+    # RabbitMQ closes a channel whose delivery is not acknowledged within its server-wide
+    # consumer_timeout (30 min by default): it must exceed the hard task time limit.
+    broker_consumer_timeout: float = Field(
+        default=1800.0,
+        gt=0,
+        description="The RabbitMQ server's consumer_timeout, in seconds, when the broker is "
+        "amqp:// (workers read the real value with rabbitmqctl where they can).",
+    )
+
     # Task execution limits; the visibility timeout must exceed the hard limit.
     task_soft_time_limit: int = Field(default=540, ge=1)
     task_time_limit: int = Field(default=600, ge=1)
@@ -128,7 +137,14 @@ class Settings(BaseSettings):
         if self.visibility_timeout <= self.task_time_limit:
             # Otherwise Redis redelivers a task that is still running (celery-notes 1.3).
             raise ValueError("visibility_timeout must exceed task_time_limit")
+        if self.broker_is_amqp and self.broker_consumer_timeout <= self.task_time_limit:
+            # Otherwise RabbitMQ closes the channel of a task that is still running.
+            raise ValueError("broker_consumer_timeout must exceed task_time_limit")
         return self
+
+    @property
+    def broker_is_amqp(self) -> bool:
+        return self.broker_url.split("://", 1)[0] in ("amqp", "amqps", "pyamqp")
 
     @property
     def state_redis_url(self) -> str:

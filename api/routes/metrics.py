@@ -10,10 +10,11 @@ router = APIRouter(tags=["metrics"])
 
 
 class QueueCollector:
-    """Broker queue lengths and active runs (Redis reads, bounded labels)."""
+    """Broker queue lengths (any broker) and active runs (Redis reads), bounded labels."""
 
-    def __init__(self, service_factory) -> None:
+    def __init__(self, service_factory, app_factory) -> None:
         self._service = service_factory
+        self._app = app_factory
 
     def describe(self):
         # Without this the registry would call collect() (and Redis) at registration.
@@ -37,11 +38,10 @@ class QueueCollector:
             labels=["policy", "version"],
         )
         try:
-            import redis
+            from workers.app import queue_depths
 
-            broker = redis.Redis.from_url(service.settings.broker_url, socket_timeout=2)
-            for queue in ("verify", "admit", "control"):
-                depth.add_metric([queue], broker.llen(queue))
+            for queue, n in queue_depths(self._app()).items():
+                depth.add_metric([queue], n)
             active.add_metric([], len(service.runs.active_run_ids()))
             for ref, latest in service.runs.policy_latest().items():
                 name, _, version = ref.partition("@")

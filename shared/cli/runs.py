@@ -78,9 +78,15 @@ def worker(
     os.environ["GROUNDSWELL_WORKER_METRICS_PORT"] = str(port)
 
     from workers.app import app
+    from workers.broker import check_broker
 
     # Verification tasks are long: one reserved message per process. Admission is short.
     prefetch = settings.admit_prefetch if wanted == ["admit"] else 1
+    errors, warnings = check_broker(settings, prefetch)
+    for warning in warnings:
+        click.echo(f"groundswell worker: warning: {warning}", err=True)
+    if errors:
+        _fail("; ".join(errors), 2)
     argv = [
         "worker",
         "-Q",

@@ -40,7 +40,14 @@ GROUNDSWELL_COMMANDS = {
 }
 QUEUES = {"verify", "admit", "control"}
 # Third-party images the stack may use (repository without the tag).
-KNOWN_IMAGES = {"redis", "minio/minio", "minio/mc", "prom/prometheus", "grafana/grafana"}
+KNOWN_IMAGES = {
+    "redis",
+    "minio/minio",
+    "minio/mc",
+    "prom/prometheus",
+    "grafana/grafana",
+    "rabbitmq",
+}
 
 # The documented metrics and their labels. Counters are exposed with the suffix _total.
 COUNTERS = {
@@ -322,6 +329,16 @@ def test_workers_cover_every_queue_once(services: dict) -> None:
     assert len(consumed) == len(set(consumed)), "one worker service per queue"
     assert queues.get("worker-verify") == {"verify", "control"}
     assert queues.get("worker-admit") == {"admit"}
+
+
+def test_rabbitmq_is_a_profile_the_groundswell_services_may_wait_for(services: dict) -> None:
+    assert services["rabbitmq"]["profiles"] == ["rabbitmq"]
+    for name, service in groundswell_services(services).items():
+        wait = service["depends_on"]["rabbitmq"]
+        assert wait == {"condition": "service_healthy", "required": False}, name
+    env = groundswell_services(services)["api"]["environment"]
+    assert default_of(env["GROUNDSWELL_BROKER_URL"]).startswith("redis://")
+    assert env["GROUNDSWELL_REDIS_URL"].startswith("redis://redis:")
 
 
 def test_redis_is_append_only_and_never_evicts(services: dict) -> None:

@@ -1,4 +1,5 @@
-"""The whole pipeline on real services: moto S3, redis-server, two celery worker processes."""
+"""The whole pipeline on real services: an S3 server (moto, SeaweedFS), a broker (Redis,
+RabbitMQ), a redis-server for run state, two celery worker processes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from shared.runs.index import RunIndex, verify_index
 from shared.runs.models import RunSpec
 from shared.storage import open_store
 from tests.conftest import s3_client
-from tests.integration.conftest import PIPELINE_DOCUMENTS
+from tests.integration.conftest import ALL_LANES, PIPELINE_DOCUMENTS, STORE_LANES
 from tests.integration.corpus_gen import upload, write_corpus
 
 pytestmark = pytest.mark.integration
@@ -24,6 +25,7 @@ def _same_results(summary: dict, expected: dict) -> None:
     assert summary["index"]["merkle_root"] == expected["index"]["merkle_root"]
 
 
+@pytest.mark.parametrize("lane", STORE_LANES, indirect=True)
 def test_s3_run_equals_in_process_core_and_a_second_run_recomputes_nothing(
     pipeline, s3_corpus, expected_summary
 ):
@@ -65,8 +67,9 @@ def test_s3_run_equals_in_process_core_and_a_second_run_recomputes_nothing(
     assert again["units"]["admit"]["cached"] == units["admit"]["computed"]
 
 
+@pytest.mark.parametrize("lane", ALL_LANES, indirect=True)
 def test_sigkill_of_a_worker_mid_run_still_counts_every_unit_exactly_once(
-    pipeline, s3_corpus, expected_summary
+    pipeline, lane, s3_corpus, expected_summary
 ):
     victim = pipeline.start_worker("victim")
     pipeline.start_worker("survivor")
@@ -83,10 +86,13 @@ def test_sigkill_of_a_worker_mid_run_still_counts_every_unit_exactly_once(
     assert killed_at, "the worker was never killed"
     _same_results(summary, expected_summary)
     assert summary["index"]["units"] == 2 * PIPELINE_DOCUMENTS
+    if lane.broker_url:  # the batches went through RabbitMQ, not Redis
+        assert {"verify", "admit", "control"} <= lane.broker_queues()
 
 
+@pytest.mark.parametrize("lane", STORE_LANES, indirect=True)
 def test_malformed_records_fail_alone_and_are_reported_by_file_and_line(
-    pipeline, generated_corpus, shared_corpus, corpus_index, s3_endpoint, output_bucket, tmp_path
+    pipeline, lane, shared_corpus, corpus_index, tmp_path
 ):
     folder = tmp_path / "bad-corpus"
     good = [r for r in corpus_index if r["part"] == "tatqa"][:6]
@@ -108,12 +114,12 @@ def test_malformed_records_fail_alone_and_are_reported_by_file_and_line(
     (folder / "candidates" / "not-a-list.json").write_text(
         '{"id": "k", "field": "figure_1", "value": "4.5"}'
     )
-    client = s3_client(s3_endpoint)
-    upload(folder, client, output_bucket, "bad-corpus")
+    bucket = lane.new_bucket("bad")
+    upload(folder, s3_client(lane.s3_endpoint), bucket, "bad-corpus")
 
     pipeline.start_worker("w1")
     pipeline.start_worker("w2")
-    record, _ = pipeline.service.submit(RunSpec(corpus=f"s3://{output_bucket}/bad-corpus"))
+    record, _ = pipeline.service.submit(RunSpec(corpus=f"s3://{bucket}/bad-corpus"))
     summary = pipeline.wait(record.id)
 
     assert summary["state"] == "partially_failed"

@@ -14,6 +14,7 @@ from shared.schedules import ScheduleSpec
 from shared.storage import open_store
 from shared.verify import Verifier
 from tests.conftest import s3_client, wait_until
+from tests.integration.conftest import ALL_LANES
 from tests.integration.corpus_gen import pick_documents, upload, write_corpus
 from workers.schedules import add_schedule, remove_schedule
 
@@ -44,16 +45,18 @@ def _moved_claims_independently(corpus_dir, policy_a, policy_b) -> set[tuple[str
     return moved
 
 
+@pytest.mark.parametrize("lane", ALL_LANES, indirect=True)
 def test_publish_schedule_reprocess_diff_and_dry_run(
-    pipeline, shared_corpus, corpus_index, s3_endpoint, output_bucket, tmp_path
+    pipeline, lane, shared_corpus, corpus_index, tmp_path
 ):
     documents = pick_documents(shared_corpus, corpus_index, 34)
     first, later = documents[:30], documents[30:]
     corpus_dir = tmp_path / "corpus"
     write_corpus(corpus_dir, shared_corpus, first)
-    client = s3_client(s3_endpoint)
-    upload(corpus_dir, client, output_bucket, "corpus")
-    corpus = f"s3://{output_bucket}/corpus"
+    client = s3_client(lane.s3_endpoint)
+    bucket = lane.new_bucket("corpus")
+    upload(corpus_dir, client, bucket, "corpus")
+    corpus = f"s3://{bucket}/corpus"
 
     pipeline.start_worker("w1")
     pipeline.start_worker("w2")
@@ -122,7 +125,7 @@ def test_publish_schedule_reprocess_diff_and_dry_run(
         ):
             path = corpus_dir / sub / f"{doc['id']}{suffix}"
             client.put_object(
-                Bucket=output_bucket, Key=f"corpus/{sub}/{path.name}", Body=path.read_bytes()
+                Bucket=bucket, Key=f"corpus/{sub}/{path.name}", Body=path.read_bytes()
             )
     dry, _ = service.submit(RunSpec(corpus=corpus, policy="default@latest", dry_run=True))
     plan = pipeline.wait(dry.id)

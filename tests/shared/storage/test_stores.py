@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from shared.settings import Settings
 from shared.storage import StorageError, open_store
-from tests.conftest import S3_CREDENTIALS
+from tests.conftest import S3_CREDENTIALS, s3_client
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "moto", "seaweedfs"])
 def store(request, tmp_path):
+    """The same contract on a folder, moto's S3 server and SeaweedFS (a real object store)."""
     if request.param == "local":
         return open_store(str(tmp_path / "store"))
-    endpoint = request.getfixturevalue("s3_endpoint")
-    bucket = request.getfixturevalue("s3_bucket")
+    if request.param == "moto":
+        endpoint = request.getfixturevalue("s3_endpoint")
+        bucket = request.getfixturevalue("s3_bucket")
+    else:
+        endpoint = request.getfixturevalue("seaweedfs_endpoint")
+        bucket = f"gs-{uuid.uuid4().hex[:12]}"
+        s3_client(endpoint).create_bucket(Bucket=bucket)
     settings = Settings(s3_endpoint_url=endpoint, **S3_CREDENTIALS)
     return open_store(f"s3://{bucket}/some/prefix", settings)
 
