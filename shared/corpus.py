@@ -15,6 +15,7 @@ Fields the system does not read are carried through untouched.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +100,61 @@ class Labels(BaseModel):
     candidates: dict[str, StrictBool] = {}
 
 
+# What a record may hold: JSON that has a canonical form (receipts are hashed over RFC 8785),
+# so a record that would break sealing fails alone, here, with its line and field.
+MAX_JSON_DEPTH = 100
+_SAFE_INTEGER = 2**53 - 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json(raw: bytes | str) -> Any:
+    """``json.loads`` that refuses NaN and Infinity (Python's json accepts them)."""
+    return json.loads(raw, parse_constant=_no_constant)
+
+
+def json_problem(value: Any, path: str = "") -> tuple[str | None, str] | None:
+    """The first part of a parsed JSON value that has no canonical form: ``(field, why)``.
+
+    Integers beyond 2^53 (I-JSON), non-finite numbers and nesting deeper than
+    :data:`MAX_JSON_DEPTH` are refused; the field is a path like ``meta.items[3]``.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return where or None, f"nested deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        if isinstance(item, int):
+            if abs(item) > _SAFE_INTEGER:
+                return where or None, "an integer beyond 2^53 has no exact JSON number"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return where or None, "not a finite number"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                stack.append((sub, f"{where}.{key}" if where else str(key), depth + 1))
+        elif isinstance(item, list):
+            for i, sub in enumerate(item):
+                stack.append((sub, f"{where}[{i}]", depth + 1))
+    return None
+
+
+def _json_error(exc: Exception) -> str:
+    """What is wrong with a line or file that does not parse, in a reader's words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg} (column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "invalid JSON: nested too deeply"
+    text = str(exc)
+    if "integer string conversion" in text:
+        return "invalid JSON: a number with too many digits"
+    return f"invalid JSON: {text}"
+
+
 def _field_of(exc: ValidationError) -> tuple[str | None, str]:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first.get("loc", ()))
@@ -122,19 +178,24 @@ def parse_claims(
     """Claim records as ``(line, record)``; each bad line is an error of its own."""
     records: list[tuple[int, dict[str, Any]]] = []
     errors: list[InputError] = []
+    first_line: dict[str, int] = {}  # labels name claims by id: an id must be one claim
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = load_json(raw)
         except UnicodeDecodeError as exc:
             errors.append(InputError(file, f"not UTF-8 at byte {exc.start} of the line", number))
             continue
-        except json.JSONDecodeError as exc:
-            errors.append(InputError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", number))
+        except (ValueError, RecursionError) as exc:
+            errors.append(InputError(file, _json_error(exc), number))
             continue
         if not isinstance(obj, dict):
             errors.append(InputError(file, "a claim record must be a JSON object", number))
+            continue
+        problem = json_problem(obj)
+        if problem is not None:
+            errors.append(InputError(file, problem[1], number, problem[0]))
             continue
         try:
             record = ClaimRecord.model_validate(obj)
@@ -149,35 +210,62 @@ def parse_claims(
         if record.start is not None and not 0 <= record.start < record.end:  # type: ignore[operator]
             errors.append(InputError(file, "need 0 <= start < end", number, "start"))
             continue
+        if record.id is not None:
+            seen = first_line.setdefault(str(record.id), number)
+            if seen != number:
+                errors.append(InputError(file, f"id already used on line {seen}", number, "id"))
+                continue
         records.append((number, obj))
     return records, errors
 
 
 def parse_json_file(data: bytes, file: str) -> Any:
+    """A whole JSON file; one that does not parse, or has no canonical form, is refused."""
     try:
-        return json.loads(data)
+        value = load_json(data)
     except UnicodeDecodeError as exc:
         raise InputFileError(InputError(file, f"not UTF-8 at byte {exc.start}")) from None
     except json.JSONDecodeError as exc:
-        raise InputFileError(
-            InputError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno)
-        ) from None
+        raise InputFileError(InputError(file, _json_error(exc), exc.lineno)) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputFileError(InputError(file, _json_error(exc))) from None
+    return value
 
 
-def parse_candidates(data: bytes, file: str) -> list[Any]:
-    """The candidate array. Its items are checked by admission (CANDIDATE_INVALID), not here."""
+def parse_candidates(data: bytes, file: str) -> tuple[list[Any], list[InputError]]:
+    """The candidate array, less the items that have no canonical JSON form (each an error
+    of its own, ``[i].field``). What the items mean is checked by admission
+    (CANDIDATE_INVALID), not here."""
     value = parse_json_file(data, file)
     if not isinstance(value, list):
         raise InputFileError(
             InputError(file, f"a candidates file holds a JSON array, not a {type(value).__name__}")
         )
-    return value
+    kept: list[Any] = []
+    errors: list[InputError] = []
+    first: dict[str, int] = {}  # labels name candidates by id: an id must be one candidate
+    for i, item in enumerate(value):
+        problem = json_problem(item, f"[{i}]")
+        if problem is not None:
+            errors.append(InputError(file, problem[1], None, problem[0]))
+            continue
+        cid = item.get("id") if isinstance(item, dict) else None
+        if isinstance(cid, str | int) and not isinstance(cid, bool):
+            seen = first.setdefault(str(cid), i)
+            if seen != i:
+                errors.append(InputError(file, f"id already used by [{seen}]", None, f"[{i}].id"))
+                continue
+        kept.append(item)
+    return kept, errors
 
 
 def parse_schema(data: bytes, file: str = SCHEMA_KEY) -> dict[str, Any]:
     value = parse_json_file(data, file)
     if not isinstance(value, dict):
         raise InputFileError(InputError(file, "the admission schema must be a JSON object"))
+    problem = json_problem(value)
+    if problem is not None:
+        raise InputFileError(InputError(file, problem[1], None, problem[0]))
     return value
 
 

@@ -21,8 +21,11 @@ TRANSIENT = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     botocore.exceptions.EndpointConnectionError,
+    botocore.exceptions.ConnectTimeoutError,
     botocore.exceptions.ConnectionClosedError,
     botocore.exceptions.ReadTimeoutError,
+    botocore.exceptions.ResponseStreamingError,
+    botocore.exceptions.IncompleteReadError,
 )
 
 _services: dict[int, RunService] = {}

@@ -57,7 +57,13 @@ def context(service: RunService, record: RunRecord) -> RunContext:
         policy = PolicyRegistry(output).resolve(record.policy["ref"])
         previous = _previous_lookup(service, record)
         runner = UnitRunner(
-            corpus, output, policy, only=record.only, dry_run=record.dry_run, previous=previous
+            corpus,
+            output,
+            policy,
+            only=record.only,
+            dry_run=record.dry_run,
+            previous=previous,
+            max_bytes=service.settings.max_document_bytes,
         )
         ctx = RunContext(record, policy, corpus, output, runner)
         _contexts[record.id] = ctx

@@ -97,7 +97,10 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
             if manifest is None:
                 more = True  # the next step, sent once the lock is free
                 return None
-            summary = _summary(output, record, build.counters, manifest)
+            # Inputs that made no unit are counted while planning (in Redis, and in the plan
+            # steps a rebuild reads); the rest of the counts come from the segments.
+            planned = {k: v for k, v in runs.counters(run_id).items() if k.startswith("ignored.")}
+            summary = _summary(output, record, {**build.counters, **planned}, manifest)
         state, finished = summary["state"], summary["finished_at"]
         if not record.dry_run:
             # Summaries are kept per policy version too; the gauges read the latest.
@@ -118,6 +121,48 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
         runs.release_finalize(run_id)
         if more:
             service.enqueue(FINALIZE, [run_id])
+
+
+def fail_run(
+    service: RunService, record: RunRecord, message: str, errors: list[dict[str, Any]]
+) -> RunRecord:
+    """End a run that cannot go on (its corpus cannot be listed, its schema is invalid, it
+    has nothing to do): state ``failed``, the cause in its record and in a summary."""
+    import hashlib
+
+    from shared.runs.index import INDEX_FORMAT
+
+    output = service.store(record.output)
+    manifest = {
+        "format": INDEX_FORMAT,
+        "order": ["doc_id", "kind"],
+        "units": 0,
+        "failed_units": 0,
+        "documents": 0,
+        "bytes": 0,
+        "merkle_root": hashlib.sha256(b"").hexdigest(),
+        "pieces": [],
+        "errors": errors,
+    }
+    finished = iso(utcnow())
+    summary = build_summary(record.model_dump(), {}, manifest)
+    summary.update(
+        state="failed",
+        error=message,
+        created_at=record.created_at,
+        started_at=record.started_at,
+        finished_at=finished,
+    )
+    output.put(summary_key(record.id), dumps(summary), create_only=True)
+    updated = record.model_copy(
+        update={"state": "failed", "finished_at": finished, "error": message}
+    )
+    cleanup(output, record.id)
+    write_record(output, updated, summary)
+    service.runs.finish(updated)
+    metrics.RUNS_FINISHED.labels("failed").inc()
+    log.warning("run %s failed: %s", record.id, message)
+    return updated
 
 
 def read_summary(output: ObjectStore, run_id: str) -> dict[str, Any] | None:

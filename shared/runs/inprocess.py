@@ -36,8 +36,9 @@ def run_in_process(
     registry.ensure_builtins()
     policy = registry.resolve(policy_ref)
     corpus = open_store(corpus_url, settings)
-    runner = UnitRunner(corpus, output, policy)
-    units = list(CorpusPlanner(corpus, None, settings.list_page_size))
+    runner = UnitRunner(corpus, output, policy, max_bytes=settings.max_document_bytes)
+    planner = CorpusPlanner(corpus, None, settings.list_page_size)
+    units = list(planner)
     run_id = f"in-process-{secrets.token_hex(4)}"
     done = 0
     try:
@@ -60,6 +61,7 @@ def run_in_process(
             "policy": policy.identity(),
             "engines": engines(),
         }
-        return build_summary(run, build.counters, manifest)
+        ignored = {k: v for k, v in planner.ignored.items() if v}
+        return build_summary(run, {**build.counters, **ignored}, manifest)
     finally:
         delete_prefixes(output, [run_prefix(run_id)])

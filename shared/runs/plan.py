@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from shared.corpus import CANDIDATES, CLAIMS, DOCUMENTS, SUFFIX, doc_id_of
+from shared.corpus import CANDIDATES, CLAIMS, DOCUMENTS, SUFFIX, InputError, doc_id_of
 from shared.runs.layout import batch_id, plan_key
 from shared.runs.models import iso, utcnow
 from shared.runs.state import BatchSpec
 from shared.runs.units import ADMIT, VERIFY, unit_key
-from shared.storage import ObjectInfo, ObjectStore, drop_snapshot
+from shared.storage import ObjectInfo, ObjectStore, StorageRefused, drop_snapshot
 
 if TYPE_CHECKING:
     from shared.runs.service import RunService
@@ -47,7 +47,8 @@ class _Stream:
     pages: Iterator[list[ObjectInfo]]
     last_key: bytes | None  # the last key read (or the resume point)
     exhausted: bool = False
-    read: deque[tuple[str, str]] = field(default_factory=deque)  # (key, doc_id) not yet emitted
+    # (key, doc_id) not yet passed by the cursor; doc_id None for a key outside the layout
+    read: deque[tuple[str, str | None]] = field(default_factory=deque)
     safe_after: str | None = None
 
     def passed(self, doc_id: str) -> bool:
@@ -99,6 +100,8 @@ class CorpusPlanner:
         # can order two ids differently): re-read now, and not emitted twice.
         self.skip: set[str] = set((cursor or {}).get("emitted", ()))
         self.documents = 0
+        # Inputs that make no unit, counted once each as the cursor passes them.
+        self.ignored = {"ignored.files": 0, "ignored.documents_without_units": 0}
 
     @property
     def finished(self) -> bool:
@@ -124,8 +127,9 @@ class CorpusPlanner:
         for info in page:
             stream.last_key = info.key.encode()
             doc_id = doc_id_of(info.key, stream.prefix)
-            if doc_id is None:
-                continue  # not an input of this layout (e.g. a stray file)
+            if doc_id is None:  # not an input of the layout (another suffix, a subfolder)
+                stream.read.append((info.key, None))
+                continue
             stream.read.append((info.key, doc_id))
             self.pending.setdefault(doc_id, {})[stream.prefix] = info.size
         return True
@@ -155,11 +159,16 @@ class CorpusPlanner:
             self.emitted[doc_id] = len(seen)
             if DOCUMENTS in seen:
                 self.documents += 1
+                if not mine:
+                    self.ignored["ignored.documents_without_units"] += 1
             units += mine
         for stream in self.streams:
-            while stream.read and stream.read[0][1] in self.emitted:
+            while stream.read and (stream.read[0][1] is None or stream.read[0][1] in self.emitted):
                 key, doc_id = stream.read.popleft()
                 stream.safe_after = key
+                if doc_id is None:
+                    self.ignored["ignored.files"] += 1
+                    continue
                 self.emitted[doc_id] -= 1
                 if not self.emitted[doc_id]:
                     del self.emitted[doc_id]
@@ -243,6 +252,48 @@ def batches(
 
 # -- planning a run, step by step ------------------------------------------------------------
 
+LAYOUT = (
+    "documents/<id>.txt, with claims/<id>.jsonl (quotations to verify) and/or "
+    "candidates/<id>.json (facts to admit), and schema.json for admission"
+)
+
+
+def nothing_to_do(record: Any, counters: dict[str, int]) -> tuple[str, list[dict[str, Any]]]:
+    """Why a run planned no unit, in words that say what the layout must be."""
+    docs = counters.get("ignored.documents_without_units", 0)
+    stray = counters.get("ignored.files", 0)
+    found = []
+    if docs:
+        found.append(f"{docs} documents without claims or candidates")
+    if stray:
+        found.append(f"{stray} files outside the layout")
+    seen = f"found {' and '.join(found)}" if found else "found no input files"
+    message = f"nothing to do in {record.corpus}: {seen}; a corpus holds {LAYOUT}"
+    return message, [InputError(record.corpus, message).as_dict()]
+
+
+def schema_problem(corpus: ObjectStore, settings: Any) -> InputError | None:
+    """What is wrong with the corpus's schema.json, if it has one (checked once, before any
+    unit, so that a bad schema fails the run rather than every admission unit)."""
+    from shared.admit.errors import PacketError
+    from shared.admit.packet import parse_schema as admission_schema
+    from shared.corpus import SCHEMA_KEY, InputFileError, parse_schema
+
+    try:
+        data = corpus.get(SCHEMA_KEY, max_bytes=settings.max_document_bytes)
+    except KeyError:
+        return None
+    except StorageRefused as exc:
+        return InputError(SCHEMA_KEY, f"refused: {exc}")
+    try:
+        admission_schema(parse_schema(data, SCHEMA_KEY))
+    except InputFileError as exc:
+        return exc.error
+    except PacketError as exc:
+        return InputError(SCHEMA_KEY, str(exc))
+    return None
+
+
 PAGES_PER_STEP = 3  # about one listing page of each of documents/, claims/, candidates/
 
 
@@ -259,6 +310,7 @@ class PlanStep:
     cursor: dict[str, Any]
     finished: bool
     next_seq: int
+    counters: dict[str, int] = field(default_factory=dict)  # inputs that made no unit
 
     def dumps(self) -> bytes:
         return json.dumps(
@@ -268,6 +320,7 @@ class PlanStep:
                 "cursor": self.cursor,
                 "finished": self.finished,
                 "next_seq": self.next_seq,
+                "counters": self.counters,
             },
             separators=(",", ":"),
             ensure_ascii=False,
@@ -277,7 +330,14 @@ class PlanStep:
     def loads(cls, data: bytes) -> PlanStep:
         body = json.loads(data)
         batches = [BatchSpec(b, kind, ids) for b, kind, ids in body["batches"]]
-        return cls(body["step"], batches, body["cursor"], body["finished"], body["next_seq"])
+        return cls(
+            body["step"],
+            batches,
+            body["cursor"],
+            body["finished"],
+            body["next_seq"],
+            body.get("counters", {}),
+        )
 
 
 def read_step(store: ObjectStore, run_id: str, step: int) -> PlanStep | None:
@@ -295,6 +355,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
     task again. What is outstanding is the run's own ``pending`` count, so this works
     with any broker.
     """
+    from shared.runs.finish import fail_run
     from shared.runs.service import FINALIZE, PLAN
 
     settings, runs = service.settings, service.runs
@@ -314,6 +375,13 @@ def plan_run(service: RunService, run_id: str) -> bool:
             return False
         number = state.step + 1
         step = read_step(output, run_id, number)
+        if step is None and number == 1:
+            problem = schema_problem(corpus, settings)
+            if problem is not None:
+                fail_run(
+                    service, record, f"invalid admission schema: {problem}", [problem.as_dict()]
+                )
+                return True
         if step is None:
             planner = CorpusPlanner(corpus, state.cursor, settings.list_page_size, run_id)
             batcher = Batcher(settings.batch_bytes, settings.batch_max_units)
@@ -326,13 +394,19 @@ def plan_run(service: RunService, run_id: str) -> bool:
                     batcher.add(unit)
                 return True
 
-            planner.step(PAGES_PER_STEP, take)
+            try:
+                planner.step(PAGES_PER_STEP, take)
+            except StorageRefused as exc:
+                error = InputError(record.corpus, f"the corpus cannot be listed: {exc}")
+                fail_run(service, record, str(error), [error.as_dict()])
+                return True
             spread = 2 * service.worker_slots() if planner.finished else 0
             specs, seq = [], state.next_seq
             for kind, doc_ids in batcher.finish(spread):
                 specs.append(BatchSpec(batch_id(seq), kind, doc_ids))
                 seq += 1
-            step = PlanStep(number, specs, planner.cursor(), planner.finished, seq)
+            counters = {k: v for k, v in planner.ignored.items() if v}
+            step = PlanStep(number, specs, planner.cursor(), planner.finished, seq, counters)
             if not output.put(plan_key(run_id, number), step.dumps(), create_only=True):
                 step = read_step(output, run_id, number) or step
         committed, pending = runs.commit_plan(
@@ -343,6 +417,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
             cursor=step.cursor,
             finished=step.finished,
             lease_until=service.queued_lease_until(),
+            counters=step.counters,
         )
         if committed:
             for spec in step.batches:
@@ -350,6 +425,10 @@ def plan_run(service: RunService, run_id: str) -> bool:
         if step.finished:
             for prefix in STREAMS:
                 drop_snapshot(corpus, prefix, run_id)
+            progress = runs.progress(run_id)
+            if committed and progress is not None and progress.planned == 0:
+                fail_run(service, record, *nothing_to_do(record, progress.counters))
+                return True
             runs.update(run_id, state="running")
             if committed and pending == 0:
                 service.enqueue(FINALIZE, [run_id])

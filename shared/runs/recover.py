@@ -168,6 +168,7 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
     groups = _groups(service, output, run_id)
     group = next(groups, None)
     for step in steps:
+        parts.append(step.counters)
         for spec in step.batches:
             planned[spec.kind] += len(spec.doc_ids)
             batches_planned += 1

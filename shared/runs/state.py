@@ -37,7 +37,7 @@ FINISHED_TTL_SECONDS = 7 * 24 * 3600
 _COMMIT_PLAN = """
 -- KEYS: run, pending, leases, counters
 -- ARGV: expected step, now, lease until, next seq, units, finished, cursor,
---       verify units, admit units, then (batch, spec) pairs
+--       verify units, admit units, counters (JSON), then (batch, spec) pairs
 if redis.call('HEXISTS', KEYS[1], 'record') == 0 then
   return {0, 0}  -- the run is unknown (Redis lost it): reconcile rebuilds it first
 end
@@ -46,10 +46,13 @@ if step ~= tonumber(ARGV[1]) then
   return {0, redis.call('HLEN', KEYS[2])}
 end
 local n = 0
-for i = 10, #ARGV, 2 do
+for i = 11, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[i])
   n = n + 1
+end
+for name, value in pairs(cjson.decode(ARGV[10])) do
+  redis.call('HINCRBY', KEYS[4], name, value)
 end
 redis.call('HSET', KEYS[1], 'plan_step', step + 1, 'next_seq', ARGV[4], 'plan_cursor', ARGV[7],
            'updated_at', ARGV[2])
@@ -436,6 +439,7 @@ class RunStore:
         cursor: dict[str, Any],
         finished: bool,
         lease_until: float,
+        counters: dict[str, int] | None = None,
     ) -> tuple[bool, int]:
         """Add planning step ``step`` (1-based) if the run is at step - 1. (committed, pending)."""
         units = {"verify": 0, "admit": 0}
@@ -455,6 +459,7 @@ class RunStore:
                 json.dumps(cursor),
                 units["verify"],
                 units["admit"],
+                json.dumps(counters or {}),
                 *args,
             ],
         )

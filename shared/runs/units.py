@@ -36,7 +36,7 @@ from shared.receipts import (
     seal,
     verify_fingerprint,
 )
-from shared.storage import ObjectStore
+from shared.storage import ObjectStore, StorageRefused
 from shared.summary import admit_unit_counts, verify_unit_counts
 
 VERIFY = "verify"
@@ -119,6 +119,7 @@ class UnitRunner:
         only: str = "missing",
         dry_run: bool = False,
         previous: Callable[[str, str], dict[str, Any] | None] | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.corpus = corpus
         self.output = output
@@ -126,16 +127,21 @@ class UnitRunner:
         self.only = only
         self.dry_run = dry_run
         self._previous = previous  # (kind, doc_id) -> the unit's row in the previous run
+        self.max_bytes = max_bytes  # an input larger than this fails its unit, unread
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
         self._admit_parts: tuple[Any, Any] | Exception | None = None
 
     # -- inputs -------------------------------------------------------------------------
 
     def _get(self, key: str) -> bytes | None:
+        """An input's bytes, None when it is missing; one the store refuses (a link, a
+        special file, access denied) is an input error naming it, never retried."""
         try:
-            return self.corpus.get(key)
+            return self.corpus.get(key, max_bytes=self.max_bytes)
         except KeyError:
             return None
+        except StorageRefused as exc:
+            raise InputFileError(InputError(key, f"refused: {exc}")) from None
 
     def _labels(self, doc_id: str) -> Labels | None:
         data = self._get(labels_key(doc_id))
@@ -299,6 +305,12 @@ class UnitRunner:
     # -- verification -------------------------------------------------------------------
 
     def verify(self, doc_id: str) -> UnitResult:
+        try:
+            return self._verify(doc_id)
+        except InputFileError as exc:
+            return self._failed(VERIFY, doc_id, exc.error)
+
+    def _verify(self, doc_id: str) -> UnitResult:
         doc_file, claims_file = document_key(doc_id), claims_key(doc_id)
         claims_data = self._get(claims_file)
         if claims_data is None:
@@ -375,6 +387,12 @@ class UnitRunner:
     # -- admission ----------------------------------------------------------------------
 
     def admit(self, doc_id: str) -> UnitResult:
+        try:
+            return self._admit(doc_id)
+        except InputFileError as exc:
+            return self._failed(ADMIT, doc_id, exc.error)
+
+    def _admit(self, doc_id: str) -> UnitResult:
         doc_file, cand_file = document_key(doc_id), candidates_key(doc_id)
         cand_data = self._get(cand_file)
         if cand_data is None:
@@ -395,7 +413,10 @@ class UnitRunner:
             inputs,
             len(doc_data),
             lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema, inputs),
-            lambda receipt: (admit_unit_counts(receipt["receipt"], labels), []),
+            lambda receipt: (
+                admit_unit_counts(receipt["receipt"], labels),
+                [_error_from_body(e, cand_file) for e in receipt.get("errors", [])],
+            ),
             cand_file,
         )
 
@@ -421,7 +442,7 @@ class UnitRunner:
         }
         try:
             text = decode_document(doc_data, document_key(doc_id))
-            candidates = parse_candidates(cand_data, candidates_key(doc_id))
+            candidates, errors = parse_candidates(cand_data, candidates_key(doc_id))
         except InputFileError as exc:
             body["failure"] = _error_body(exc.error)
             return body
@@ -434,6 +455,7 @@ class UnitRunner:
             )
             return body
         body["records"] = candidates
+        body["errors"] = [_error_body(e) for e in errors]
         return body
 
 

@@ -8,9 +8,18 @@ from shared.storage.base import (
     ObjectInfo,
     ObjectStore,
     StorageError,
+    StorageRefused,
     drop_snapshot,
     join_url,
     open_store,
 )
 
-__all__ = ["ObjectInfo", "ObjectStore", "StorageError", "drop_snapshot", "join_url", "open_store"]
+__all__ = [
+    "ObjectInfo",
+    "ObjectStore",
+    "StorageError",
+    "StorageRefused",
+    "drop_snapshot",
+    "join_url",
+    "open_store",
+]

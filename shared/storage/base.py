@@ -12,7 +12,13 @@ if TYPE_CHECKING:
 
 
 class StorageError(RuntimeError):
-    """A storage operation failed for a reason other than a missing key."""
+    """A storage operation failed for a reason that may pass (network, 5xx): retried."""
+
+
+class StorageRefused(RuntimeError):
+    """A storage operation that retrying cannot fix: no such bucket, access denied, an
+    invalid key, an object that is a link or a special file. Never retried; the input or
+    the run that needs it fails, saying why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +33,9 @@ class ObjectInfo:
 class ObjectStore(Protocol):
     url: str
 
-    def get(self, key: str) -> bytes:
-        """The object's bytes; ``KeyError`` when it does not exist."""
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        """The object's bytes; ``KeyError`` when it does not exist; ``StorageRefused`` when
+        it is larger than ``max_bytes`` (checked before reading the body)."""
 
     def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
         """Write ``data``. With ``create_only``, return False (and write nothing) if it exists."""

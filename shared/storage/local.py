@@ -11,15 +11,17 @@ every page after that is read from the file from a binary search on ``start_afte
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import heapq
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from shared.storage.base import ObjectInfo, StorageError
+from shared.storage.base import ObjectInfo, StorageError, StorageRefused
 
 # Names sorted in memory at once while a snapshot is built (the rest goes through temp files).
 SNAPSHOT_SORT_CHUNK = 50_000
@@ -41,11 +43,34 @@ class LocalStore:
             raise StorageError(f"invalid object key {key!r}")
         return self.root / key
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        """The file's bytes. Only regular files inside the root are read: a symbolic link
+        (anywhere on the way) or a FIFO, device or socket is refused, naming the key."""
+        path = self._path(key)
         try:
-            return self._path(key).read_bytes()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise KeyError(key) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise StorageRefused(f"{key}: a symbolic link, not a file") from None
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise KeyError(key)
+            if not stat.S_ISREG(st.st_mode):
+                raise StorageRefused(f"{key}: not a regular file ({_kind(st.st_mode)})")
+            if self._outside(path):
+                raise StorageRefused(f"{key}: reached through a symbolic link to a folder")
+            if max_bytes is not None and st.st_size > max_bytes:
+                raise StorageRefused(f"{key}: {st.st_size} bytes, over the limit of {max_bytes}")
+            return fh.read()
+
+    def _outside(self, path: Path) -> bool:
+        """Whether a folder on the way is a link that leads out of the root."""
+        parent = os.path.realpath(path.parent)
+        return parent != str(self.root) and not parent.startswith(str(self.root) + os.sep)
 
     def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
         path = self._path(key)
@@ -195,6 +220,16 @@ class LocalStore:
             for name in chunks:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def _walk_sorted(

@@ -8,19 +8,49 @@ retries, I/O timeouts, paginated listing and ``If-None-Match`` create-once puts.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    IncompleteReadError,
+    ReadTimeoutError,
+    ResponseStreamingError,
+)
+from urllib3.exceptions import ProtocolError
 
-from shared.storage.base import ObjectInfo, StorageError
+from shared.storage.base import ObjectInfo, StorageError, StorageRefused
 
 if TYPE_CHECKING:
     from shared.settings import Settings
 
 _NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
+# Errors a retry cannot fix: the run or the input that needs the object fails, saying why.
+_REFUSED = {
+    "NoSuchBucket": "no such bucket",
+    "AccessDenied": "access denied",
+    "AllAccessDisabled": "access disabled",
+    "InvalidAccessKeyId": "unknown access key",
+    "SignatureDoesNotMatch": "wrong secret key",
+    "InvalidBucketName": "invalid bucket name",
+    "KeyTooLongError": "key too long",
+    "InvalidObjectName": "invalid key",
+    "PermanentRedirect": "the bucket is in another region or endpoint",
+    "AuthorizationHeaderMalformed": "credentials for another region",
+}
+# A body that ends before its length (connection dropped, proxy cut it, read timeout).
+_CUT_OFF = (
+    ResponseStreamingError,
+    IncompleteReadError,
+    ReadTimeoutError,
+    ConnectionClosedError,
+    ProtocolError,
+)
+READ_ATTEMPTS = 5
 
 # One client per process and configuration: clients are thread-safe but must be made after fork.
 _clients: dict[tuple, object] = {}
@@ -75,18 +105,41 @@ class S3Store:
     def _key(self, key: str) -> str:
         return self.prefix + key
 
-    def get(self, key: str) -> bytes:
-        try:
-            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
-                raise KeyError(key) from None
-            raise StorageError(f"GET {self.url}/{key}: {exc}") from exc
-        body = response["Body"]
-        try:
-            return body.read()
-        finally:
-            body.close()
+    def _fail(self, what: str, key: str, exc: ClientError) -> Exception:
+        code = exc.response.get("Error", {}).get("Code")
+        if code in _REFUSED:
+            return StorageRefused(f"{what} {self.url}/{key}: {code} ({_REFUSED[code]})")
+        return StorageError(f"{what} {self.url}/{key}: {exc}")
+
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        """The object's bytes; a body cut off on the way (or shorter than its length) is
+        read again, whole, with a short backoff, before the error is raised as transient."""
+        delay = 0.1
+        for attempt in range(1, READ_ATTEMPTS + 1):
+            try:
+                response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
+                    raise KeyError(key) from None
+                raise self._fail("GET", key, exc) from exc
+            body = response["Body"]
+            expected = response.get("ContentLength")
+            if max_bytes is not None and expected is not None and int(expected) > max_bytes:
+                body.close()
+                raise StorageRefused(f"{key}: {expected} bytes, over the limit of {max_bytes}")
+            try:
+                data = body.read()
+                if expected is not None and len(data) != int(expected):
+                    raise ValueError(f"{len(data)} of {expected} bytes")
+                return data
+            except (*_CUT_OFF, ValueError) as exc:
+                if attempt == READ_ATTEMPTS:
+                    raise StorageError(f"GET {self.url}/{key}: body cut off: {exc}") from exc
+                time.sleep(delay)
+                delay = min(2 * delay, 2.0)
+            finally:
+                body.close()
+        raise AssertionError("unreachable")
 
     def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
         extra = {"IfNoneMatch": "*"} if create_only else {}
@@ -96,7 +149,7 @@ class S3Store:
             code = exc.response.get("Error", {}).get("Code")
             if create_only and code in {"PreconditionFailed", "412", "ConditionalRequestConflict"}:
                 return False
-            raise StorageError(f"PUT {self.url}/{key}: {exc}") from exc
+            raise self._fail("PUT", key, exc) from exc
         return True
 
     def head(self, key: str) -> ObjectInfo | None:
@@ -105,7 +158,7 @@ class S3Store:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
                 return None
-            raise StorageError(f"HEAD {self.url}/{key}: {exc}") from exc
+            raise self._fail("HEAD", key, exc) from exc
         return ObjectInfo(key, int(response["ContentLength"]), response.get("ETag", "").strip('"'))
 
     def exists(self, key: str) -> bool:
@@ -126,7 +179,7 @@ class S3Store:
                     Delete={"Objects": [{"Key": self._key(k)} for k in batch], "Quiet": True},
                 )
             except ClientError as exc:
-                raise StorageError(f"DELETE {self.url}: {exc}") from exc
+                raise self._fail("DELETE", "", exc) from exc
             batch.clear()
 
         for key in keys:
@@ -160,4 +213,4 @@ class S3Store:
                 if items:
                     yield items
         except ClientError as exc:
-            raise StorageError(f"LIST {self.url}/{prefix}: {exc}") from exc
+            raise self._fail("LIST", prefix, exc) from exc

@@ -56,7 +56,10 @@ def test_a_candidates_file_must_be_a_list():
     with pytest.raises(InputFileError, match="invalid JSON") as info:
         parse_candidates(b'[{"field": "x"},\n  oops]', "candidates/d.json")
     assert info.value.error.line == 2
-    assert parse_candidates(b'[{"field": "x"}, 3]', "candidates/d.json") == [{"field": "x"}, 3]
+    assert parse_candidates(b'[{"field": "x"}, 3]', "candidates/d.json") == (
+        [{"field": "x"}, 3],
+        [],
+    )
 
 
 def test_labels_are_booleans_by_id():
