@@ -5,9 +5,10 @@ from __future__ import annotations
 import hmac
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Security, status
+from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 
+from api.guards import client_address, limits_for, refuse_key_in_url
 from shared.runs.service import RunService
 from shared.runs.state import RunStore, redis_client
 from shared.settings import Settings, get_settings, hash_api_key
@@ -47,10 +48,18 @@ ServiceDep = Annotated[RunService, Depends(get_service)]
 
 
 def require_api_key(
-    settings: SettingsDep, key: Annotated[str | None, Security(_api_key_header)]
+    request: Request,
+    settings: SettingsDep,
+    key: Annotated[str | None, Security(_api_key_header)],
 ) -> str:
-    """The caller's key digest; 401 without a key, 403 with a wrong one."""
+    """The caller's key digest; 401 without a key, 403 with a wrong one, 429 past a rate
+    limit (per client address for everyone, tighter for failed keys, then per key)."""
+    refuse_key_in_url(request)
+    limits = limits_for(settings)
+    address = client_address(request)
+    limits.hit(limits.per_address, "address", address)
     if not key:
+        limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "missing API key: send it in the X-API-Key header",
@@ -58,7 +67,9 @@ def require_api_key(
         )
     digest = hash_api_key(key)
     if not any(hmac.compare_digest(digest, known) for known in settings.api_key_hashes):
+        limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(status.HTTP_403_FORBIDDEN, "invalid API key")
+    limits.hit(limits.per_key, "key", digest)
     return digest
 
 

@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import REGISTRY, Counter, Histogram
 
+from api.guards import BodyLimit, security_headers
 from api.routes import health, metrics, policies, receipts, runs, schedules
 from shared import __version__
 from shared.policies import PolicyConflict, PolicyError
@@ -83,10 +84,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _metrics(request: Request, call_next):
         start = time.perf_counter()
         response = await call_next(request)
+        security_headers(response.headers, response.headers.get("content-type", ""))
         route = request.scope.get("route")
         template = getattr(route, "path", "unmatched")  # a template, never a raw path: bounded
         HTTP_REQUESTS.labels(request.method, template, str(response.status_code)).inc()
         HTTP_DURATION.labels(request.method, template).observe(time.perf_counter() - start)
         return response
 
+    app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
     return app

@@ -50,6 +50,7 @@ class RunOut(BaseModel):
     created_at: str
     started_at: str | None
     finished_at: str | None
+    error: str | None = Field(default=None, description="Why a failed run failed.")
     progress: RunProgress
     links: RunLinks
 

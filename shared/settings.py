@@ -49,6 +49,19 @@ class Settings(BaseSettings):
     # API keys, stored hashed ("sha256:<hex>"), comma separated in the environment.
     api_key_hashes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
+    # What the API may read: corpora named through it (runs, schedules, reprocessing) must
+    # lie under one of these local folders or s3://bucket[/prefix]es. Empty: none at all.
+    allowed_corpora: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    # Abuse limits of the API: request bodies, request rates (per key, per client address,
+    # failed authentications, run submissions; "N/second|minute|hour"), schedule intervals.
+    api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    api_rate_per_key: str = "100/second"
+    api_rate_per_address: str = "200/second"
+    api_rate_failed_auth: str = "20/minute"
+    api_rate_runs: str = "60/minute"
+    min_schedule_seconds: float = Field(default=60.0, gt=0)
+
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
     batch_max_units: int = Field(default=64, ge=1)
@@ -117,6 +130,51 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("allowed_corpora", mode="before")
+    @classmethod
+    def _split_corpora(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator(
+        "api_rate_per_key", "api_rate_per_address", "api_rate_failed_auth", "api_rate_runs"
+    )
+    @classmethod
+    def _check_rate(cls, value: str) -> str:
+        from limits import parse
+
+        try:
+            parse(value)
+        except ValueError as exc:
+            raise ValueError(f"a rate is 'N/second', 'N/minute' or 'N/hour': {exc}") from None
+        return value
+
+    def corpus_allowed(self, corpus: str) -> bool:
+        """Whether the API may read ``corpus``: under an allowed folder (after resolving
+        links, so a link cannot lead out) or an allowed s3://bucket/prefix."""
+        import os
+
+        if corpus.startswith("s3://"):
+            bucket, _, prefix = corpus[5:].partition("/")
+            for allowed in self.allowed_corpora:
+                if not allowed.startswith("s3://"):
+                    continue
+                a_bucket, _, a_prefix = allowed[5:].rstrip("/").partition("/")
+                if bucket == a_bucket and (
+                    not a_prefix or prefix == a_prefix or prefix.startswith(a_prefix + "/")
+                ):
+                    return True
+            return False
+        path = os.path.realpath(corpus.removeprefix("file://"))
+        for allowed in self.allowed_corpora:
+            if allowed.startswith("s3://"):
+                continue
+            root = os.path.realpath(allowed.removeprefix("file://"))
+            if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+                return True
+        return False
 
     @field_validator("api_key_hashes")
     @classmethod

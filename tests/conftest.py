@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -204,6 +205,7 @@ def service_settings(redis_server: RedisServer, s3_endpoint: str, tmp_path) -> d
         "queue_lease_seconds": 15,
         "batch_max_units": 8,
         "batch_bytes": 400_000,
+        "min_schedule_seconds": 1,
     }
 
 
@@ -315,11 +317,12 @@ def pipeline(
 API_KEY = "gs_test_key_correct_horse"
 
 
-@pytest.fixture
-def api_url(service_settings: dict[str, object], tmp_path) -> Iterator[str]:
+@contextlib.contextmanager
+def running_api(values: dict[str, object], tmp_path: Path) -> Iterator[str]:
+    """``groundswell api`` on a free port with these settings (and the test key); its URL."""
     port = free_port()
-    env = service_env(**service_settings, api_key_hashes=hash_api_key(API_KEY))
-    log = open(tmp_path / "api.log", "wb")  # noqa: SIM115
+    env = service_env(**values)
+    log = open(tmp_path / f"api-{port}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "shared.cli", "api", "--port", str(port)],
         env=env,
@@ -331,10 +334,25 @@ def api_url(service_settings: dict[str, object], tmp_path) -> Iterator[str]:
         wait_for_port(port, timeout=30, proc=proc)
     except (TimeoutError, RuntimeError):
         log.close()
-        raise AssertionError((tmp_path / "api.log").read_text()) from None
-    yield f"http://127.0.0.1:{port}"
-    stop_process(proc)
-    log.close()
+        raise AssertionError((tmp_path / f"api-{port}.log").read_text()) from None
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+@pytest.fixture
+def api_url(service_settings: dict[str, object], tmp_path) -> Iterator[str]:
+    from shared.cli.runs import SAMPLE_CORPUS
+
+    values = {
+        **service_settings,
+        "api_key_hashes": hash_api_key(API_KEY),
+        "allowed_corpora": f"{SAMPLE_CORPUS},/tmp",
+    }
+    with running_api(values, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

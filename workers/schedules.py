@@ -19,7 +19,17 @@ def _entry_name(schedule_id: str) -> str:
     return f"schedule-{schedule_id}"
 
 
+class ScheduleRefused(ValueError):
+    """A schedule this deployment does not run (it would fire too often)."""
+
+
 def add_schedule(service: RunService, app: Celery, spec: ScheduleSpec) -> Schedule:
+    floor = service.settings.min_schedule_seconds
+    if spec.every_seconds is not None and spec.every_seconds < floor:
+        raise ScheduleRefused(
+            f"a schedule fires at most every {floor:g} s (GROUNDSWELL_MIN_SCHEDULE_SECONDS); "
+            f"asked every {spec.every_seconds:g} s"
+        )
     schedule = service.schedules.add(spec)
     if schedule.every_seconds is not None:
         when = interval(run_every=timedelta(seconds=schedule.every_seconds))

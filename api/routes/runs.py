@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi.responses import HTMLResponse
 
 from api.deps import Principal, ServiceDep
+from api.guards import limits_for
 from api.schemas import Pagination, RunCreate, RunLinks, RunList, RunOut, RunProgress, UnitProgress
 from shared.policies import PolicyError
 from shared.runs.finalize import unit_counts
@@ -16,13 +17,24 @@ from shared.runs.models import RunRecord
 from shared.runs.service import RunNotFinished, RunNotFound, RunService
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+MAX_PAGE = 1_000_000
+
+
+def refuse_unallowed_corpus(service: RunService, corpus: str) -> None:
+    """403 unless the corpus lies under GROUNDSWELL_ALLOWED_CORPORA (deny by default)."""
+    if not service.settings.corpus_allowed(corpus):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"corpus {corpus} is not under GROUNDSWELL_ALLOWED_CORPORA, the folders and "
+            "s3://bucket/prefixes this API may read (none unless an operator sets them)",
+        )
 
 
 def run_out(service: RunService, record: RunRecord) -> RunOut:
     progress = service.progress(record.id)
     base = f"/v1/runs/{record.id}"
     return RunOut(
-        **record.model_dump(exclude={"idempotency_key_sha256", "error"}),
+        **record.model_dump(exclude={"idempotency_key_sha256"}),
         progress=RunProgress(
             planned=progress.planned,
             done=progress.done,
@@ -53,9 +65,12 @@ def create_run(
     body: RunCreate,
     response: Response,
     service: ServiceDep,
-    _: Principal,
+    principal: Principal,
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> RunOut:
+    limits = limits_for(service.settings)
+    limits.hit(limits.runs, "runs", principal)
+    refuse_unallowed_corpus(service, body.corpus)
     try:
         policy = service.policies.resolve(body.policy)
     except PolicyError as exc:
@@ -77,7 +92,7 @@ def create_run(
 def list_runs(
     service: ServiceDep,
     _: Principal,
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> RunList:
     records, total = service.list_runs((page - 1) * limit, limit)
@@ -106,7 +121,7 @@ def diff_runs(
     run_b: str,
     service: ServiceDep,
     _: Principal,
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict:
     """Run B against run A: rates side by side (change in points), and what moved (paginated)."""

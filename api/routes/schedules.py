@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Response, status
 
 from api.deps import Principal, ServiceDep
+from api.routes.runs import refuse_unallowed_corpus
 from shared.schedules import Schedule, ScheduleSpec
 
 router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
@@ -27,10 +28,15 @@ def list_schedules(service: ServiceDep, _: Principal) -> list[Schedule]:
 def add_schedule(
     body: ScheduleSpec, response: Response, service: ServiceDep, _: Principal
 ) -> Schedule:
+    from workers.schedules import ScheduleRefused
     from workers.schedules import add_schedule as add
 
+    refuse_unallowed_corpus(service, body.corpus)
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
-    schedule = add(service, _app(service), body)
+    try:
+        schedule = add(service, _app(service), body)
+    except ScheduleRefused as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
     response.headers["Location"] = f"/v1/schedules/{schedule.id}"
     return schedule
 

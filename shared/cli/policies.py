@@ -134,7 +134,7 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
 
     from shared.policies import PolicyError
     from shared.schedules import ScheduleSpec, parse_every
-    from workers.schedules import add_schedule
+    from workers.schedules import ScheduleRefused, add_schedule
 
     try:
         spec = ScheduleSpec(
@@ -151,7 +151,10 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
         service.policies.resolve(spec.policy)
     except PolicyError as exc:
         _fail(str(exc), 2)
-    click.echo(add_schedule(service, app, spec).id)
+    try:
+        click.echo(add_schedule(service, app, spec).id)
+    except ScheduleRefused as exc:
+        _fail(str(exc), 2)
 
 
 @schedule.command("list")
