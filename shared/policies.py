@@ -54,17 +54,21 @@ class PolicyVersion:
 
     @cached_property
     def verify_policy(self):
+        from shared.text.transforms import regex_engine
         from shared.verify import VerifyPolicy
 
         # The stored settings carry no identity; the verification policy takes this one.
-        return VerifyPolicy.from_dict(
-            {
-                **self.verify,
-                "name": self.name,
-                "version": self.version,
-                "description": self.description,
-            }
-        )
+        # Registry policies run their patterns with RE2: anyone with an API key publishes
+        # them and every worker runs them, so their matching time must be linear.
+        with regex_engine("re2"):
+            return VerifyPolicy.from_dict(
+                {
+                    **self.verify,
+                    "name": self.name,
+                    "version": self.version,
+                    "description": self.description,
+                }
+            )
 
     @cached_property
     def verify_fingerprint(self) -> str:
@@ -164,10 +168,12 @@ def check_parts(verify: dict[str, Any], admit: dict[str, Any] | None) -> dict[st
     """Validate both parts with their engines; return the complete verification settings."""
     from shared.admit import PacketError
     from shared.admit import admit as admit_packet
+    from shared.text.transforms import regex_engine
     from shared.verify import VerifyPolicy
 
     try:
-        complete = VerifyPolicy.from_dict(verify).as_dict()
+        with regex_engine("re2"):  # what the workers will run it with
+            complete = VerifyPolicy.from_dict(verify).as_dict()
     except ValueError as exc:
         raise PolicyError(f"verify: {exc}") from None
     if admit is not None:

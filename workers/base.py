@@ -8,7 +8,7 @@ import time
 import botocore.exceptions
 import redis.exceptions
 from celery import Task
-from celery.exceptions import Retry
+from celery.exceptions import Retry, SoftTimeLimitExceeded
 
 from shared import metrics
 from shared.runs.service import RunService
@@ -128,4 +128,9 @@ class BatchTask(GroundswellTask):
         self._give_back(args, "", retry=True)
 
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
-        self._give_back(args, f"{type(exc).__name__}: {exc}", retry=False)
+        if isinstance(exc, SoftTimeLimitExceeded):
+            limit = self.soft_time_limit or self.app.conf.task_soft_time_limit
+            why = f"the task ran past its time limit ({limit} s)"
+        else:
+            why = f"{type(exc).__name__}: {exc}"
+        self._give_back(args, why, retry=False)

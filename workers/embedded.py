@@ -71,6 +71,7 @@ class RedisServer:
     port: int = 0
     proc: subprocess.Popen | None = None
     workdir: str = ""
+    appendonly: bool = False  # persistence, for tests of a restart that keeps the state
 
     @property
     def url(self) -> str:
@@ -78,7 +79,7 @@ class RedisServer:
 
     def start(self) -> RedisServer:
         self.port = self.port or free_port()
-        self.workdir = tempfile.mkdtemp(prefix="groundswell-redis-")
+        self.workdir = self.workdir or tempfile.mkdtemp(prefix="groundswell-redis-")
         self.proc = subprocess.Popen(
             [
                 redis_server_binary(),
@@ -89,7 +90,9 @@ class RedisServer:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "always",
                 "--dir",
                 self.workdir,
                 "--maxmemory-policy",
@@ -103,6 +106,16 @@ class RedisServer:
         )
         wait_for_port(self.port, proc=self.proc)
         return self
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: what was not persisted is gone."""
+        if self.proc is not None:
+            stop_process(self.proc, timeout=5, sig=signal.SIGKILL)
+
+    def restart(self) -> RedisServer:
+        """Start again on the same port and folder (an append-only file is read back)."""
+        self.kill()
+        return self.start()
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -156,8 +156,19 @@ def _workers_answer(app, timeout: float = 1.0) -> bool:
         return False
 
 
-def _wait(service, run_id: str, show_progress: bool, poll: float = 0.2) -> None:
-    """Poll a run until it ends; reconcile stalled work meanwhile (no beat needed)."""
+class WaitTimeout(Exception):
+    """A run still going when ``--timeout`` ran out."""
+
+
+def _wait(
+    service, run_id: str, show_progress: bool, poll: float = 0.2, timeout: float | None = None
+) -> None:
+    """Poll a run until it ends; reconcile stalled work meanwhile (no beat needed).
+
+    A Redis that stops answering is waited for ("reconnecting"), not fatal: the run goes
+    on in the workers. Raises WaitTimeout after ``timeout`` seconds.
+    """
+    import redis
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress_bar = Progress(
@@ -169,23 +180,38 @@ def _wait(service, run_id: str, show_progress: bool, poll: float = 0.2) -> None:
         disable=not show_progress,
         console=_stderr_console(),
     )
+    deadline = None if timeout is None else time.monotonic() + timeout
     with progress_bar:
         task = progress_bar.add_task("planning", total=None)
         last_reconcile = time.monotonic()
+        warned = False
         while True:
-            record = service.get(run_id)
-            state = service.progress(run_id)
+            if deadline is not None and time.monotonic() > deadline:
+                raise WaitTimeout(run_id)
+            try:
+                record = service.get(run_id)
+                state = service.progress(run_id)
+                if record.terminal:
+                    return
+                if time.monotonic() - last_reconcile > service.settings.stall_seconds / 2:
+                    service.reconcile()
+                    last_reconcile = time.monotonic()
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+                if not warned:
+                    click.echo(f"Redis does not answer ({exc}): reconnecting...", err=True)
+                    warned = True
+                progress_bar.update(task, description="reconnecting to Redis")
+                time.sleep(1)
+                continue
+            if warned:
+                click.echo("Redis answers again", err=True)
+                warned = False
             progress_bar.update(
                 task,
                 description=record.state,
                 completed=state.done,
                 total=state.planned if state.planning_done else None,
             )
-            if record.terminal:
-                return
-            if time.monotonic() - last_reconcile > service.settings.stall_seconds / 2:
-                service.reconcile()
-                last_reconcile = time.monotonic()
             time.sleep(poll)
 
 
@@ -202,11 +228,16 @@ def run_embedded(
     concurrency: int,
     show_progress: bool,
     log_dir: Path | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Start a private Redis and real workers, run the corpus, stop everything started."""
+    """Start a private Redis and real workers, run the corpus, stop everything started.
+
+    The workers' logs go to ``log_dir`` (a new temporary folder by default), which is named
+    when the run does not succeed."""
     from workers.embedded import RedisServer, WorkerProcess, service_env
 
     settings = _settings()
+    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="groundswell-logs-"))
     with ExitStack() as stack:
         redis_server = RedisServer().start()
         stack.callback(redis_server.stop)
@@ -221,12 +252,21 @@ def run_embedded(
         )
         env.pop("GROUNDSWELL_REDIS_URL", None)
         for i in range(workers):
-            log_path = (log_dir / f"worker-{i + 1}.log") if log_dir else None
             proc = WorkerProcess(
-                env, concurrency=concurrency, name=f"demo{i + 1}", log_path=log_path
+                env,
+                concurrency=concurrency,
+                name=f"demo{i + 1}",
+                log_path=log_dir / f"worker-{i + 1}.log",
             ).start()
             stack.callback(proc.stop)
-        return _submit_and_wait(settings, corpus, policy, show_progress)
+        try:
+            summary = _submit_and_wait(settings, corpus, policy, show_progress, timeout)
+        except BaseException:
+            click.echo(f"worker logs: {log_dir}", err=True)
+            raise
+        if summary.get("state") != "succeeded":
+            click.echo(f"worker logs: {log_dir}", err=True)
+        return summary
 
 
 def _service(settings):
@@ -240,16 +280,30 @@ def _service(settings):
     ), app
 
 
-def _submit_and_wait(settings, corpus: str, policy: str, show_progress: bool) -> dict[str, Any]:
+def _submit_and_wait(
+    settings, corpus: str, policy: str, show_progress: bool, timeout: float | None = None
+) -> dict[str, Any]:
     from shared.runs.models import RunSpec
 
     service, _ = _service(settings)
     record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
     click.echo(f"run {record.id}: {corpus} under {record.policy['ref']}", err=True)
-    _wait(service, record.id, show_progress)
+    try:
+        _wait(service, record.id, show_progress, timeout=timeout)
+    except WaitTimeout:
+        progress = service.progress(record.id)
+        _fail(
+            f"run {record.id} is still {service.get(record.id).state} after {timeout:g} s "
+            f"({progress.done} of {progress.planned} units done); see `groundswell status "
+            f"{record.id}`",
+            3,
+        )
     summary = service.summary(record.id)
     if summary is None:
         _fail(f"run {record.id} ended {service.get(record.id).state} without a summary")
+    ended = service.get(record.id)
+    if ended.error:
+        click.echo(f"run {record.id} {ended.state}: {ended.error}", err=True)
     return summary
 
 
@@ -287,9 +341,21 @@ def _check_corpus(corpus: str) -> str:
 )
 @click.option("--embedded", is_flag=True, help="Start a private Redis and workers for this run.")
 @click.option("--workers", default=2, show_default=True, help="Embedded worker processes.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Stop waiting after this many seconds (exit 3; the run goes on unless embedded).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def run(
-    corpus: str, policy: str | None, wait: bool, embedded: bool, workers: int, as_json: bool
+    corpus: str,
+    policy: str | None,
+    wait: bool,
+    embedded: bool,
+    workers: int,
+    timeout: float | None,
+    as_json: bool,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
 
@@ -306,7 +372,7 @@ def run(
         )
         embedded = True
     if embedded:
-        summary = run_embedded(corpus, policy, workers, 1, sys.stderr.isatty())
+        summary = run_embedded(corpus, policy, workers, 1, sys.stderr.isatty(), timeout=timeout)
         _emit(summary, as_json, summary.get("output"))
         return
     if not wait:
@@ -315,7 +381,7 @@ def run(
         record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
         click.echo(record.id)
         return
-    summary = _submit_and_wait(settings, corpus, policy, sys.stderr.isatty())
+    summary = _submit_and_wait(settings, corpus, policy, sys.stderr.isatty(), timeout)
     _emit(summary, as_json, summary.get("output"))
 
 

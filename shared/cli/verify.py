@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from shared.cli.app import main
+from shared.text.transforms import TransformError, bound_regex_time
 from shared.verify import BUILTIN_VERIFY_POLICIES, Verifier, VerifyPolicy, get_verify_policy
 from shared.verify.policy import PolicyError
 from shared.verify.report import LadderProfile, explain, manifest, sensitivity, spread_points
@@ -263,6 +264,13 @@ def _profile_text(profile: LadderProfile) -> str:
 @click.option(
     "--replace-existing", is_flag=True, help=f"Overwrite a {RESULT_KEY!r} field already present."
 )
+@click.option(
+    "--marker-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.001),
+    help="Seconds a policy's marker pattern may take on one source before it is stopped.",
+)
 def verify(
     claims: str,
     output: str | None,
@@ -271,6 +279,7 @@ def verify(
     at_offsets: bool,
     manifest_path: str | None,
     replace_existing: bool,
+    marker_timeout: float,
 ) -> None:
     """Verify the quotations of CLAIMS (JSON Lines) against their sources.
 
@@ -278,6 +287,8 @@ def verify(
     the original source, and the policy's fingerprint. A summary goes to stderr.
     """
     policy = load_policy(policy_ref)
+    # Python's re, as gtrex uses, runs a policy file's marker pattern: bounded in time.
+    bound_regex_time(marker_timeout)
     sources = Sources(root)
     records = read_records(
         claims, sources, at_offsets=at_offsets, replace_existing=replace_existing
@@ -296,10 +307,13 @@ def verify(
                 verifier = Verifier(sources.texts[record.source_key], policy)
                 verifiers[record.source_key] = verifier
             data = record.data
-            if at_offsets:
-                cert = verifier.verify_at(data["claim"], data["start"], data["end"])
-            else:
-                cert = verifier.verify(data["claim"])
+            try:
+                if at_offsets:
+                    cert = verifier.verify_at(data["claim"], data["start"], data["end"])
+                else:
+                    cert = verifier.verify(data["claim"])
+            except TransformError as exc:
+                raise InvalidInput(f"{record.source_key}: {exc}") from None
             profile.add(cert)
             out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
             out[RESULT_KEY] = cert.as_dict()

@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import html
 import re
+import signal
+import threading
 import unicodedata
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from shared.text.offsets import OffsetMap, SubsetMap, build_edit_map
@@ -202,14 +206,87 @@ class CollapseWhitespace(Transform):
 # --- markers ----------------------------------------------------------------------------------
 
 
-def compile_marker(pattern: str) -> re.Pattern[str]:
+# Which engine runs the patterns a policy brings (parser-marker patterns). Python's ``re``
+# by default, as gtrex does, for parity; policies from the registry, which anyone with an
+# API key may publish and every worker then runs, use RE2, whose matching time is linear, and
+# are refused at publication when RE2 cannot express them (backreferences, lookaround).
+_ENGINE: ContextVar[str] = ContextVar("groundswell_regex_engine", default="re")
+# With ``re``, a bound on the time one text's markers may take (the CLI sets it): Python's
+# matcher checks for signals as it backtracks, so an alarm stops a catastrophic pattern.
+_TIME_BOUND: dict[str, float | None] = {"seconds": None}
+
+
+@contextmanager
+def regex_engine(name: str) -> Iterator[None]:
+    """Build transforms (and the policies that hold them) with ``re`` or ``re2``."""
+    if name not in ("re", "re2"):
+        raise TransformError(f"unknown regex engine {name!r}")
+    token = _ENGINE.set(name)
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise TransformError(f"invalid marker pattern {pattern!r}: {exc}") from exc
+        yield
+    finally:
+        _ENGINE.reset(token)
+
+
+def current_regex_engine() -> str:
+    return _ENGINE.get()
+
+
+def bound_regex_time(seconds: float | None) -> None:
+    """Stop a marker pattern that runs longer than ``seconds`` on one text (``re`` only)."""
+    _TIME_BOUND["seconds"] = seconds
+
+
+def compile_marker(pattern: str, engine: str | None = None) -> Any:
+    engine = engine or _ENGINE.get()
+    if engine == "re2":
+        import re2
+
+        try:
+            compiled = re2.compile(pattern)
+        except Exception as exc:  # re2.error: what RE2 cannot express or parse
+            detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+            raise TransformError(
+                f"marker pattern {pattern!r} is not a linear-time (RE2) expression: {detail}"
+            ) from None
+    else:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise TransformError(f"invalid marker pattern {pattern!r}: {exc}") from exc
     if compiled.fullmatch(""):
         raise TransformError(f"marker pattern {pattern!r} matches the empty string")
     return compiled
+
+
+class _SlowPattern(Exception):
+    pass
+
+
+def _matches(compiled: Any, pattern: str, engine: str, text: str) -> list[Any]:
+    seconds = _TIME_BOUND["seconds"]
+    if (
+        engine != "re"
+        or seconds is None
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return list(compiled.finditer(text))
+
+    def on_alarm(*_: Any) -> None:
+        raise _SlowPattern
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return list(compiled.finditer(text))
+    except _SlowPattern:
+        raise TransformError(
+            f"marker pattern {pattern!r} ran longer than {seconds:g} s on one text "
+            "(catastrophic backtracking?)"
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _MarkerTransform(Transform):
@@ -220,13 +297,14 @@ class _MarkerTransform(Transform):
         if not isinstance(pattern, str) or not pattern:
             raise TransformError("a marker transform needs a non-empty 'pattern'")
         super().__init__(pattern=pattern)
-        self._re = compile_marker(pattern)
+        self._engine = _ENGINE.get()
+        self._re = compile_marker(pattern, self._engine)
 
     def project_text(self, text: str) -> tuple[str, Edits]:
         parts: list[str] = []
         edits: Edits = []
         last = 0
-        for m in self._re.finditer(text):
+        for m in _matches(self._re, self.params["pattern"], self._engine, text):
             lo, hi = m.span()
             if lo == hi:
                 continue

@@ -29,7 +29,7 @@ from shared.text.index import KGramIndex
 from shared.text.ladder import standard_chain
 from shared.text.offsets import SubsetMap
 from shared.text.projections import Projection, Projections
-from shared.text.transforms import NFKC, CollapseWhitespace, UnescapeEntities
+from shared.text.transforms import NFKC, CollapseWhitespace, UnescapeEntities, regex_engine
 from shared.text.unicode import tables
 from shared.verify.certificate import Certificate
 from shared.verify.policy import DEFAULT, VerifyPolicy
@@ -80,7 +80,8 @@ class Verifier:
         self._chains = ladder.chains()
         self._accept = self.policy.accept_index
         self._boundaries_on = self.policy.match_boundaries
-        self._standard = standard_chain(self.policy.marker_pattern)
+        with regex_engine(self.policy.regex_engine):
+            self._standard = standard_chain(self.policy.marker_pattern)
         self._indexable = self._boundaries_on and self.policy.uses_standard_chain
         # Steps that take the ladder's last tier to the end of the standard chain (where the
         # index lives); empty for the default ladder.

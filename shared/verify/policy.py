@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from shared.text.ladder import BUILTIN_LADDERS, Ladder, LadderError, standard_chain
-from shared.text.transforms import TransformError, compile_marker
+from shared.text.transforms import (
+    TransformError,
+    compile_marker,
+    current_regex_engine,
+    regex_engine,
+)
 
 # Bump whenever a change to the engine can move a verdict, tier or offset for an unchanged
 # policy: every fingerprint changes with it.
@@ -60,11 +65,21 @@ class VerifyPolicy:
     require_contiguous: bool = True
     match_boundaries: bool = True
     description: str = ""
+    # Which engine runs its marker patterns: 're' (as gtrex), or 're2' for policies from
+    # the registry. Not a setting that moves a verdict on any pattern RE2 accepts, so it is
+    # outside the fingerprint; taken from the context the policy is built in.
+    regex_engine: str = field(default="", compare=False, repr=False)
     # Derived, filled in by __post_init__.
     resolved_ladder: Ladder = field(init=False, repr=False, compare=False)
     accept_index: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not self.regex_engine:
+            object.__setattr__(self, "regex_engine", current_regex_engine())
+        with regex_engine(self.regex_engine):
+            self._check_and_resolve()
+
+    def _check_and_resolve(self) -> None:
         for flag in ("allow_unsound", "require_contiguous", "match_boundaries"):
             if not isinstance(getattr(self, flag), bool):
                 raise PolicyError(f"{flag} must be true or false")
@@ -84,7 +99,7 @@ class VerifyPolicy:
             if not isinstance(self.marker_pattern, str) or not self.marker_pattern:
                 raise PolicyError("marker_pattern must be a non-empty regular expression")
             try:
-                compile_marker(self.marker_pattern)
+                compile_marker(self.marker_pattern, self.regex_engine)
             except TransformError as exc:
                 raise PolicyError(str(exc)) from exc
         if self.ladder is not None:

@@ -79,3 +79,31 @@ def test_refs():
     for bad in ("Default", "default@0", "default@x", "", "a b"):
         with pytest.raises(PolicyError):
             parse_ref(bad)
+
+
+def test_registry_policies_run_marker_patterns_with_re2_and_the_cli_bounds_python_re(tmp_path):
+    import time
+
+    from shared.text.transforms import TransformError, bound_regex_time
+    from shared.verify import Verifier, VerifyPolicy
+
+    registry = PolicyRegistry(open_store(str(tmp_path)))
+    registry.ensure_builtins()
+    nested = r"(\w+\s?)+\|"  # exponential under backtracking
+    policy, _ = registry.publish({"name": "markers", "verify": {"marker_pattern": nested}})
+    text = "word " * 40 + "end."
+    start = time.monotonic()
+    cert = Verifier(text, policy.verify_policy).verify("word word")
+    assert cert.grounded and time.monotonic() - start < 2
+    assert policy.verify_policy.regex_engine == "re2"
+    with pytest.raises(PolicyError, match="RE2"):
+        registry.publish({"name": "lookbehind", "verify": {"marker_pattern": r"(?<=a)b"}})
+    # The CLI's own policies keep Python's re (gtrex parity), stopped past a time bound.
+    local = VerifyPolicy(marker_pattern=nested)
+    assert local.regex_engine == "re"
+    bound_regex_time(0.3)
+    try:
+        with pytest.raises(TransformError, match=r"ran longer than 0\.3 s"):
+            Verifier(text, local).verify("word word")
+    finally:
+        bound_regex_time(None)
