@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Response, status
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from api.deps import Principal, ServiceDep
 from shared.policies import PolicyConflict, PolicyDocument, PolicyError
@@ -16,7 +16,7 @@ router = APIRouter(prefix="/v1/policies", tags=["policies"])
 class PolicyPublish(PolicyDocument):
     """A policy version to publish; ``version`` pins its number (default: the next one)."""
 
-    version: int | None = None
+    version: int | None = Field(default=None, ge=1, le=1_000_000_000)
 
 
 class PolicyName(BaseModel):

@@ -131,10 +131,26 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
         table.add_column("where")
         table.add_column("field")
         table.add_column("message")
-        for error in errors[:20]:
-            where = error.get("file", "") + (f":{error['line']}" if error.get("line") else "")
-            table.add_row(where, error.get("field") or "", error.get("message", ""))
+        shown = errors[:MAX_ERROR_ROWS]
+        for error in shown:
+            place = error.get("file", "") + (f":{error['line']}" if error.get("line") else "")
+            table.add_row(place, error.get("field") or "", error.get("message", ""))
         parts.append(table)
+        hidden = summary["errors_total"] - len(shown)
+        if hidden > 0:
+            parts.append(
+                f"... and {hidden} more input errors (the first {len(errors)} are in the "
+                "summary's JSON, every one in the run's index rows)"
+            )
+    ignored_docs = counts.get("ignored.documents_without_units", 0)
+    ignored_files = counts.get("ignored.files", 0)
+    if ignored_docs or ignored_files:
+        parts.append(
+            f"[yellow]ignored: {ignored_docs} documents without claims or candidates, "
+            f"{ignored_files} files outside the corpus layout"
+        )
+    if summary.get("error"):
+        parts.append(f"[red]run failed: {summary['error']}")
 
     index = summary.get("index", {})
     footer = f"index {index.get('manifest')}  merkle root {str(index.get('merkle_root'))[:16]}…"
@@ -142,6 +158,9 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
         footer = f"receipts and run files under {where}\n" + footer
     parts.append(footer)
     return Panel(Group(*parts), title="groundswell summary", expand=False)
+
+
+MAX_ERROR_ROWS = 20
 
 
 def print_summary(
