@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 
-from api.guards import client_address, limits_for, refuse_key_in_url
-from shared.runs.service import RunService
-from shared.runs.state import RunStore, redis_client
-from shared.settings import Settings, get_settings, hash_api_key
+from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
+from groundswell.shared.runs.service import RunService
+from groundswell.shared.runs.state import RunStore, redis_client
+from groundswell.shared.settings import Settings, get_settings, hash_api_key
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
@@ -26,7 +26,7 @@ def get_app(settings: Settings):
     """One Celery app (the producer of tasks) per settings object."""
     app = _apps.get(id(settings))
     if app is None:
-        from workers.app import make_app
+        from groundswell.workers.app import make_app
 
         app = _apps[id(settings)] = make_app(settings)
     return app
@@ -36,7 +36,7 @@ def get_service(settings: SettingsDep) -> RunService:
     """One service (Redis client, Celery producer) per settings object."""
     service = _services.get(id(settings))
     if service is None:
-        from workers.app import enqueue_with
+        from groundswell.workers.app import enqueue_with
 
         runs = RunStore(redis_client(settings.state_redis_url))
         service = RunService(settings, runs, enqueue_with(get_app(settings)))

@@ -18,7 +18,7 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from shared.settings import Settings
+from groundswell.shared.settings import Settings
 
 log = logging.getLogger("groundswell.api")
 

@@ -9,11 +9,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import REGISTRY, Counter, Histogram
 
-from api.guards import BodyLimit, security_headers
-from api.routes import health, metrics, policies, receipts, runs, schedules
-from shared import __version__
-from shared.policies import PolicyConflict, PolicyError
-from shared.settings import Settings, get_settings
+from groundswell.api.guards import BodyLimit, security_headers
+from groundswell.api.routes import health, metrics, policies, receipts, runs, schedules
+from groundswell.shared import __version__
+from groundswell.shared.policies import PolicyConflict, PolicyError
+from groundswell.shared.settings import Settings, get_settings
 
 HTTP_REQUESTS = Counter(
     "groundswell_http_requests", "HTTP requests by route template.", ["method", "route", "status"]
@@ -53,7 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
 
     if not _collector_registered:
-        from api.deps import get_app, get_service
+        from groundswell.api.deps import get_app, get_service
 
         REGISTRY.register(
             metrics.QueueCollector(lambda: get_service(settings), lambda: get_app(settings))

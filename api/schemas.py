@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from shared.runs.models import RunSpec, RunStateName
+from groundswell.shared.runs.models import RunSpec, RunStateName
 
 
 class RunCreate(RunSpec):

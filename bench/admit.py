@@ -28,10 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from shared.admit import admit  # noqa: E402
-from shared.admit.index import TextIndex  # noqa: E402
-from shared.admit.packet import parse_schema  # noqa: E402
-from shared.settings import get_settings  # noqa: E402
+from groundswell.shared.admit import admit  # noqa: E402
+from groundswell.shared.admit.index import TextIndex  # noqa: E402
+from groundswell.shared.admit.packet import parse_schema  # noqa: E402
+from groundswell.shared.settings import get_settings  # noqa: E402
 
 SCHEMA: dict[str, Any] = {
     "fields": {

@@ -23,14 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from shared.runs.inprocess import run_in_process  # noqa: E402
-from shared.runs.models import RunSpec  # noqa: E402
-from shared.runs.service import RunService  # noqa: E402
-from shared.runs.state import RunStore, redis_client  # noqa: E402
-from shared.settings import Settings, get_settings  # noqa: E402
+from groundswell.shared.runs.inprocess import run_in_process  # noqa: E402
+from groundswell.shared.runs.models import RunSpec  # noqa: E402
+from groundswell.shared.runs.service import RunService  # noqa: E402
+from groundswell.shared.runs.state import RunStore, redis_client  # noqa: E402
+from groundswell.shared.settings import Settings, get_settings  # noqa: E402
+from groundswell.workers.app import enqueue_with, make_app  # noqa: E402
+from groundswell.workers.embedded import RedisServer, WorkerProcess, service_env  # noqa: E402
 from tests.integration.corpus_gen import pick_documents, write_corpus  # noqa: E402
-from workers.app import enqueue_with, make_app  # noqa: E402
-from workers.embedded import RedisServer, WorkerProcess, service_env  # noqa: E402
 
 
 def pipeline_runs(

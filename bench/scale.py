@@ -46,12 +46,12 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import redis  # noqa: E402
 
-from shared.runs.models import RunSpec  # noqa: E402
-from shared.runs.service import RunService  # noqa: E402
-from shared.runs.state import RunStore, redis_client  # noqa: E402
-from shared.settings import Settings, hash_api_key  # noqa: E402
-from workers.app import enqueue_with, make_app  # noqa: E402
-from workers.embedded import (  # noqa: E402
+from groundswell.shared.runs.models import RunSpec  # noqa: E402
+from groundswell.shared.runs.service import RunService  # noqa: E402
+from groundswell.shared.runs.state import RunStore, redis_client  # noqa: E402
+from groundswell.shared.settings import Settings, hash_api_key  # noqa: E402
+from groundswell.workers.app import enqueue_with, make_app  # noqa: E402
+from groundswell.workers.embedded import (  # noqa: E402
     RedisServer,
     WorkerProcess,
     free_port,
@@ -312,7 +312,7 @@ def api_rss(values: dict, run_id: str, documents: int) -> tuple[int, int]:
     """Peak RSS of the API serving receipt pages across the run, and its idle RSS."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shared.cli", "api", "--port", str(port)],
+        [sys.executable, "-m", "groundswell", "api", "--port", str(port)],
         env=service_env(**values),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -71,7 +71,7 @@ FOLD = str.maketrans(
 
 
 def corpus_dir() -> Path:
-    from shared.settings import get_settings
+    from groundswell.shared.settings import get_settings
 
     return get_settings().shared_corpus
 
@@ -178,8 +178,8 @@ def worker(engine: str, size: str, out_path: str) -> None:
         def make(doc: str):
             return gtrex.Verifier(doc, gtrex.DEFAULT)
     else:
-        from shared.text.unicode import tables
-        from shared.verify import DEFAULT, Verifier
+        from groundswell.shared.text.unicode import tables
+        from groundswell.shared.verify import DEFAULT, Verifier
 
         tables()  # per-process Unicode tables, not per document
 

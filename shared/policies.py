@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shared.canonical import canonical_json, json_sha256
+from groundswell.shared.canonical import canonical_json, json_sha256
 
 if TYPE_CHECKING:
-    from shared.storage import ObjectStore
+    from groundswell.shared.storage import ObjectStore
 
 POLICY_REF = re.compile(r"^(?P<name>[a-z][a-z0-9_-]{0,63})(?:@(?P<version>[1-9][0-9]*|latest))?$")
 PREFIX = "policies/"
@@ -54,8 +54,8 @@ class PolicyVersion:
 
     @cached_property
     def verify_policy(self):
-        from shared.text.transforms import regex_engine
-        from shared.verify import VerifyPolicy
+        from groundswell.shared.text.transforms import regex_engine
+        from groundswell.shared.verify import VerifyPolicy
 
         # The stored settings carry no identity; the verification policy takes this one.
         # Registry policies run their patterns with RE2: anyone with an API key publishes
@@ -78,7 +78,7 @@ class PolicyVersion:
     @cached_property
     def admit_fingerprint(self) -> str:
         """Covers the admission policy, the spec version and the admission engine revision."""
-        from shared.admit import ENGINE_REVISION, SPEC_VERSION
+        from groundswell.shared.admit import ENGINE_REVISION, SPEC_VERSION
 
         return json_sha256({"policy": self.admit, "spec": SPEC_VERSION, "engine": ENGINE_REVISION})[
             :16
@@ -142,7 +142,7 @@ _BUILTIN_DESCRIPTIONS = {
 
 
 def builtin_policies() -> dict[str, PolicyVersion]:
-    from shared.verify import get_verify_policy
+    from groundswell.shared.verify import get_verify_policy
 
     out = {}
     for name, text in _BUILTIN_DESCRIPTIONS.items():
@@ -166,10 +166,10 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
 
 def check_parts(verify: dict[str, Any], admit: dict[str, Any] | None) -> dict[str, Any]:
     """Validate both parts with their engines; return the complete verification settings."""
-    from shared.admit import PacketError
-    from shared.admit import admit as admit_packet
-    from shared.text.transforms import regex_engine
-    from shared.verify import VerifyPolicy
+    from groundswell.shared.admit import PacketError
+    from groundswell.shared.admit import admit as admit_packet
+    from groundswell.shared.text.transforms import regex_engine
+    from groundswell.shared.verify import VerifyPolicy
 
     try:
         with regex_engine("re2"):  # what the workers will run it with

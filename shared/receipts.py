@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.canonical import canonical_text, json_sha256, sha256_hex
+from groundswell.shared.canonical import canonical_text, json_sha256, sha256_hex
 
 RECEIPT_FORMAT = 1
 KINDS = ("verify", "admit")
@@ -28,7 +28,7 @@ def receipt_key(kind: str, fingerprint: str) -> str:
 
 
 def verify_fingerprint(document_sha256: str, claims_sha256: str, policy_fingerprint: str) -> str:
-    from shared.verify import ENGINE_REVISION
+    from groundswell.shared.verify import ENGINE_REVISION
 
     return json_sha256(
         {
@@ -44,7 +44,7 @@ def verify_fingerprint(document_sha256: str, claims_sha256: str, policy_fingerpr
 def admit_fingerprint(
     document_sha256: str, candidates_sha256: str, schema_sha256: str, policy_fingerprint: str
 ) -> str:
-    from shared.admit import ENGINE_REVISION
+    from groundswell.shared.admit import ENGINE_REVISION
 
     return json_sha256(
         {

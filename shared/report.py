@@ -10,7 +10,7 @@ import html
 from collections.abc import Callable
 from typing import Any
 
-from shared.summary import OUTCOMES, TIERS, VERDICTS
+from groundswell.shared.summary import OUTCOMES, TIERS, VERDICTS
 
 CONTEXT = 90  # characters of source shown around a span
 

@@ -17,8 +17,8 @@ from typing import Any
 import redis
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from shared.policies import parse_ref
-from shared.runs.models import ReprocessOnly, RunSpec, iso, utcnow
+from groundswell.shared.policies import parse_ref
+from groundswell.shared.runs.models import ReprocessOnly, RunSpec, iso, utcnow
 
 PREFIX = "gs:schedule"
 _CRON_FIELD = re.compile(r"^[\d*/,\-]+$")

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from shared.corpus import Labels
+from groundswell.shared.corpus import Labels
 
 # The verification ladder, tightest first; rates "through a tier" accumulate in this order.
 TIERS = ("exact", "whitespace", "typography", "case", "skeleton")

@@ -17,11 +17,11 @@ import boto3
 import httpx
 import pytest
 
-from shared.runs.service import RunService
-from shared.runs.state import RunStore, redis_client
-from shared.settings import Settings, get_settings, hash_api_key
-from workers.app import enqueue_with, make_app
-from workers.embedded import (
+from groundswell.shared.runs.service import RunService
+from groundswell.shared.runs.state import RunStore, redis_client
+from groundswell.shared.settings import Settings, get_settings, hash_api_key
+from groundswell.workers.app import enqueue_with, make_app
+from groundswell.workers.embedded import (
     RedisServer,
     WorkerProcess,
     free_port,
@@ -272,7 +272,7 @@ class Pipeline:
         """``groundswell beat`` (redbeat, with its lock) as its own process group."""
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115
         proc = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli", "beat", "--loglevel", "INFO"],
+            [sys.executable, "-m", "groundswell", "beat", "--loglevel", "INFO"],
             env=service_env(**self.values),
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -324,7 +324,7 @@ def running_api(values: dict[str, object], tmp_path: Path) -> Iterator[str]:
     env = service_env(**values)
     log = open(tmp_path / f"api-{port}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shared.cli", "api", "--port", str(port)],
+        [sys.executable, "-m", "groundswell", "api", "--port", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -344,7 +344,7 @@ def running_api(values: dict[str, object], tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def api_url(service_settings: dict[str, object], tmp_path) -> Iterator[str]:
-    from shared.cli.runs import SAMPLE_CORPUS
+    from groundswell.shared.cli.runs import SAMPLE_CORPUS
 
     values = {
         **service_settings,

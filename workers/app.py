@@ -12,8 +12,8 @@ import contextlib
 
 from celery import Celery
 
-from shared.runs.service import ADMIT, FINALIZE, PLAN, SCHEDULE, VERIFY
-from shared.settings import Settings, get_settings
+from groundswell.shared.runs.service import ADMIT, FINALIZE, PLAN, SCHEDULE, VERIFY
+from groundswell.shared.settings import Settings, get_settings
 
 QUEUES = ("verify", "admit", "control")
 TASK_NAMES = {
@@ -39,7 +39,11 @@ def make_app(settings: Settings | None = None) -> Celery:
     app = Celery(
         "groundswell",
         broker=s.broker_url,
-        include=["workers.tasks", "workers.metrics_server", "workers.registry"],
+        include=[
+            "groundswell.workers.tasks",
+            "groundswell.workers.metrics_server",
+            "groundswell.workers.registry",
+        ],
     )
     if s.broker_is_amqp:
         # RabbitMQ acknowledges for real: a dead consumer's messages come back at once, so no

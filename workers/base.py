@@ -10,11 +10,11 @@ import redis.exceptions
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
-from shared import metrics
-from shared.runs.service import RunService
-from shared.runs.state import RunStore, redis_client
-from shared.settings import get_settings
-from shared.storage import StorageError
+from groundswell.shared import metrics
+from groundswell.shared.runs.service import RunService
+from groundswell.shared.runs.state import RunStore, redis_client
+from groundswell.shared.settings import get_settings
+from groundswell.shared.storage import StorageError
 
 TRANSIENT = (
     StorageError,
@@ -69,7 +69,7 @@ class GroundswellTask(Task):
         """One service per process, made after fork (Redis and S3 clients are per process)."""
         svc = _services.get(os.getpid())
         if svc is None:
-            from workers.app import enqueue_with
+            from groundswell.workers.app import enqueue_with
 
             settings = get_settings()
             svc = RunService(

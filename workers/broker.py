@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from urllib.parse import urlsplit
 
-from shared.settings import Settings
+from groundswell.shared.settings import Settings
 
 _LOCAL = {"127.0.0.1", "localhost", "::1", None, ""}
 

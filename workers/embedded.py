@@ -148,7 +148,7 @@ class WorkerProcess:
         cmd = [
             sys.executable,
             "-m",
-            "shared.cli",
+            "groundswell",
             "worker",
             "--queues",
             self.queues,

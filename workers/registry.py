@@ -20,8 +20,8 @@ _stop = threading.Event()
 
 
 def _runs():
-    from shared.runs.state import RunStore, redis_client
-    from shared.settings import get_settings
+    from groundswell.shared.runs.state import RunStore, redis_client
+    from groundswell.shared.settings import get_settings
 
     return RunStore(redis_client(get_settings().state_redis_url))
 

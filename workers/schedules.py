@@ -10,9 +10,9 @@ from celery.schedules import crontab
 from celery.schedules import schedule as interval
 from redbeat import RedBeatSchedulerEntry
 
-from shared.runs.service import SCHEDULE, RunService
-from shared.schedules import Schedule, ScheduleSpec
-from workers.app import QUEUE_OF, TASK_NAMES
+from groundswell.shared.runs.service import SCHEDULE, RunService
+from groundswell.shared.schedules import Schedule, ScheduleSpec
+from groundswell.workers.app import QUEUE_OF, TASK_NAMES
 
 
 def _entry_name(schedule_id: str) -> str:

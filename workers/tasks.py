@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-from workers.app import app
-from workers.base import BatchTask, GroundswellTask
+from groundswell.workers.app import app
+from groundswell.workers.base import BatchTask, GroundswellTask
 
 RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 BatchId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,20}(\.[01])*$", max_length=200)]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from api.deps import ServiceDep
-from api.schemas import Health
-from shared.storage import open_store
+from groundswell.api.deps import ServiceDep
+from groundswell.api.schemas import Health
+from groundswell.shared.storage import open_store
 
 router = APIRouter(tags=["health"])
 

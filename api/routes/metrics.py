@@ -38,7 +38,7 @@ class QueueCollector:
             labels=["policy", "version"],
         )
         try:
-            from workers.app import queue_depths
+            from groundswell.workers.app import queue_depths
 
             for queue, n in queue_depths(self._app()).items():
                 depth.add_metric([queue], n)

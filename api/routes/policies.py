@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Response, status
 from pydantic import BaseModel, Field
 
-from api.deps import Principal, ServiceDep
-from shared.policies import PolicyConflict, PolicyDocument, PolicyError
+from groundswell.api.deps import Principal, ServiceDep
+from groundswell.shared.policies import PolicyConflict, PolicyDocument, PolicyError
 
 router = APIRouter(prefix="/v1/policies", tags=["policies"])
 

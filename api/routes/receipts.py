@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
 
-from api.deps import Principal, ServiceDep
-from api.routes.runs import get_run
-from api.schemas import DocumentReceipts, ReceiptPage, ReceiptRow
-from shared.receipts import ReceiptError
+from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.routes.runs import get_run
+from groundswell.api.schemas import DocumentReceipts, ReceiptPage, ReceiptRow
+from groundswell.shared.receipts import ReceiptError
 
 router = APIRouter(prefix="/v1/runs/{run_id}", tags=["receipts"])
 

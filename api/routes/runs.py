@@ -8,13 +8,21 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi.responses import HTMLResponse
 
-from api.deps import Principal, ServiceDep
-from api.guards import limits_for
-from api.schemas import Pagination, RunCreate, RunLinks, RunList, RunOut, RunProgress, UnitProgress
-from shared.policies import PolicyError
-from shared.runs.finalize import unit_counts
-from shared.runs.models import RunRecord
-from shared.runs.service import RunNotFinished, RunNotFound, RunService
+from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.guards import limits_for
+from groundswell.api.schemas import (
+    Pagination,
+    RunCreate,
+    RunLinks,
+    RunList,
+    RunOut,
+    RunProgress,
+    UnitProgress,
+)
+from groundswell.shared.policies import PolicyError
+from groundswell.shared.runs.finalize import unit_counts
+from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.service import RunNotFinished, RunNotFound, RunService
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 MAX_PAGE = 1_000_000

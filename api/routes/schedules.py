@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
-from api.deps import Principal, ServiceDep
-from api.routes.runs import refuse_unallowed_corpus
-from shared.schedules import Schedule, ScheduleSpec
+from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.routes.runs import refuse_unallowed_corpus
+from groundswell.shared.schedules import Schedule, ScheduleSpec
 
 router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
 
 
 def _app(service):
-    from workers.app import make_app
+    from groundswell.workers.app import make_app
 
     return make_app(service.settings)
 
@@ -28,8 +28,8 @@ def list_schedules(service: ServiceDep, _: Principal) -> list[Schedule]:
 def add_schedule(
     body: ScheduleSpec, response: Response, service: ServiceDep, _: Principal
 ) -> Schedule:
-    from workers.schedules import ScheduleRefused
-    from workers.schedules import add_schedule as add
+    from groundswell.workers.schedules import ScheduleRefused
+    from groundswell.workers.schedules import add_schedule as add
 
     refuse_unallowed_corpus(service, body.corpus)
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
@@ -53,7 +53,7 @@ def get_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Schedul
     "/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT, operation_id="remove_schedule"
 )
 def remove_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Response:
-    from workers.schedules import remove_schedule as remove
+    from groundswell.workers.schedules import remove_schedule as remove
 
     if not remove(service, _app(service), schedule_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.admit.digest import SPEC_VERSION, digest
-from shared.admit.engine import Admitter
-from shared.admit.errors import PacketError
+from groundswell.shared.admit.digest import SPEC_VERSION, digest
+from groundswell.shared.admit.engine import Admitter
+from groundswell.shared.admit.errors import PacketError
 
 # Bumped whenever a change to this package can move a decision or a receipt byte.
 ENGINE_REVISION = "groundswell-admit/1"

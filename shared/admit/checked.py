@@ -7,14 +7,14 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from shared.admit import occurrences as occ
-from shared.admit.index import Token
-from shared.admit.items import Ctx, Fail, Item, Match, Rejected
-from shared.admit.keys import Mentions
-from shared.admit.text import digits_value, fold, mul, normalize_verbatim, pow10
+from groundswell.shared.admit import occurrences as occ
+from groundswell.shared.admit.index import Token
+from groundswell.shared.admit.items import Ctx, Fail, Item, Match, Rejected
+from groundswell.shared.admit.keys import Mentions
+from groundswell.shared.admit.text import digits_value, fold, mul, normalize_verbatim, pow10
 
 if TYPE_CHECKING:
-    from shared.admit.engine import Admitter, Decision
+    from groundswell.shared.admit.engine import Admitter, Decision
 
 MISSING_POWERS = (3, 5, 6, 7, 9, 12)
 _LETTERS = re.compile(r"[^\W\d_]+")

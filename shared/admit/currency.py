@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shared.admit.index import TextIndex
-from shared.admit.packs import Vocabulary, suffix_cases
-from shared.admit.text import fold
+from groundswell.shared.admit.index import TextIndex
+from groundswell.shared.admit.packs import Vocabulary, suffix_cases
+from groundswell.shared.admit.text import fold
 
 _WORDISH = r"[^\W_]"
 

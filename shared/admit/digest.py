@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from shared.canonical import canonical_json
+from groundswell.shared.canonical import canonical_json
 
 SPEC_VERSION = "0.11"
 _PREFIX = f"groundgate/{SPEC_VERSION}:".encode("ascii")

@@ -13,14 +13,14 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from shared.admit.checked import CheckedPath
-from shared.admit.currency import CurrencyNames, CurrencyScales, ScaleForms
-from shared.admit.digest import SPEC_VERSION, digest, text_digest
-from shared.admit.errors import PacketError
-from shared.admit.index import TextIndex, Token
-from shared.admit.items import Ctx, Item, Match, Rejected, parse_items
-from shared.admit.keys import KeyReader, Mentions
-from shared.admit.packet import (
+from groundswell.shared.admit.checked import CheckedPath
+from groundswell.shared.admit.currency import CurrencyNames, CurrencyScales, ScaleForms
+from groundswell.shared.admit.digest import SPEC_VERSION, digest, text_digest
+from groundswell.shared.admit.errors import PacketError
+from groundswell.shared.admit.index import TextIndex, Token
+from groundswell.shared.admit.items import Ctx, Item, Match, Rejected, parse_items
+from groundswell.shared.admit.keys import KeyReader, Mentions
+from groundswell.shared.admit.packet import (
     FieldSpec,
     Policy,
     Schema,
@@ -31,10 +31,10 @@ from shared.admit.packet import (
     parse_references,
     parse_schema,
 )
-from shared.admit.packs import pack_word_key
-from shared.admit.rules import TextRules, UnitTable, alternation
-from shared.admit.tables import Headings, Lines, Tables
-from shared.admit.text import canonical, normalize_verbatim, normalize_ws, parse_value
+from groundswell.shared.admit.packs import pack_word_key
+from groundswell.shared.admit.rules import TextRules, UnitTable, alternation
+from groundswell.shared.admit.tables import Headings, Lines, Tables
+from groundswell.shared.admit.text import canonical, normalize_verbatim, normalize_ws, parse_value
 
 MISSING_ORDER = ("sign", "scale", "unit", "key")
 FLAG_ORDER = (

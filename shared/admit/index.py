@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 
-from shared.admit.packs import Vocabulary, suffix_cases
-from shared.admit.text import (
+from groundswell.shared.admit.packs import Vocabulary, suffix_cases
+from groundswell.shared.admit.text import (
     decimal_places,
     digits_value,
     fold,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from shared.admit.index import TextIndex, Token
+from groundswell.shared.admit.index import TextIndex, Token
 
 SOURCES = ("document", "reference", "external", "knowledge")
 ROLES = ("value", "sign", "scale", "unit", "field", "key")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from shared.admit.index import TextIndex
-from shared.admit.text import fold
+from groundswell.shared.admit.index import TextIndex
+from groundswell.shared.admit.text import fold
 
 DASHES = "-\u2010\u2011\u2012\u2013"
 _DASH_CLASS = "[" + re.escape(DASHES) + "]"

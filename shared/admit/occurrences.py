@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 
-from shared.admit.index import TextIndex
+from groundswell.shared.admit.index import TextIndex
 
 _MAX_CACHED = 2048
 

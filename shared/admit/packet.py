@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from shared.admit.errors import PacketError
-from shared.admit.packs import (
+from groundswell.shared.admit.errors import PacketError
+from groundswell.shared.admit.packs import (
     BASE_ID,
     BUILT_IN,
     COMPARATORS,
@@ -27,7 +27,7 @@ from shared.admit.packs import (
     check_pack,
     pack_digest,
 )
-from shared.admit.text import fold, normalize_ws, to_decimal
+from groundswell.shared.admit.text import fold, normalize_ws, to_decimal
 
 TYPES = ("number", "integer", "string")
 FIELD_MEMBERS = frozenset(

@@ -16,9 +16,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from shared.admit.errors import PacketError
-from shared.admit.text import fold, normalize_ws
-from shared.canonical import canonical_json
+from groundswell.shared.admit.errors import PacketError
+from groundswell.shared.admit.text import fold, normalize_ws
+from groundswell.shared.canonical import canonical_json
 
 BASE_ID = "en"
 BASE_VERSION = "1.1.0"
@@ -284,7 +284,7 @@ def check_field_members(
     where: str, spec: dict[str, Any], allowed: frozenset[str] | None = None
 ) -> None:
     """The rules of §2.3 for the members a field (or a template) gives."""
-    from shared.admit.packet import check_field  # local: packet imports this module
+    from groundswell.shared.admit.packet import check_field  # local: packet imports this module
 
     check_field(where, spec, allowed=allowed)
 
@@ -388,7 +388,7 @@ class Pack:
 
 
 def _read_packaged(pid: str, version: str) -> dict[str, Any]:
-    path = resources.files("shared.admit").joinpath("packs", pid, f"{version}.json")
+    path = resources.files("groundswell.shared.admit").joinpath("packs", pid, f"{version}.json")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

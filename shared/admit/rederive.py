@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.admit import admit
-from shared.admit.digest import SPEC_VERSION, digest
-from shared.admit.errors import PacketError
+from groundswell.shared.admit import admit
+from groundswell.shared.admit.digest import SPEC_VERSION, digest
+from groundswell.shared.admit.errors import PacketError
 
 _SECTIONS = (
     "document",

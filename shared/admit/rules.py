@@ -10,9 +10,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from shared.admit.index import TextIndex, Token
-from shared.admit.packs import Vocabulary
-from shared.admit.text import fold
+from groundswell.shared.admit.index import TextIndex, Token
+from groundswell.shared.admit.packs import Vocabulary
+from groundswell.shared.admit.text import fold
 
 _ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _WORD = r"[^\W\d_](?:[^\W\d_]|[-'’](?=[^\W\d_]))*"

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from shared.admit.index import TextIndex, Token
-from shared.admit.text import fold
+from groundswell.shared.admit.index import TextIndex, Token
+from groundswell.shared.admit.text import fold
 
 if TYPE_CHECKING:
-    from shared.admit.engine import Admitter
-    from shared.admit.items import Ctx, Match
+    from groundswell.shared.admit.engine import Admitter
+    from groundswell.shared.admit.items import Ctx, Match
 
 _WORDISH = r"[^\W_]"
 _DASHES = ("-", "\u2013", "\u2014")

@@ -1,3 +1,3 @@
-from shared.cli import main
+from groundswell.shared.cli import main
 
 main()

@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from shared.admit import Admitter, PacketError, admit_packet
-from shared.admit.rederive import check_receipt
-from shared.cli.app import main
+from groundswell.shared.admit import Admitter, PacketError, admit_packet
+from groundswell.shared.admit.rederive import check_receipt
+from groundswell.shared.cli.app import main
 
 
 class InputError(click.ClickException):

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from shared.cli.app import main
-from shared.cli.runs import _check_corpus, _emit, _fail, _service, _settings, _wait
+from groundswell.shared.cli.app import main
+from groundswell.shared.cli.runs import _check_corpus, _emit, _fail, _service, _settings, _wait
 
 
 def _registry_service():
@@ -50,7 +50,7 @@ def policy_list(as_json: bool) -> None:
 @click.argument("ref")
 def policy_show(ref: str) -> None:
     """One version as JSON (NAME, NAME@N or NAME@latest)."""
-    from shared.policies import PolicyError
+    from groundswell.shared.policies import PolicyError
 
     service, _ = _registry_service()
     try:
@@ -63,7 +63,7 @@ def policy_show(ref: str) -> None:
 @click.argument("ref")
 def policy_explain(ref: str) -> None:
     """A version's two parts with every assumption and both fingerprints."""
-    from shared.policies import PolicyError
+    from groundswell.shared.policies import PolicyError
 
     service, _ = _registry_service()
     try:
@@ -93,7 +93,7 @@ def policy_publish(file: str, version: int | None) -> None:
 
     Schedules that follow NAME@latest start a run under the new version.
     """
-    from shared.policies import PolicyConflict, PolicyError
+    from groundswell.shared.policies import PolicyConflict, PolicyError
 
     text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     try:
@@ -132,9 +132,9 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
     """Add a schedule; print its id."""
     from pydantic import ValidationError
 
-    from shared.policies import PolicyError
-    from shared.schedules import ScheduleSpec, parse_every
-    from workers.schedules import ScheduleRefused, add_schedule
+    from groundswell.shared.policies import PolicyError
+    from groundswell.shared.schedules import ScheduleSpec, parse_every
+    from groundswell.workers.schedules import ScheduleRefused, add_schedule
 
     try:
         spec = ScheduleSpec(
@@ -176,7 +176,7 @@ def schedule_list(as_json: bool) -> None:
 @schedule.command("remove")
 @click.argument("schedule_id")
 def schedule_remove(schedule_id: str) -> None:
-    from workers.schedules import remove_schedule
+    from groundswell.workers.schedules import remove_schedule
 
     service, app = _registry_service()
     if not remove_schedule(service, app, schedule_id):
@@ -196,8 +196,8 @@ def schedule_remove(schedule_id: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def reprocess(corpus: str, policy: str, only: str, dry_run: bool, as_json: bool) -> None:
     """Re-run CORPUS under a policy version: missing work, failed units, or everything."""
-    from shared.policies import PolicyError
-    from shared.runs.models import RunSpec
+    from groundswell.shared.policies import PolicyError
+    from groundswell.shared.runs.models import RunSpec
 
     settings = _settings()
     service, app = _service(settings)
@@ -205,7 +205,7 @@ def reprocess(corpus: str, policy: str, only: str, dry_run: bool, as_json: bool)
         service.policies.resolve(policy)
     except PolicyError as exc:
         _fail(str(exc), 2)
-    from shared.cli.runs import _workers_answer
+    from groundswell.shared.cli.runs import _workers_answer
 
     if not _workers_answer(app):
         _fail(f"no workers answer on {settings.broker_url}: start `groundswell worker` first")
@@ -244,7 +244,7 @@ def _print_plan(summary: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
     """What changed from RUN_A to RUN_B: rates side by side and what moved."""
-    from shared.runs.service import RunNotFinished, RunNotFound
+    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
     try:
@@ -286,7 +286,7 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
 )
 def report(run_id: str, output: str | None, documents: int) -> None:
     """Write the HTML report of a finished run: summary, then spans highlighted in the source."""
-    from shared.runs.service import RunNotFinished, RunNotFound
+    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
     try:

@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 
-from shared.summary import OUTCOMES, TIERS, VERDICTS
+from groundswell.shared.summary import OUTCOMES, TIERS, VERDICTS
 
 
 def _pct(value: float | None) -> str:

@@ -19,13 +19,13 @@ from typing import Any
 
 import click
 
-from shared.cli.app import main
+from groundswell.shared.cli.app import main
 
 SAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "sample" / "corpus"
 
 
 def _settings():
-    from shared.settings import get_settings
+    from groundswell.shared.settings import get_settings
 
     get_settings.cache_clear()
     return get_settings()
@@ -77,8 +77,8 @@ def worker(
     port = settings.worker_metrics_port if metrics_port is None else metrics_port
     os.environ["GROUNDSWELL_WORKER_METRICS_PORT"] = str(port)
 
-    from workers.app import app
-    from workers.broker import check_broker
+    from groundswell.workers.app import app
+    from groundswell.workers.broker import check_broker
 
     # Verification tasks are long: one reserved message per process. Admission is short.
     prefetch = settings.admit_prefetch if wanted == ["admit"] else 1
@@ -112,7 +112,7 @@ def worker(
 def beat(loglevel: str) -> None:
     """Celery beat with the Redis-backed schedule (reconcile, and the run schedules)."""
     _settings()
-    from workers.app import app
+    from groundswell.workers.app import app
 
     app.start(["beat", "--loglevel", loglevel, "--pidfile="])
 
@@ -125,7 +125,9 @@ def api(host: str, port: int) -> None:
     _settings()
     import uvicorn
 
-    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="info")
+    uvicorn.run(
+        "groundswell.api.main:create_app", factory=True, host=host, port=port, log_level="info"
+    )
 
 
 @main.group("api-key")
@@ -136,7 +138,7 @@ def api_key() -> None:
 @api_key.command("new")
 def api_key_new() -> None:
     """Make a new random key; print it once, with the digest to configure."""
-    from shared.settings import hash_api_key
+    from groundswell.shared.settings import hash_api_key
 
     key = "gs_" + secrets.token_urlsafe(32)
     click.echo(f"key:    {key}")
@@ -234,7 +236,7 @@ def run_embedded(
 
     The workers' logs go to ``log_dir`` (a new temporary folder by default), which is named
     when the run does not succeed."""
-    from workers.embedded import RedisServer, WorkerProcess, service_env
+    from groundswell.workers.embedded import RedisServer, WorkerProcess, service_env
 
     settings = _settings()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="groundswell-logs-"))
@@ -270,9 +272,9 @@ def run_embedded(
 
 
 def _service(settings):
-    from shared.runs.service import RunService
-    from shared.runs.state import RunStore, redis_client
-    from workers.app import enqueue_with, make_app
+    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.runs.state import RunStore, redis_client
+    from groundswell.workers.app import enqueue_with, make_app
 
     app = make_app(settings)
     return RunService(
@@ -283,7 +285,7 @@ def _service(settings):
 def _submit_and_wait(
     settings, corpus: str, policy: str, show_progress: bool, timeout: float | None = None
 ) -> dict[str, Any]:
-    from shared.runs.models import RunSpec
+    from groundswell.shared.runs.models import RunSpec
 
     service, _ = _service(settings)
     record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
@@ -311,13 +313,13 @@ def _emit(summary: dict[str, Any], as_json: bool, where: str | None) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
-        from shared.cli.render import print_summary
+        from groundswell.shared.cli.render import print_summary
 
         print_summary(summary, where)
 
 
 def _check_corpus(corpus: str) -> str:
-    from shared.runs.models import RunSpec
+    from groundswell.shared.runs.models import RunSpec
 
     try:
         spec = RunSpec(corpus=corpus)
@@ -376,7 +378,7 @@ def run(
         _emit(summary, as_json, summary.get("output"))
         return
     if not wait:
-        from shared.runs.models import RunSpec
+        from groundswell.shared.runs.models import RunSpec
 
         record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
         click.echo(record.id)

@@ -19,11 +19,22 @@ from typing import Any
 
 import click
 
-from shared.cli.app import main
-from shared.text.transforms import TransformError, bound_regex_time
-from shared.verify import BUILTIN_VERIFY_POLICIES, Verifier, VerifyPolicy, get_verify_policy
-from shared.verify.policy import PolicyError
-from shared.verify.report import LadderProfile, explain, manifest, sensitivity, spread_points
+from groundswell.shared.cli.app import main
+from groundswell.shared.text.transforms import TransformError, bound_regex_time
+from groundswell.shared.verify import (
+    BUILTIN_VERIFY_POLICIES,
+    Verifier,
+    VerifyPolicy,
+    get_verify_policy,
+)
+from groundswell.shared.verify.policy import PolicyError
+from groundswell.shared.verify.report import (
+    LadderProfile,
+    explain,
+    manifest,
+    sensitivity,
+    spread_points,
+)
 
 RESULT_KEY = "groundswell"
 _SURROGATE = re.compile("[\ud800-\udfff]")

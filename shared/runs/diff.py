@@ -12,9 +12,9 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from shared.runs.index import row_key
-from shared.storage import ObjectStore
-from shared.summary import OUTCOMES, TIERS
+from groundswell.shared.runs.index import row_key
+from groundswell.shared.storage import ObjectStore
+from groundswell.shared.summary import OUTCOMES, TIERS
 
 DIFF_PIECE_ITEMS = 4096
 

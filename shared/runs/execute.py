@@ -18,18 +18,18 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from shared import metrics
-from shared.corpus import InputError, candidates_key, claims_key
-from shared.policies import PolicyRegistry, PolicyVersion
-from shared.runs.index import IndexMissing, RunIndex
-from shared.runs.models import RunRecord
-from shared.runs.segments import Segment, read_segment, sum_counters, write_segment
-from shared.runs.state import BatchSpec, RunStore
-from shared.runs.units import VERIFY, UnitResult, UnitRunner
-from shared.storage import ObjectStore
+from groundswell.shared import metrics
+from groundswell.shared.corpus import InputError, candidates_key, claims_key
+from groundswell.shared.policies import PolicyRegistry, PolicyVersion
+from groundswell.shared.runs.index import IndexMissing, RunIndex
+from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.segments import Segment, read_segment, sum_counters, write_segment
+from groundswell.shared.runs.state import BatchSpec, RunStore
+from groundswell.shared.runs.units import VERIFY, UnitResult, UnitRunner
+from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
-    from shared.runs.service import RunService
+    from groundswell.shared.runs.service import RunService
 
 LOST = "the worker was lost (killed, out of memory) or the task hit its hard time limit"
 
@@ -173,7 +173,7 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
 
 
 def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -> str:
-    from shared.runs.service import FINALIZE, PLAN
+    from groundswell.shared.runs.service import FINALIZE, PLAN
 
     run_id = ctx.record.id
     recorded = service.runs.record(

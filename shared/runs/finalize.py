@@ -29,17 +29,17 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from shared.runs.index import IndexWriter, Key, row_key, row_line
-from shared.runs.layout import (
+from groundswell.shared.runs.index import IndexWriter, Key, row_key, row_line
+from groundswell.shared.runs.layout import (
     finalize_prefix,
     finalize_state_key,
     segment_key,
     segment_prefix,
     sorted_run_key,
 )
-from shared.runs.segments import Segment, covering_segments, sum_counters
-from shared.storage import ObjectStore, drop_snapshot
-from shared.summary import rates
+from groundswell.shared.runs.segments import Segment, covering_segments, sum_counters
+from groundswell.shared.storage import ObjectStore, drop_snapshot
+from groundswell.shared.summary import rates
 
 SORT_ROWS = 32_768
 CHUNK_ROWS = 2048

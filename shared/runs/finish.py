@@ -11,9 +11,15 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from shared import metrics
-from shared.runs.finalize import IndexBuild, build_summary, delete_prefixes, dumps, final_state
-from shared.runs.layout import (
+from groundswell.shared import metrics
+from groundswell.shared.runs.finalize import (
+    IndexBuild,
+    build_summary,
+    delete_prefixes,
+    dumps,
+    final_state,
+)
+from groundswell.shared.runs.layout import (
     active_key,
     catalog_key,
     finalize_prefix,
@@ -22,11 +28,11 @@ from shared.runs.layout import (
     segment_prefix,
     summary_key,
 )
-from shared.runs.models import RunRecord, iso, utcnow
-from shared.storage import ObjectStore
+from groundswell.shared.runs.models import RunRecord, iso, utcnow
+from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
-    from shared.runs.service import RunService
+    from groundswell.shared.runs.service import RunService
 
 log = logging.getLogger("groundswell.runs")
 
@@ -73,7 +79,7 @@ def cleanup(store: ObjectStore, run_id: str) -> None:
 
 def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
     """One finalize step; the summary once the run is finished. Idempotent."""
-    from shared.runs.service import FINALIZE
+    from groundswell.shared.runs.service import FINALIZE
 
     runs, settings = service.runs, service.settings
     record = runs.get(run_id)
@@ -130,7 +136,7 @@ def fail_run(
     has nothing to do): state ``failed``, the cause in its record and in a summary."""
     import hashlib
 
-    from shared.runs.index import INDEX_FORMAT
+    from groundswell.shared.runs.index import INDEX_FORMAT
 
     output = service.store(record.output)
     manifest = {

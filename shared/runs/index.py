@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shared.canonical import canonical_json
-from shared.runs.layout import highlights_key, manifest_key, piece_key
-from shared.storage import ObjectStore
-from shared.summary import MerkleStream
+from groundswell.shared.canonical import canonical_json
+from groundswell.shared.runs.layout import highlights_key, manifest_key, piece_key
+from groundswell.shared.storage import ObjectStore
+from groundswell.shared.summary import MerkleStream
 
 INDEX_FORMAT = 2
 PIECE_ROWS = 4096

@@ -13,15 +13,15 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from shared.policies import PolicyRegistry
-from shared.runs.finalize import IndexBuild, build_summary, delete_prefixes
-from shared.runs.layout import batch_id, run_prefix
-from shared.runs.plan import CorpusPlanner, batches
-from shared.runs.segments import Segment, sum_counters, write_segment
-from shared.runs.service import engines
-from shared.runs.units import VERIFY, UnitRunner
-from shared.settings import Settings
-from shared.storage import open_store
+from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.runs.finalize import IndexBuild, build_summary, delete_prefixes
+from groundswell.shared.runs.layout import batch_id, run_prefix
+from groundswell.shared.runs.plan import CorpusPlanner, batches
+from groundswell.shared.runs.segments import Segment, sum_counters, write_segment
+from groundswell.shared.runs.service import engines
+from groundswell.shared.runs.units import VERIFY, UnitRunner
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage import open_store
 
 
 def run_in_process(

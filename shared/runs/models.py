@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from shared.policies import parse_ref
+from groundswell.shared.policies import parse_ref
 
 ReprocessOnly = Literal["missing", "failed", "all"]
 RunStateName = Literal[

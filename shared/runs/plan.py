@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from shared.corpus import CANDIDATES, CLAIMS, DOCUMENTS, SUFFIX, InputError, doc_id_of
-from shared.runs.layout import batch_id, plan_key
-from shared.runs.models import iso, utcnow
-from shared.runs.state import BatchSpec
-from shared.runs.units import ADMIT, VERIFY, unit_key
-from shared.storage import ObjectInfo, ObjectStore, StorageRefused, drop_snapshot
+from groundswell.shared.corpus import CANDIDATES, CLAIMS, DOCUMENTS, SUFFIX, InputError, doc_id_of
+from groundswell.shared.runs.layout import batch_id, plan_key
+from groundswell.shared.runs.models import iso, utcnow
+from groundswell.shared.runs.state import BatchSpec
+from groundswell.shared.runs.units import ADMIT, VERIFY, unit_key
+from groundswell.shared.storage import ObjectInfo, ObjectStore, StorageRefused, drop_snapshot
 
 if TYPE_CHECKING:
-    from shared.runs.service import RunService
+    from groundswell.shared.runs.service import RunService
 
 STREAMS = (DOCUMENTS, CLAIMS, CANDIDATES)
 
@@ -275,9 +275,9 @@ def nothing_to_do(record: Any, counters: dict[str, int]) -> tuple[str, list[dict
 def schema_problem(corpus: ObjectStore, settings: Any) -> InputError | None:
     """What is wrong with the corpus's schema.json, if it has one (checked once, before any
     unit, so that a bad schema fails the run rather than every admission unit)."""
-    from shared.admit.errors import PacketError
-    from shared.admit.packet import parse_schema as admission_schema
-    from shared.corpus import SCHEMA_KEY, InputFileError, parse_schema
+    from groundswell.shared.admit.errors import PacketError
+    from groundswell.shared.admit.packet import parse_schema as admission_schema
+    from groundswell.shared.corpus import SCHEMA_KEY, InputFileError, parse_schema
 
     try:
         data = corpus.get(SCHEMA_KEY, max_bytes=settings.max_document_bytes)
@@ -355,8 +355,8 @@ def plan_run(service: RunService, run_id: str) -> bool:
     task again. What is outstanding is the run's own ``pending`` count, so this works
     with any broker.
     """
-    from shared.runs.finish import fail_run
-    from shared.runs.service import FINALIZE, PLAN
+    from groundswell.shared.runs.finish import fail_run
+    from groundswell.shared.runs.service import FINALIZE, PLAN
 
     settings, runs = service.settings, service.runs
     record = runs.get(run_id)

@@ -11,17 +11,17 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from shared.receipts import ReceiptError, open_receipt
-from shared.runs.diff import build_diff, diff_page, moved_items
-from shared.runs.index import IndexMissing, RunIndex
-from shared.runs.layout import diff_prefix
-from shared.runs.models import RunRecord
-from shared.runs.segments import Segment, covering_segments
-from shared.runs.units import ADMIT, VERIFY
-from shared.storage import ObjectStore
+from groundswell.shared.receipts import ReceiptError, open_receipt
+from groundswell.shared.runs.diff import build_diff, diff_page, moved_items
+from groundswell.shared.runs.index import IndexMissing, RunIndex
+from groundswell.shared.runs.layout import diff_prefix
+from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.segments import Segment, covering_segments
+from groundswell.shared.runs.units import ADMIT, VERIFY
+from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
-    from shared.runs.service import RunService
+    from groundswell.shared.runs.service import RunService
 
 
 def _index(service: RunService, record: RunRecord) -> RunIndex | None:
@@ -69,7 +69,7 @@ def _live_page(
 def _group_rows(
     store: ObjectStore, run_id: str, start_after: str | None
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    from shared.runs.layout import segment_key
+    from groundswell.shared.runs.layout import segment_key
 
     for group in covering_segments(store, run_id, start_after=start_after):
         rows: list[dict[str, Any]] = []
@@ -92,7 +92,7 @@ def document_receipts(service: RunService, record: RunRecord, doc_id: str) -> di
             units[row["kind"]] = row
     elif not record.terminal:
         # Still running: where each receipt is (or will be) follows from the inputs alone.
-        from shared.runs.execute import context
+        from groundswell.shared.runs.execute import context
 
         runner = context(service, record).runner
         for kind in (VERIFY, ADMIT):
@@ -114,7 +114,7 @@ def diff(
     service: RunService, record_a: RunRecord, record_b: RunRecord, offset: int, limit: int
 ) -> dict[str, Any]:
     """Run B against run A: rates, totals and a page of what moved (built once, then paged)."""
-    from shared.runs.service import RunNotFinished
+    from groundswell.shared.runs.service import RunNotFinished
 
     store_a = service.store(record_a.output)
     prefix = diff_prefix(record_a.id, record_b.id)
@@ -147,9 +147,9 @@ def diff(
 
 def report(service: RunService, record: RunRecord, max_documents: int) -> str:
     """The HTML report: the summary, then the documents that need a person first."""
-    from shared.corpus import document_key, labels_key
-    from shared.report import render_report
-    from shared.runs.service import RunNotFinished
+    from groundswell.shared.corpus import document_key, labels_key
+    from groundswell.shared.report import render_report
+    from groundswell.shared.runs.service import RunNotFinished
 
     summary = service.summary(record.id)
     index = _index(service, record)

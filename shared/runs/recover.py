@@ -19,30 +19,30 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from shared.runs.execute import halves
-from shared.runs.finalize import unit_counts
-from shared.runs.layout import (
+from groundswell.shared.runs.execute import halves
+from groundswell.shared.runs.finalize import unit_counts
+from groundswell.shared.runs.layout import (
     CATALOG_ACTIVE,
     CATALOG_RUNS,
     plan_prefix,
     run_id_of_catalog_key,
     run_json,
 )
-from shared.runs.models import RunRecord, timestamp
-from shared.runs.plan import PlanStep
-from shared.runs.segments import Segment, covering_segments, read_segment, sum_counters
-from shared.runs.state import BatchSpec
-from shared.storage import ObjectStore
+from groundswell.shared.runs.models import RunRecord, timestamp
+from groundswell.shared.runs.plan import PlanStep
+from groundswell.shared.runs.segments import Segment, covering_segments, read_segment, sum_counters
+from groundswell.shared.runs.state import BatchSpec
+from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
-    from shared.runs.service import RunService
+    from groundswell.shared.runs.service import RunService
 
 log = logging.getLogger("groundswell.runs")
 
 
 def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
     """Send again what is really lost; rebuild what Redis forgot."""
-    from shared.runs.service import FINALIZE, PLAN
+    from groundswell.shared.runs.service import FINALIZE, PLAN
 
     now = now or time.time()
     runs, settings = service.runs, service.settings
@@ -57,7 +57,7 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
         for spec in lost:
             service.enqueue(spec.kind, [run_id, spec.batch])
         if lost:
-            from shared import metrics
+            from groundswell.shared import metrics
 
             for spec in lost:
                 metrics.BATCHES_RESENT.labels(spec.kind).inc()
@@ -140,8 +140,8 @@ def rebuild_catalog(service: RunService, output: ObjectStore) -> None:
 
 def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRecord | None:
     """Restore an unfinished run's Redis state from its files."""
-    from shared.runs.finish import cleanup, read_summary, write_record
-    from shared.runs.service import FINALIZE
+    from groundswell.shared.runs.finish import cleanup, read_summary, write_record
+    from groundswell.shared.runs.service import FINALIZE
 
     runs = service.runs
     try:

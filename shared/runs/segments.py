@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.runs.layout import batch_of, segment_key, segment_prefix
-from shared.storage import ObjectStore
+from groundswell.shared.runs.layout import batch_of, segment_key, segment_prefix
+from groundswell.shared.storage import ObjectStore
 
 SEGMENT_FORMAT = 1
 

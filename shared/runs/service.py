@@ -16,13 +16,13 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from shared import __version__, metrics
-from shared.policies import PolicyRegistry, PolicyVersion
-from shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
-from shared.runs.state import Progress, RunStore
-from shared.schedules import ScheduleStore
-from shared.settings import Settings
-from shared.storage import ObjectStore, open_store
+from groundswell.shared import __version__, metrics
+from groundswell.shared.policies import PolicyRegistry, PolicyVersion
+from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
+from groundswell.shared.runs.state import Progress, RunStore
+from groundswell.shared.schedules import ScheduleStore
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage import ObjectStore, open_store
 
 log = logging.getLogger("groundswell.runs")
 
@@ -41,9 +41,9 @@ class RunNotFinished(RuntimeError):
 
 
 def engines() -> dict[str, Any]:
-    from shared.admit import ENGINE_REVISION as ADMIT_REVISION
-    from shared.admit import SPEC_VERSION
-    from shared.verify import ENGINE_REVISION as VERIFY_REVISION
+    from groundswell.shared.admit import ENGINE_REVISION as ADMIT_REVISION
+    from groundswell.shared.admit import SPEC_VERSION
+    from groundswell.shared.verify import ENGINE_REVISION as VERIFY_REVISION
 
     return {
         "groundswell": __version__,
@@ -100,8 +100,8 @@ class RunService:
         self, spec: RunSpec, idempotency_key: str | None = None, schedule: str | None = None
     ) -> tuple[RunRecord, bool]:
         """Record a run and enqueue its planning. Returns (run, created)."""
-        from shared.runs.finish import write_record
-        from shared.runs.recover import sync_catalog
+        from groundswell.shared.runs.finish import write_record
+        from groundswell.shared.runs.recover import sync_catalog
 
         sync_catalog(self)
         policy = self.policies.resolve(spec.policy)
@@ -133,7 +133,7 @@ class RunService:
         record = self.runs.get(run_id)
         if record is not None:
             return record
-        from shared.runs.layout import run_json
+        from groundswell.shared.runs.layout import run_json
 
         try:
             data = self.store(self.settings.storage_url).get(run_json(run_id))
@@ -149,7 +149,7 @@ class RunService:
 
     def list_runs(self, offset: int = 0, limit: int = 50) -> tuple[list[RunRecord], int]:
         """Newest first (the list is rebuilt from storage after a loss of Redis)."""
-        from shared.runs.recover import sync_catalog
+        from groundswell.shared.runs.recover import sync_catalog
 
         sync_catalog(self)
         ids, total = self.runs.list(offset, limit)
@@ -157,7 +157,7 @@ class RunService:
         return records, total
 
     def cancel(self, run_id: str) -> RunRecord:
-        from shared.runs.finish import write_record
+        from groundswell.shared.runs.finish import write_record
 
         record = self.get(run_id)
         if record.terminal:
@@ -190,7 +190,7 @@ class RunService:
         return Progress(0, 0, 0, False, {})
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
-        from shared.runs.finish import read_summary
+        from groundswell.shared.runs.finish import read_summary
 
         record = self.get(run_id)
         return read_summary(self.store(record.output), run_id)
@@ -198,12 +198,12 @@ class RunService:
     # -- the work ---------------------------------------------------------------------
 
     def plan(self, run_id: str) -> bool:
-        from shared.runs.plan import plan_run
+        from groundswell.shared.runs.plan import plan_run
 
         return plan_run(self, run_id)
 
     def execute(self, run_id: str, batch: str, token: str) -> str:
-        from shared.runs.execute import run_batch
+        from groundswell.shared.runs.execute import run_batch
 
         return run_batch(self, run_id, batch, token)
 
@@ -214,12 +214,12 @@ class RunService:
         self.runs.release(run_id, batch, token, lease_until=until, why=why, uncount=retry)
 
     def finalize(self, run_id: str) -> dict[str, Any] | None:
-        from shared.runs.finish import finalize_run
+        from groundswell.shared.runs.finish import finalize_run
 
         return finalize_run(self, run_id)
 
     def reconcile(self, now: float | None = None) -> dict[str, int]:
-        from shared.runs.recover import reconcile
+        from groundswell.shared.runs.recover import reconcile
 
         return reconcile(self, now)
 
@@ -228,22 +228,22 @@ class RunService:
     def receipts_page(
         self, run_id: str, cursor: dict[str, Any] | None, limit: int
     ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        from shared.runs.read import receipts_page
+        from groundswell.shared.runs.read import receipts_page
 
         return receipts_page(self, self.get(run_id), cursor, limit)
 
     def document_receipts(self, run_id: str, doc_id: str) -> dict[str, Any]:
-        from shared.runs.read import document_receipts
+        from groundswell.shared.runs.read import document_receipts
 
         return document_receipts(self, self.get(run_id), doc_id)
 
     def diff(self, run_a: str, run_b: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
-        from shared.runs.read import diff
+        from groundswell.shared.runs.read import diff
 
         return diff(self, self.get(run_a), self.get(run_b), offset, limit)
 
     def report(self, run_id: str, max_documents: int = 50) -> str:
-        from shared.runs.read import report
+        from groundswell.shared.runs.read import report
 
         return report(self, self.get(run_id), max_documents)
 

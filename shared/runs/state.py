@@ -29,7 +29,7 @@ from typing import Any
 
 import redis
 
-from shared.runs.models import RunRecord, timestamp
+from groundswell.shared.runs.models import RunRecord, timestamp
 
 PREFIX = "gs"
 FINISHED_TTL_SECONDS = 7 * 24 * 3600

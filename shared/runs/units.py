@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.corpus import (
+from groundswell.shared.corpus import (
     SCHEMA_KEY,
     InputError,
     InputFileError,
@@ -26,8 +26,8 @@ from shared.corpus import (
     parse_labels,
     parse_schema,
 )
-from shared.policies import PolicyVersion
-from shared.receipts import (
+from groundswell.shared.policies import PolicyVersion
+from groundswell.shared.receipts import (
     ReceiptError,
     admit_fingerprint,
     content_sha256,
@@ -36,8 +36,8 @@ from shared.receipts import (
     seal,
     verify_fingerprint,
 )
-from shared.storage import ObjectStore, StorageRefused
-from shared.summary import admit_unit_counts, verify_unit_counts
+from groundswell.shared.storage import ObjectStore, StorageRefused
+from groundswell.shared.summary import admit_unit_counts, verify_unit_counts
 
 VERIFY = "verify"
 ADMIT = "admit"
@@ -168,8 +168,8 @@ class UnitRunner:
 
         Re-raises the same PacketError for each unit when either is invalid."""
         if self._admit_parts is None:
-            from shared.admit.errors import PacketError
-            from shared.admit.packet import parse_policy, parse_schema
+            from groundswell.shared.admit.errors import PacketError
+            from groundswell.shared.admit.packet import parse_policy, parse_schema
 
             try:
                 self._admit_parts = (parse_schema(schema), parse_policy(self.policy.admit))
@@ -343,7 +343,7 @@ class UnitRunner:
     def _verify_receipt(
         self, fp: str, doc_id: str, doc_data: bytes, claims_data: bytes, inputs: dict[str, str]
     ) -> dict[str, Any]:
-        from shared.verify import ENGINE_REVISION, Verifier
+        from groundswell.shared.verify import ENGINE_REVISION, Verifier
 
         body: dict[str, Any] = {
             "kind": VERIFY,
@@ -429,7 +429,7 @@ class UnitRunner:
         schema: dict[str, Any],
         inputs: dict[str, str],
     ) -> dict[str, Any]:
-        from shared.admit import ENGINE_REVISION, SPEC_VERSION, PacketError, admit
+        from groundswell.shared.admit import ENGINE_REVISION, SPEC_VERSION, PacketError, admit
 
         body: dict[str, Any] = {
             "kind": ADMIT,

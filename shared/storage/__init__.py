@@ -4,7 +4,7 @@ A store is rooted at a URL (``/path/to/folder``, ``file:///path`` or ``s3://buck
 keys are relative to that root and use ``/``.
 """
 
-from shared.storage.base import (
+from groundswell.shared.storage.base import (
     ObjectInfo,
     ObjectStore,
     StorageError,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from shared.settings import Settings
+    from groundswell.shared.settings import Settings
 
 
 class StorageError(RuntimeError):
@@ -85,14 +85,14 @@ def join_url(url: str, *parts: str) -> str:
 def open_store(url: str, settings: Settings | None = None) -> ObjectStore:
     """The store rooted at ``url``: ``s3://bucket[/prefix]`` or a local folder."""
     if url.startswith("s3://"):
-        from shared.settings import get_settings
-        from shared.storage.s3 import S3Store
+        from groundswell.shared.settings import get_settings
+        from groundswell.shared.storage.s3 import S3Store
 
         return S3Store(url, settings or get_settings())
     if url.startswith("file://"):
         url = url[len("file://") :]
     if "://" in url:
         raise StorageError(f"unsupported storage URL {url!r}: use a folder or s3://bucket/prefix")
-    from shared.storage.local import LocalStore
+    from groundswell.shared.storage.local import LocalStore
 
     return LocalStore(Path(url))

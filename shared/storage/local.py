@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from shared.storage.base import ObjectInfo, StorageError, StorageRefused
+from groundswell.shared.storage.base import ObjectInfo, StorageError, StorageRefused
 
 # Names sorted in memory at once while a snapshot is built (the rest goes through temp files).
 SNAPSHOT_SORT_CHUNK = 50_000

@@ -23,10 +23,10 @@ from botocore.exceptions import (
 )
 from urllib3.exceptions import ProtocolError
 
-from shared.storage.base import ObjectInfo, StorageError, StorageRefused
+from groundswell.shared.storage.base import ObjectInfo, StorageError, StorageRefused
 
 if TYPE_CHECKING:
-    from shared.settings import Settings
+    from groundswell.shared.settings import Settings
 
 _NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
 # Errors a retry cannot fix: the run or the input that needs the object fails, saying why.

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from shared.text.offsets import IdentityMap
-from shared.text.projections import Projection
-from shared.text.unicode import is_unsegmented
+from groundswell.shared.text.offsets import IdentityMap
+from groundswell.shared.text.projections import Projection
+from groundswell.shared.text.unicode import is_unsegmented
 
 JOINERS = frozenset("-\u2010\u2011\u2012/_")
 SIGNS = frozenset("+-\u2212\u2013\u2014\u2012\uff0d\ufe63")

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.text.transforms import (
+from groundswell.shared.text.transforms import (
     CASE_STEPS,
     SKELETON_STEPS,
     TYPOGRAPHY_STEPS,

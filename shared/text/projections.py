@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from shared.text.offsets import IdentityMap, OffsetMap
-from shared.text.transforms import Transform
+from groundswell.shared.text.offsets import IdentityMap, OffsetMap
+from groundswell.shared.text.transforms import Transform
 
 
 @dataclass(frozen=True)

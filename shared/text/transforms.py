@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from shared.text.offsets import OffsetMap, SubsetMap, build_edit_map
-from shared.text.unicode import FRACTION_SLASH, tables
+from groundswell.shared.text.offsets import OffsetMap, SubsetMap, build_edit_map
+from groundswell.shared.text.unicode import FRACTION_SLASH, tables
 
 Edits = list[tuple[int, int, int]]
 

@@ -1,8 +1,8 @@
 """Verification: is a quotation in its source, at which tier, and where (original offsets)."""
 
-from shared.verify.certificate import VERDICTS, Certificate
-from shared.verify.engine import Verifier
-from shared.verify.policy import (
+from groundswell.shared.verify.certificate import VERDICTS, Certificate
+from groundswell.shared.verify.engine import Verifier
+from groundswell.shared.verify.policy import (
     BUILTIN_VERIFY_POLICIES,
     DEFAULT,
     ENGINE_REVISION,
@@ -12,7 +12,13 @@ from shared.verify.policy import (
     VerifyPolicy,
     get_verify_policy,
 )
-from shared.verify.report import LadderProfile, explain, manifest, sensitivity, spread_points
+from groundswell.shared.verify.report import (
+    LadderProfile,
+    explain,
+    manifest,
+    sensitivity,
+    spread_points,
+)
 
 __all__ = [
     "BUILTIN_VERIFY_POLICIES",

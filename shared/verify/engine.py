@@ -24,15 +24,20 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from shared.text.boundaries import Boundaries
-from shared.text.index import KGramIndex
-from shared.text.ladder import standard_chain
-from shared.text.offsets import SubsetMap
-from shared.text.projections import Projection, Projections
-from shared.text.transforms import NFKC, CollapseWhitespace, UnescapeEntities, regex_engine
-from shared.text.unicode import tables
-from shared.verify.certificate import Certificate
-from shared.verify.policy import DEFAULT, VerifyPolicy
+from groundswell.shared.text.boundaries import Boundaries
+from groundswell.shared.text.index import KGramIndex
+from groundswell.shared.text.ladder import standard_chain
+from groundswell.shared.text.offsets import SubsetMap
+from groundswell.shared.text.projections import Projection, Projections
+from groundswell.shared.text.transforms import (
+    NFKC,
+    CollapseWhitespace,
+    UnescapeEntities,
+    regex_engine,
+)
+from groundswell.shared.text.unicode import tables
+from groundswell.shared.verify.certificate import Certificate
+from groundswell.shared.verify.policy import DEFAULT, VerifyPolicy
 
 ELLIPSIS = re.compile(r"\.{2,}|\u2026")
 CONTENT = re.compile(r"[^\W_]")

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from shared.text.ladder import BUILTIN_LADDERS, Ladder, LadderError, standard_chain
-from shared.text.transforms import (
+from groundswell.shared.text.ladder import BUILTIN_LADDERS, Ladder, LadderError, standard_chain
+from groundswell.shared.text.transforms import (
     TransformError,
     compile_marker,
     current_regex_engine,

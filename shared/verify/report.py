@@ -8,12 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from shared import __version__
-from shared.text.projections import Projections
-from shared.text.unicode import UNICODE_VERSION
-from shared.verify.certificate import Certificate
-from shared.verify.engine import Verifier
-from shared.verify.policy import ENGINE_REVISION, VerifyPolicy
+from groundswell.shared import __version__
+from groundswell.shared.text.projections import Projections
+from groundswell.shared.text.unicode import UNICODE_VERSION
+from groundswell.shared.verify.certificate import Certificate
+from groundswell.shared.verify.engine import Verifier
+from groundswell.shared.verify.policy import ENGINE_REVISION, VerifyPolicy
 
 MANIFEST_SCHEMA = "groundswell/verify-manifest/1"
 

@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
-from shared.cli.runs import SAMPLE_CORPUS
-from shared.settings import hash_api_key
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.settings import hash_api_key
 from tests.conftest import API_KEY, running_api
 
 pytestmark = pytest.mark.integration

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
 
 pytestmark = pytest.mark.integration
 

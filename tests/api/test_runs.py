@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
 
 pytestmark = pytest.mark.integration
 

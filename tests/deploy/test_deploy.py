@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from shared.settings import Settings
+from groundswell.shared.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
@@ -269,7 +269,7 @@ def test_services_run_groundswell_commands_or_known_images(services: dict) -> No
 
 def test_cli_has_the_commands_compose_runs(services: dict) -> None:
     """The commands and options of compose exist in `groundswell` (shared.cli.main)."""
-    from shared.cli import main
+    from groundswell.shared.cli import main
 
     for name, service in groundswell_services(services).items():
         command = command_of(service)
@@ -568,13 +568,13 @@ def test_metrics_in_code_are_the_documented_ones() -> None:
     """The metrics that shared.metrics (workers) and api.main define: names, types, labels."""
     from prometheus_client.metrics import MetricWrapperBase
 
-    import api.main
-    import shared.metrics
+    import groundswell.api.main
+    import groundswell.shared.metrics
 
     documented = COUNTERS | HISTOGRAMS | GAUGES
     kinds = {"counter": COUNTERS, "histogram": HISTOGRAMS, "gauge": GAUGES}
     found = {}
-    for module in (shared.metrics, api.main):
+    for module in (groundswell.shared.metrics, groundswell.api.main):
         for value in vars(module).values():
             if isinstance(value, MetricWrapperBase):
                 (family,) = value.describe()

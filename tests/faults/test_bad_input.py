@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from shared.runs.models import RunSpec
+from groundswell.shared.runs.models import RunSpec
 from tests.conftest import Pipeline, s3_client
 
 pytestmark = pytest.mark.integration

@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from shared.runs.inprocess import run_in_process
-from shared.runs.models import RunSpec
-from shared.settings import Settings
+from groundswell.shared.runs.inprocess import run_in_process
+from groundswell.shared.runs.models import RunSpec
+from groundswell.shared.settings import Settings
+from groundswell.workers.embedded import RedisServer
 from tests.conftest import S3_CREDENTIALS, Pipeline, s3_client
 from tests.faults.proxy import FaultProxy
 from tests.integration.corpus_gen import pick_documents, upload, write_corpus
-from workers.embedded import RedisServer
 
 pytestmark = pytest.mark.integration
 

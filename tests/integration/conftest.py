@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from shared.runs.inprocess import run_in_process
-from shared.settings import Settings
+from groundswell.shared.runs.inprocess import run_in_process
+from groundswell.shared.settings import Settings
+from groundswell.workers.app import purge_queues
 from tests.conftest import S3_CREDENTIALS, Pipeline, s3_client
 from tests.integration.corpus_gen import pick_documents, upload, write_corpus
-from workers.app import purge_queues
 
 PIPELINE_DOCUMENTS = 210
 

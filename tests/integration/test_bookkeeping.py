@@ -12,8 +12,8 @@ import time
 import pytest
 import redis
 
-from shared.cli.runs import SAMPLE_CORPUS
-from shared.runs.models import RunSpec
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.runs.models import RunSpec
 from tests.conftest import Pipeline
 
 pytestmark = pytest.mark.integration

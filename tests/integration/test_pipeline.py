@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from shared.runs.index import RunIndex, verify_index
-from shared.runs.models import RunSpec
-from shared.storage import open_store
+from groundswell.shared.runs.index import RunIndex, verify_index
+from groundswell.shared.runs.models import RunSpec
+from groundswell.shared.storage import open_store
 from tests.conftest import s3_client
 from tests.integration.conftest import ALL_LANES, PIPELINE_DOCUMENTS, STORE_LANES
 from tests.integration.corpus_gen import upload, write_corpus

@@ -8,15 +8,15 @@ import time
 
 import pytest
 
-from shared.policies import PolicyRegistry
-from shared.runs.models import RunSpec
-from shared.schedules import ScheduleSpec
-from shared.storage import open_store
-from shared.verify import Verifier
+from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.runs.models import RunSpec
+from groundswell.shared.schedules import ScheduleSpec
+from groundswell.shared.storage import open_store
+from groundswell.shared.verify import Verifier
+from groundswell.workers.schedules import add_schedule, remove_schedule
 from tests.conftest import s3_client, wait_until
 from tests.integration.conftest import ALL_LANES
 from tests.integration.corpus_gen import pick_documents, upload, write_corpus
-from workers.schedules import add_schedule, remove_schedule
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.admit.digest import digest, text_digest
-from shared.canonical import CanonicalError, canonical_json, canonical_text
+from groundswell.shared.admit.digest import digest, text_digest
+from groundswell.shared.canonical import CanonicalError, canonical_json, canonical_text
 
 json_scalars = (
     st.none()

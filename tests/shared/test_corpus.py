@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.corpus import (
+from groundswell.shared.corpus import (
     InputFileError,
     decode_document,
     doc_id_of,

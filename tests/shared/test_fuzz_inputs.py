@@ -8,10 +8,16 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.admit import PacketError, admit
-from shared.canonical import canonical_json
-from shared.corpus import InputError, InputFileError, parse_candidates, parse_claims, parse_schema
-from shared.receipts import seal
+from groundswell.shared.admit import PacketError, admit
+from groundswell.shared.canonical import canonical_json
+from groundswell.shared.corpus import (
+    InputError,
+    InputFileError,
+    parse_candidates,
+    parse_claims,
+    parse_schema,
+)
+from groundswell.shared.receipts import seal
 
 FUZZ = settings(
     max_examples=400,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.policies import PolicyConflict, PolicyError, PolicyRegistry, parse_ref
-from shared.storage import open_store
+from groundswell.shared.policies import PolicyConflict, PolicyError, PolicyRegistry, parse_ref
+from groundswell.shared.storage import open_store
 
 
 @pytest.fixture
@@ -84,8 +84,8 @@ def test_refs():
 def test_registry_policies_run_marker_patterns_with_re2_and_the_cli_bounds_python_re(tmp_path):
     import time
 
-    from shared.text.transforms import TransformError, bound_regex_time
-    from shared.verify import Verifier, VerifyPolicy
+    from groundswell.shared.text.transforms import TransformError, bound_regex_time
+    from groundswell.shared.verify import Verifier, VerifyPolicy
 
     registry = PolicyRegistry(open_store(str(tmp_path)))
     registry.ensure_builtins()

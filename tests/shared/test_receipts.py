@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.canonical import canonical_json, json_sha256
-from shared.receipts import RECEIPT_FORMAT, ReceiptError, open_receipt, seal
+from groundswell.shared.canonical import canonical_json, json_sha256
+from groundswell.shared.receipts import RECEIPT_FORMAT, ReceiptError, open_receipt, seal
 
 
 def test_seal_is_the_canonical_body_with_its_digest():

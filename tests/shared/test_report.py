@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from shared.report import render_report
+from groundswell.shared.report import render_report
 
 TEXT = "Revenue was $7,000 in 2024. The café sold 12 units."
 

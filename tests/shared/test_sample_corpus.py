@@ -18,7 +18,7 @@ import groundgate
 import gtrex
 import pytest
 
-CORPUS = Path(str(files("shared.sample") / "corpus"))
+CORPUS = Path(str(files("groundswell.shared.sample") / "corpus"))
 
 TIERS = {"exact", "whitespace", "typography", "case", "skeleton"}
 VERDICTS = {"grounded", "grounded_loose", "stitched", "unlocated", "degenerate"}

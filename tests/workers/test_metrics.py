@@ -12,10 +12,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from shared.cli.runs import SAMPLE_CORPUS
-from shared.runs.models import RunSpec
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.runs.models import RunSpec
+from groundswell.workers.embedded import free_port, stop_process, wait_for_port
 from tests.conftest import wait_until
-from workers.embedded import free_port, stop_process, wait_for_port
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from shared.admit import PacketError, admit_packet, digest
-from shared.admit.rederive import check_receipt
-from shared.settings import get_settings
+from groundswell.shared.admit import PacketError, admit_packet, digest
+from groundswell.shared.admit.rederive import check_receipt
+from groundswell.shared.settings import get_settings
 
 HERE = Path(__file__).resolve().parent
 EXPECTED_FAILURES = HERE / "conformance_expected_failures.txt"

@@ -17,10 +17,10 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from shared.admit.index import TextIndex
-from shared.admit.packet import parse_schema
-from shared.admit.packs import BASE_ID, built_in_pack
-from shared.admit.text import fold
+from groundswell.shared.admit.index import TextIndex
+from groundswell.shared.admit.packet import parse_schema
+from groundswell.shared.admit.packs import BASE_ID, built_in_pack
+from groundswell.shared.admit.text import fold
 
 YEARS = ["2019", "2018", "2017", "2016"]
 SCHEMA: dict[str, Any] = {

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.admit import admit_packet
+from groundswell.shared.admit import admit_packet
 from tests.shared.admit import differential
 
 pytestmark = pytest.mark.corpus

@@ -8,9 +8,16 @@ from importlib import resources
 
 import pytest
 
-from shared.admit import ENGINE_REVISION, SPEC_VERSION, Admitter, PacketError, admit, admit_packet
-from shared.admit.packs import BASE_DIGEST, BUILT_IN, built_in_pack, pack_digest
-from shared.admit.rederive import check_receipt
+from groundswell.shared.admit import (
+    ENGINE_REVISION,
+    SPEC_VERSION,
+    Admitter,
+    PacketError,
+    admit,
+    admit_packet,
+)
+from groundswell.shared.admit.packs import BASE_DIGEST, BUILT_IN, built_in_pack, pack_digest
+from groundswell.shared.admit.rederive import check_receipt
 
 USD = {"fields": {"amount": {"type": "number", "unit": "USD", "multiple": True}}}
 PLAIN = {"fields": {"n": {"type": "number", "multiple": True}}}
@@ -141,14 +148,14 @@ def test_admit_packet_reads_a_vector_shaped_packet():
 
 
 def test_packs_ship_as_package_data_with_the_pinned_digests():
-    base = resources.files("shared.admit").joinpath("packs", "en", "1.1.0.json")
+    base = resources.files("groundswell.shared.admit").joinpath("packs", "en", "1.1.0.json")
     data = json.loads(base.read_text(encoding="utf-8"))
     assert data["id"] == "en"
     assert built_in_pack("en").digest == BASE_DIGEST
     for pid, (_, kind, digest) in BUILT_IN.items():
         pack = built_in_pack(pid)
         assert pack.digest == digest == pack_digest(kind, pack.data)
-    notice = resources.files("shared.admit").joinpath("packs", "NOTICE.md").read_text()
+    notice = resources.files("groundswell.shared.admit").joinpath("packs", "NOTICE.md").read_text()
     assert "Apache-2.0" in notice
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from shared.admit import Admitter
-from shared.admit.index import TextIndex
-from shared.admit.packet import parse_schema
+from groundswell.shared.admit import Admitter
+from groundswell.shared.admit.index import TextIndex
+from groundswell.shared.admit.packet import parse_schema
 from tests.shared.admit.differential import filing_text
 
 pytestmark = pytest.mark.corpus

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from shared.cli import main
+from groundswell.shared.cli import main
 
 DOC = "For 2025, the limit is $7,000. The fee is up to $79,000 in total."
 SCHEMA = {

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.workers.embedded import service_env
 from tests.shared.cli.test_runs_cli import groundswell
-from workers.embedded import service_env
 
 pytestmark = pytest.mark.integration
 

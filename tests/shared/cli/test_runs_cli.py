@@ -8,17 +8,17 @@ import sys
 
 import pytest
 
-from shared.cli.runs import SAMPLE_CORPUS
-from shared.summary import TIERS, VERDICTS
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.summary import TIERS, VERDICTS
+from groundswell.workers.embedded import service_env
 from tests.conftest import API_KEY
-from workers.embedded import service_env
 
 pytestmark = pytest.mark.integration
 
 
 def groundswell(*args: str, env: dict[str, str] | None = None, cwd=None, timeout: float = 180):
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli", *args],
+        [sys.executable, "-m", "groundswell", *args],
         capture_output=True,
         text=True,
         env=env,

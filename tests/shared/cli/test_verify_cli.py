@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from shared.cli import main
-from shared.verify import DEFAULT, STRICT
+from groundswell.shared.cli import main
+from groundswell.shared.verify import DEFAULT, STRICT
 
 FILING = (
     "Operating loss was ($10.0 million) for the year ended December 31, 2023.\n"
@@ -106,7 +106,7 @@ def test_verify_writes_certificates_and_passes_fields_through(work: Path) -> Non
 
 def test_verify_to_stdout_and_summary_on_stderr(work: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "verify", "claims.jsonl", "--policy", "strict"],
+        [sys.executable, "-m", "groundswell", "verify", "claims.jsonl", "--policy", "strict"],
         cwd=work,
         capture_output=True,
         check=False,
@@ -165,7 +165,7 @@ def test_invalid_input_exits_1_with_file_and_line(
     _write(work / "claims.jsonl", lines)
     out = work / "never.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "verify", "claims.jsonl", "-o", str(out), *extra],
+        [sys.executable, "-m", "groundswell", "verify", "claims.jsonl", "-o", str(out), *extra],
         cwd=work,
         capture_output=True,
         check=False,

@@ -13,10 +13,10 @@ import pytest
 import redis
 from rich.console import Console
 
-from shared.cli import runs as cli_runs
-from shared.cli.render import print_summary
-from shared.cli.runs import SAMPLE_CORPUS
-from shared.runs.state import Progress
+from groundswell.shared.cli import runs as cli_runs
+from groundswell.shared.cli.render import print_summary
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.runs.state import Progress
 
 
 class _BlinkingService:
@@ -77,7 +77,7 @@ def test_run_stops_waiting_at_its_timeout(tmp_path):
         [
             sys.executable,
             "-m",
-            "shared.cli",
+            "groundswell",
             "run",
             str(SAMPLE_CORPUS),
             "--embedded",

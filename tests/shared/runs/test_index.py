@@ -9,13 +9,13 @@ import tracemalloc
 
 import pytest
 
-from shared.runs import finalize, index
-from shared.runs.finalize import IndexBuild
-from shared.runs.index import RunIndex, leaf, verify_index
-from shared.runs.layout import batch_id, segment_key
-from shared.runs.segments import Segment, cover, covering_segments, write_segment
-from shared.storage import open_store
-from shared.summary import merkle_root
+from groundswell.shared.runs import finalize, index
+from groundswell.shared.runs.finalize import IndexBuild
+from groundswell.shared.runs.index import RunIndex, leaf, verify_index
+from groundswell.shared.runs.layout import batch_id, segment_key
+from groundswell.shared.runs.segments import Segment, cover, covering_segments, write_segment
+from groundswell.shared.storage import open_store
+from groundswell.shared.summary import merkle_root
 
 
 def _row(doc: str, kind: str, *, failed: bool = False, flagged: int = 0) -> dict:
@@ -238,7 +238,7 @@ def test_batches_planned_in_document_order_sort_into_one_run_per_kind(tmp_path, 
 
 
 def test_a_leaf_is_the_canonical_json_of_unit_digest_and_failure():
-    from shared.canonical import canonical_json
+    from groundswell.shared.canonical import canonical_json
 
     names = [
         "plain",

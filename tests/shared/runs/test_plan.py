@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from shared.runs.plan import CorpusPlanner, PlannedUnit, batches
-from shared.storage import open_store
+from groundswell.shared.runs.plan import CorpusPlanner, PlannedUnit, batches
+from groundswell.shared.storage import open_store
 
 
 def _corpus(tmp_path, ids_docs, ids_claims, ids_cands):
@@ -92,7 +92,7 @@ def test_batches_respect_byte_budget_and_unit_count(max_units):
 
 
 def test_the_last_step_spreads_each_kind_over_even_batches():
-    from shared.runs.plan import Batcher
+    from groundswell.shared.runs.plan import Batcher
 
     batcher = Batcher(max_bytes=10_000, max_units=64)
     for i in range(70):

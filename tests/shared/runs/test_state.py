@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from shared.policies import PolicyRegistry
-from shared.runs.layout import segment_key
-from shared.runs.models import RunRecord
-from shared.runs.service import RunService
-from shared.runs.state import BatchSpec, RunStore, redis_client
-from shared.settings import Settings
-from shared.storage import open_store
+from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.runs.layout import segment_key
+from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.service import RunService
+from groundswell.shared.runs.state import BatchSpec, RunStore, redis_client
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage import open_store
 
 pytestmark = pytest.mark.integration
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from shared.policies import PolicyRegistry
-from shared.runs.units import UnitRunner
-from shared.storage import open_store
+from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.runs.units import UnitRunner
+from groundswell.shared.storage import open_store
 
 
 def _runner(tmp_path, claims: list[dict]):

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from shared.settings import Settings
-from shared.storage import StorageError, open_store
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage import StorageError, open_store
 from tests.conftest import S3_CREDENTIALS, s3_client
 
 
@@ -80,7 +80,7 @@ def test_delete_many_removes_every_key_and_ignores_missing_ones(store):
 
 
 def test_a_local_snapshot_lists_like_the_walk_and_resumes_by_binary_search(tmp_path, monkeypatch):
-    from shared.storage import drop_snapshot, local
+    from groundswell.shared.storage import drop_snapshot, local
 
     monkeypatch.setattr(local, "SNAPSHOT_SORT_CHUNK", 7)  # an external sort of many chunks
     store = open_store(str(tmp_path / "store"))

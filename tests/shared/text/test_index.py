@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.text.index import KGramIndex
+from groundswell.shared.text.index import KGramIndex
 
 
 def naive(text: str, pattern: str) -> list[int]:

@@ -7,8 +7,8 @@ import gtrex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.text import Projections, default_ladder
-from shared.text.ladder import strict_ladder
+from groundswell.shared.text import Projections, default_ladder
+from groundswell.shared.text.ladder import strict_ladder
 
 # Characters that exercise every step: whitespace of all kinds, entities, quotes, dashes,
 # invisible characters, ligatures, case specials, fractions, super/subscripts, marks.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.text import Ladder, LadderError, Projections, Tier, register_transform
-from shared.text.transforms import (
+from groundswell.shared.text import Ladder, LadderError, Projections, Tier, register_transform
+from groundswell.shared.text.transforms import (
     NFKC,
     Casefold,
     CollapseWhitespace,

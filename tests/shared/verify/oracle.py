@@ -7,7 +7,7 @@ from typing import Any
 
 import gtrex
 
-from shared.verify import Verifier, get_verify_policy
+from groundswell.shared.verify import Verifier, get_verify_policy
 
 POLICIES = ("strict", "default", "permissive")
 COMPARED = ("verdict", "tier", "start", "end")

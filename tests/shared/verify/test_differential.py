@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.text import Ladder
-from shared.verify import Verifier, VerifyPolicy, engine
+from groundswell.shared.text import Ladder
+from groundswell.shared.verify import Verifier, VerifyPolicy, engine
 from tests.shared.text.test_projections import NASTY
 from tests.shared.verify.families import FAMILIES, ClaimFactory, with_entities
 from tests.shared.verify.oracle import POLICIES, Pair, differences, outcome
@@ -53,7 +53,7 @@ def _sample(index: list[dict]) -> list[str]:
 
 
 def _index() -> list[dict]:
-    from shared.settings import get_settings
+    from groundswell.shared.settings import get_settings
 
     path = get_settings().shared_corpus / "index.jsonl"
     if not path.exists():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.verify import (
+from groundswell.shared.verify import (
     BUILTIN_VERIFY_POLICIES,
     DEFAULT,
     PERMISSIVE,

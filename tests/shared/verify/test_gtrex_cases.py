@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from shared.settings import get_settings
-from shared.verify import Verifier, VerifyPolicy, get_verify_policy
+from groundswell.shared.settings import get_settings
+from groundswell.shared.verify import Verifier, VerifyPolicy, get_verify_policy
 from tests.shared.verify.oracle import COMPARED, DETAIL, POLICIES, differences
 
 CASES_PATH = get_settings().shared_corpus.parent / "reference" / "gtrex" / "cases.jsonl"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from shared.text import Ladder, Tier
-from shared.text.transforms import Casefold, CollapseWhitespace, Transform
-from shared.verify import DEFAULT, PERMISSIVE, STRICT, PolicyError, VerifyPolicy
+from groundswell.shared.text import Ladder, Tier
+from groundswell.shared.text.transforms import Casefold, CollapseWhitespace, Transform
+from groundswell.shared.verify import DEFAULT, PERMISSIVE, STRICT, PolicyError, VerifyPolicy
 
 
 def test_builtins_round_trip_through_json(tmp_path) -> None:

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from shared.text.unicode import UNICODE_VERSION
-from shared.verify import DEFAULT, PERMISSIVE, STRICT, Verifier
-from shared.verify.report import (
+from groundswell.shared.text.unicode import UNICODE_VERSION
+from groundswell.shared.verify import DEFAULT, PERMISSIVE, STRICT, Verifier
+from groundswell.shared.verify.report import (
     LadderProfile,
     ProfileError,
     explain,

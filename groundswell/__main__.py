@@ -1,0 +1,5 @@
+"""``python -m groundswell``: the command line."""
+
+from groundswell.shared.cli import main
+
+main()
