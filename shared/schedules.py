@@ -15,13 +15,12 @@ import time
 from typing import Any
 
 import redis
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundswell.shared.policies import parse_ref
 from groundswell.shared.runs.models import ReprocessOnly, RunSpec, iso, utcnow
 
 PREFIX = "gs:schedule"
-_CRON_FIELD = re.compile(r"^[\d*/,\-]+$")
 _EVERY = re.compile(r"^(\d+)\s*(s|m|h|d)?$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
@@ -36,6 +35,8 @@ def parse_every(text: str) -> float:
 
 class ScheduleSpec(BaseModel):
     """What a caller asks for: a corpus, a policy (pinned or latest), when, and what to recompute."""
+
+    model_config = ConfigDict(extra="forbid")
 
     corpus: str
     policy: str = Field(default="default@latest", description="NAME@N (pinned) or NAME@latest.")
@@ -60,14 +61,22 @@ class ScheduleSpec(BaseModel):
         if value is None:
             return None
         parts = value.split()
-        if len(parts) != 5 or not all(_CRON_FIELD.match(p) for p in parts):
+        if len(parts) != 5:
             raise ValueError("cron needs 5 fields: minute hour day-of-month month day-of-week")
+        # Celery's own parser, the one beat fires with: what it refuses never gets saved.
+        from celery.schedules import crontab
+
+        minute, hour, day_of_month, month, day_of_week = parts
+        try:
+            crontab(minute, hour, day_of_week, day_of_month, month)
+        except (ValueError, IndexError) as exc:
+            raise ValueError(f"invalid cron {value!r}: {exc}") from None
         return " ".join(parts)
 
     @model_validator(mode="after")
     def _when(self) -> ScheduleSpec:
         if (self.every_seconds is None) == (self.cron is None):
-            raise ValueError("give exactly one of every_seconds or cron")
+            raise ValueError("give exactly one of every_seconds (--every) or cron (--cron)")
         return self
 
     @property

@@ -10,7 +10,15 @@ from typing import Any
 import click
 
 from groundswell.shared.cli.app import main
-from groundswell.shared.cli.runs import _check_corpus, _emit, _fail, _service, _settings, _wait
+from groundswell.shared.cli.runs import (
+    _check_corpus,
+    _emit,
+    _fail,
+    _service,
+    _settings,
+    _wait,
+    describe,
+)
 
 
 def _registry_service():
@@ -145,7 +153,7 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
             only=only,
         )
     except (ValidationError, ValueError) as exc:
-        _fail(str(exc).splitlines()[-1] if isinstance(exc, ValidationError) else str(exc), 2)
+        _fail(describe(exc), 2)
     service, app = _registry_service()
     try:
         service.policies.resolve(spec.policy)

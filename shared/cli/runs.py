@@ -31,6 +31,20 @@ def _settings():
     return get_settings()
 
 
+def describe(exc: Exception) -> str:
+    """A validation error as a sentence a user can act on (no pydantic help links)."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    parts = []
+    for error in exc.errors():
+        loc = ".".join(str(p) for p in error.get("loc", ()))
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{loc}: {message}" if loc else message)
+    return "; ".join(parts)
+
+
 def _fail(message: str, code: int = 1) -> None:
     click.echo(f"groundswell: {message}", err=True)
     sys.exit(code)
@@ -324,7 +338,7 @@ def _check_corpus(corpus: str) -> str:
     try:
         spec = RunSpec(corpus=corpus)
     except ValueError as exc:
-        _fail(str(exc).splitlines()[-1], 2)
+        _fail(describe(exc), 2)
     if "://" not in spec.corpus:
         path = Path(spec.corpus)
         if not path.is_dir():

@@ -6,7 +6,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from groundswell.shared.policies import parse_ref
 
@@ -48,6 +48,8 @@ def new_run_id(now: datetime | None = None) -> str:
 
 class RunSpec(BaseModel):
     """What a caller asks for: a corpus under a policy."""
+
+    model_config = ConfigDict(extra="forbid")
 
     corpus: str = Field(description="A corpus folder or s3://bucket/prefix.")
     policy: str = Field(default="default", description="NAME, NAME@VERSION or NAME@latest.")

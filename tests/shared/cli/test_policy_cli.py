@@ -73,6 +73,12 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
     schedule_id = added.stdout.strip()
     assert added.returncode == 0 and schedule_id.startswith("s-")
     assert schedule_id in groundswell("schedule", "list", env=env).stdout
+    neither = groundswell("schedule", "add", str(SAMPLE_CORPUS), env=env)
+    assert (
+        neither.returncode == 2 and "--every" in neither.stderr and "pydantic" not in neither.stderr
+    )
+    bad_cron = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--cron", "61 * * * *", env=env)
+    assert bad_cron.returncode == 2 and "invalid cron" in bad_cron.stderr
     wrong = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--every", "soon", env=env)
     assert wrong.returncode == 2 and "invalid interval" in wrong.stderr
     assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 0
