@@ -172,6 +172,15 @@ def _workers_answer(app, timeout: float = 1.0) -> bool:
         return False
 
 
+def progress_line(state_name: str, progress) -> str:
+    """What a waiting user sees; while planning (a large listing takes a while, and no unit
+    has started), how far the listing got."""
+    if progress.planning_done:
+        return state_name
+    listed = progress.counters.get("planning.listed", 0)
+    return f"planning: {listed:,} objects listed, {progress.planned:,} units planned"
+
+
 class WaitTimeout(Exception):
     """A run still going when ``--timeout`` ran out."""
 
@@ -222,9 +231,16 @@ def _wait(
             if warned:
                 click.echo("Redis answers again", err=True)
                 warned = False
+            description = record.state
+            if not state.planning_done:
+                # Before units start, a large listing takes a while: say how far it got.
+                listed = state.counters.get("planning.listed", 0)
+                description = (
+                    f"planning: {listed:,} objects listed, {state.planned:,} units planned"
+                )
             progress_bar.update(
                 task,
-                description=record.state,
+                description=description,
                 completed=state.done,
                 total=state.planned if state.planning_done else None,
             )

@@ -100,6 +100,7 @@ class CorpusPlanner:
         # can order two ids differently): re-read now, and not emitted twice.
         self.skip: set[str] = set((cursor or {}).get("emitted", ()))
         self.documents = 0
+        self.listed = 0  # keys the cursor passed (each once, across resumes)
         # Inputs that make no unit, counted once each as the cursor passes them.
         self.ignored = {"ignored.files": 0, "ignored.documents_without_units": 0}
 
@@ -166,6 +167,7 @@ class CorpusPlanner:
             while stream.read and (stream.read[0][1] is None or stream.read[0][1] in self.emitted):
                 key, doc_id = stream.read.popleft()
                 stream.safe_after = key
+                self.listed += 1
                 if doc_id is None:
                     self.ignored["ignored.files"] += 1
                     continue
@@ -406,6 +408,8 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 specs.append(BatchSpec(batch_id(seq), kind, doc_ids))
                 seq += 1
             counters = {k: v for k, v in planner.ignored.items() if v}
+            if planner.listed:
+                counters["planning.listed"] = planner.listed
             step = PlanStep(number, specs, planner.cursor(), planner.finished, seq, counters)
             if not output.put(plan_key(run_id, number), step.dumps(), create_only=True):
                 step = read_step(output, run_id, number) or step

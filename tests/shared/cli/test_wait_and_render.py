@@ -92,3 +92,11 @@ def test_run_stops_waiting_at_its_timeout(tmp_path):
     assert done.returncode == 3, done.stderr
     assert "after 0.01 s" in done.stderr and "groundswell status" in done.stderr
     assert "worker logs:" in done.stderr
+
+
+def test_while_planning_the_wait_line_says_how_far_the_listing_got():
+    planning = Progress(56, 0, 0, False, {"planning.listed": 1234})
+    assert cli_runs.progress_line("planning", planning) == (
+        "planning: 1,234 objects listed, 56 units planned"
+    )
+    assert cli_runs.progress_line("running", Progress(56, 3, 0, True, {})) == "running"

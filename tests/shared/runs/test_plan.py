@@ -107,3 +107,18 @@ def test_the_last_step_spreads_each_kind_over_even_batches():
     for i in range(70):
         plain.add(PlannedUnit("verify", f"d{i:02d}", 40))
     assert [len(ids) for _, ids in plain.finish()] == [64, 6]
+
+
+def test_the_planner_counts_every_listed_object_once_across_resumes(tmp_path):
+    ids = [f"d{i:03d}" for i in range(40)]
+    store = _corpus(tmp_path, ids, ids[:30], ids[:10])
+    store.put("documents/sub/x.txt", b"stray")
+    cursor, listed = None, 0
+    while True:
+        planner = CorpusPlanner(store, cursor, page_size=7)
+        planner.step(3)
+        listed += planner.listed
+        cursor = json.loads(json.dumps(planner.cursor()))
+        if planner.finished:
+            break
+    assert listed == 40 + 30 + 10 + 1  # documents, claims, candidates, the stray file
