@@ -339,6 +339,12 @@ def _submit_and_wait(
     return summary
 
 
+def _exit_for(summary: dict[str, Any]) -> None:
+    """A run that failed (nothing could be done) exits 1, after its summary says why."""
+    if summary.get("state") == "failed":
+        sys.exit(1)
+
+
 def _emit(summary: dict[str, Any], as_json: bool, where: str | None) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
@@ -406,6 +412,7 @@ def run(
     if embedded:
         summary = run_embedded(corpus, policy, workers, 1, sys.stderr.isatty(), timeout=timeout)
         _emit(summary, as_json, summary.get("output"))
+        _exit_for(summary)
         return
     if not wait:
         from groundswell.shared.runs.models import RunSpec
@@ -415,6 +422,7 @@ def run(
         return
     summary = _submit_and_wait(settings, corpus, policy, sys.stderr.isatty(), timeout)
     _emit(summary, as_json, summary.get("output"))
+    _exit_for(summary)
 
 
 @main.command()

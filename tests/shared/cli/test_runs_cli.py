@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -49,11 +50,22 @@ def test_run_refuses_a_missing_corpus_folder(tmp_path):
     assert done.returncode == 2 and "does not exist" in done.stderr
 
 
+def test_a_folder_that_is_not_a_corpus_fails_and_says_what_the_layout_is(tmp_path):
+    env = service_env(storage_url=str(tmp_path / "out"))
+    for folder in (SAMPLE_CORPUS / "documents", tmp_path):  # text files, then nothing at all
+        done = groundswell("run", str(folder), "--embedded", env=env, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert "nothing to do" in done.stdout + done.stderr
+        assert "claims/<id>.jsonl" in done.stdout + done.stderr
+
+
 def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
     pipeline.start_worker("w1")
     env = service_env(api_url=api_url, api_key=API_KEY)
-    submitted = groundswell("submit", str(SAMPLE_CORPUS), "--policy", "strict", env=env)
+    relative = os.path.relpath(SAMPLE_CORPUS, tmp_path)
+    submitted = groundswell("submit", relative, "--policy", "strict", env=env, cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
+    assert f"the server reads {SAMPLE_CORPUS}" in submitted.stderr  # resolved, and said
     run_id = submitted.stdout.strip()
     pipeline.wait(run_id)
     status = groundswell("status", run_id, env=env)
