@@ -40,7 +40,7 @@ class RunOut(BaseModel):
     id: str
     state: RunStateName
     corpus: str
-    output: str
+    output: str | None = Field(description="The s3:// output; null when the server's own folder.")
     policy: dict[str, Any]
     engines: dict[str, Any]
     only: str

@@ -22,10 +22,20 @@ from groundswell.api.schemas import (
 from groundswell.shared.policies import PolicyError
 from groundswell.shared.runs.finalize import unit_counts
 from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.read import RunsNotComparable
 from groundswell.shared.runs.service import RunNotFinished, RunNotFound, RunService
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 MAX_PAGE = 1_000_000
+
+
+def public(data: dict) -> dict:
+    """What a client sees of a run or summary: where the server keeps its files is the
+    server's business when it is a local folder (an s3:// output is shown)."""
+    output = data.get("output")
+    if isinstance(output, str) and not output.startswith("s3://"):
+        return {**data, "output": None}
+    return data
 
 
 def refuse_unallowed_corpus(service: RunService, corpus: str) -> None:
@@ -42,7 +52,7 @@ def run_out(service: RunService, record: RunRecord) -> RunOut:
     progress = service.progress(record.id)
     base = f"/v1/runs/{record.id}"
     return RunOut(
-        **record.model_dump(exclude={"idempotency_key_sha256"}),
+        **public(record.model_dump(exclude={"idempotency_key_sha256"})),
         progress=RunProgress(
             planned=progress.planned,
             done=progress.done,
@@ -119,7 +129,12 @@ def read_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
 
 @router.post("/{run_id}/cancel", response_model=RunOut, operation_id="cancel_run")
 def cancel_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
-    get_run(service, run_id)
+    record = get_run(service, run_id)
+    if record.terminal and record.state != "cancelled":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"run {run_id} already ended {record.state}: nothing to cancel",
+        )
     return run_out(service, service.cancel(run_id))
 
 
@@ -139,6 +154,8 @@ def diff_runs(
         diff = service.diff(run_a, run_b, (page - 1) * limit, limit)
     except RunNotFinished as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    except RunsNotComparable as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
     total = diff["moved_total"]
     diff["pagination"] = Pagination(
         total_count=total, page=page, limit=limit, max_page=max(1, math.ceil(total / limit))
@@ -166,8 +183,10 @@ def read_summary(run_id: str, service: ServiceDep, _: Principal) -> dict:
     record = get_run(service, run_id)
     summary = service.summary(run_id)
     if summary is None:
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
-            f"run {run_id} is {record.state}: its summary is written when it finishes",
+        detail = (
+            f"run {run_id} was cancelled: it has no summary"
+            if record.state == "cancelled"
+            else f"run {run_id} is {record.state}: its summary is written when it finishes"
         )
-    return summary
+        raise HTTPException(status.HTTP_409_CONFLICT, detail)
+    return public(summary)

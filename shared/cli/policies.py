@@ -252,6 +252,7 @@ def _print_plan(summary: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
     """What changed from RUN_A to RUN_B: rates side by side and what moved."""
+    from groundswell.shared.runs.read import RunsNotComparable
     from groundswell.shared.runs.service import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
@@ -259,7 +260,7 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
         result = service.diff(run_a, run_b, 0, limit)
     except RunNotFound as exc:
         _fail(f"no run {exc}", 2)
-    except RunNotFinished as exc:
+    except (RunNotFinished, RunsNotComparable) as exc:
         _fail(str(exc), 2)
     if as_json:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -282,6 +283,9 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
             else f"{a.get('outcome')} → {b.get('outcome')}"
         )
         click.echo(f"  {item['doc_id']}  {item['kind']} {item['id']}: {what}")
+    hidden = result["moved_total"] - len(result["moved"])
+    if hidden > 0:
+        click.echo(f"  ... and {hidden} more (--limit N to list more, --json for everything shown)")
 
 
 @main.command()

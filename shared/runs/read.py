@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from groundswell.shared.runs.service import RunService
 
 
+class RunsNotComparable(ValueError):
+    """Two runs that a diff cannot compare (different corpora)."""
+
+
 def _index(service: RunService, record: RunRecord) -> RunIndex | None:
     try:
         return RunIndex(service.store(record.output), record.id)
@@ -116,6 +120,11 @@ def diff(
     """Run B against run A: rates, totals and a page of what moved (built once, then paged)."""
     from groundswell.shared.runs.service import RunNotFinished
 
+    if record_a.corpus != record_b.corpus:
+        raise RunsNotComparable(
+            f"runs {record_a.id} and {record_b.id} are of different corpora "
+            f"({record_a.corpus}, {record_b.corpus}): a diff compares two runs of one corpus"
+        )
     store_a = service.store(record_a.output)
     prefix = diff_prefix(record_a.id, record_b.id)
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
@@ -73,7 +75,7 @@ def test_schedules_are_added_listed_and_removed(client):
     assert client.get("/v1/schedules").json() == []
 
 
-def test_diff_of_two_runs_with_pagination(client, pipeline):
+def test_diff_of_two_runs_with_pagination(client, pipeline, tmp_path):
     pipeline.start_worker("w1")
     ids = []
     for policy in ("default", "strict"):
@@ -97,3 +99,15 @@ def test_diff_of_two_runs_with_pagination(client, pipeline):
     metrics = client.get("/metrics").text
     assert 'groundswell_policy_grounding_rate{policy="strict",version="1"}' in metrics
     assert client.get(f"/v1/runs/{ids[0]}/diff/nope").status_code == 404
+    # Another corpus is not a diff: refused, not "everything moved".
+    other = tmp_path / "other"
+    shutil.copytree(SAMPLE_CORPUS, other)
+    third = client.post("/v1/runs", json={"corpus": str(other)}).json()
+    pipeline.wait(third["id"])
+    refused = client.get(f"/v1/runs/{ids[0]}/diff/{third['id']}")
+    assert refused.status_code == 422 and "different corpora" in refused.json()["detail"]
+    # A run that ended cannot be cancelled; no answer names the server's own folders.
+    assert client.post(f"/v1/runs/{ids[0]}/cancel").status_code == 409
+    shown = client.get(f"/v1/runs/{ids[0]}").json()
+    assert shown["output"] is None
+    assert client.get(f"/v1/runs/{ids[0]}/summary").json()["output"] is None

@@ -118,5 +118,7 @@ def test_a_cancelled_run_stays_cancelled(client, pipeline):
     time.sleep(3)  # the plan task is consumed and does nothing
     state = client.get(f"/v1/runs/{run['id']}").json()
     assert state["state"] == "cancelled" and state["progress"]["planned"] == 0
-    assert client.get(f"/v1/runs/{run['id']}/summary").status_code == 409
+    summary = client.get(f"/v1/runs/{run['id']}/summary")
+    assert summary.status_code == 409 and "was cancelled" in summary.json()["detail"]
+    assert client.post(f"/v1/runs/{run['id']}/cancel").status_code == 200  # already: the same
     assert client.post("/v1/runs/nope/cancel").status_code == 404
