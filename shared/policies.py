@@ -124,7 +124,9 @@ class PolicyDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")
-    description: str | None = Field(default=None, description="Default: the base's description.")
+    description: str | None = Field(
+        default=None, description="Default: the base and what this version changes."
+    )
     extends: str | None = Field(
         default=None, description="A policy ref whose parts are the base (default: NAME@latest)."
     )
@@ -270,18 +272,33 @@ class PolicyRegistry:
         for key in _VERIFY_META:
             verify.pop(key, None)
         admit = doc.admit if doc.admit is not None else (base.admit if base else None)
-        description = (
-            doc.description if doc.description is not None else (base.description if base else "")
-        )
+        description = doc.description
+        if description is None:
+            # The base's description would describe the base, not this version: say what it is.
+            changed = sorted({*doc.verify} | ({"admit"} if doc.admit is not None else set()))
+            description = (
+                f"{base.ref} with {', '.join(changed) or 'nothing'} changed" if base else ""
+            )
         verify = check_parts(verify, admit)
         for key in _VERIFY_META:
             verify.pop(key, None)
         if version is None:
             latest = self.get(doc.name, existing[-1]) if existing else None
             next_version = (existing[-1] + 1) if existing else 1
+            if doc.description is None and latest is not None:
+                description = latest.description  # compared as unchanged when nothing else is
             candidate = PolicyVersion(doc.name, next_version, verify, admit, description)
             if latest is not None and _same(latest, candidate, ignore_version=True):
                 return latest, False
+            if doc.description is None and base is not None:
+                changed = sorted({*doc.verify} | ({"admit"} if doc.admit is not None else set()))
+                candidate = PolicyVersion(
+                    doc.name,
+                    next_version,
+                    verify,
+                    admit,
+                    f"{base.ref} with {', '.join(changed) or 'nothing'} changed",
+                )
         else:
             candidate = PolicyVersion(doc.name, version, verify, admit, description)
         return self._put(candidate)

@@ -78,19 +78,17 @@ def policy_explain(ref: str) -> None:
         version = service.policies.resolve(ref)
     except PolicyError as exc:
         _fail(str(exc), 2)
+    from groundswell.shared.verify import explain
+
     click.echo(f"{version.ref}: {version.description}")
-    click.echo(f"verification fingerprint {version.verify_fingerprint}")
-    explain = getattr(version.verify_policy, "explain", None)
-    click.echo(explain() if callable(explain) else json.dumps(version.verify, indent=2))
-    click.echo(f"admission fingerprint {version.admit_fingerprint}")
-    click.echo(
-        "admission policy: "
-        + (
-            json.dumps(version.admit, indent=2)
-            if version.admit
-            else "groundgate's defaults (SPEC §2.4)"
-        )
-    )
+    click.echo("\nverification")
+    click.echo(explain(version.verify_policy))
+    click.echo(f"\nadmission     fingerprint {version.admit_fingerprint}")
+    settings = version.admit or {}
+    if not settings:
+        click.echo("  groundgate's default admission policy (SPEC §2.4)")
+    for key, value in sorted(settings.items()):
+        click.echo(f"  {key:<20} {json.dumps(value)}")
 
 
 @policy.command("publish")

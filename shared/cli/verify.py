@@ -59,16 +59,40 @@ class Record:
 
 
 def load_policy(ref: str) -> VerifyPolicy:
-    """A built-in policy by name (``default``, ``strict@1``) or a policy JSON file."""
-    name = ref.partition("@")[0]
+    """A policy file, or NAME / NAME@N / NAME@latest: from the policy registry of the
+    configured store when it holds that name (what `run` uses), else a built-in."""
     try:
-        if name in BUILTIN_VERIFY_POLICIES:
-            return get_verify_policy(ref)
         if Path(ref).exists() or ref.endswith(".json"):
             return VerifyPolicy.load(ref)
+        registered = _registered(ref)
+        if registered is not None:
+            return registered
         return get_verify_policy(ref)
     except PolicyError as exc:
         raise InvalidInput(f"invalid policy ({ref}): {exc}") from None
+
+
+def _registered(ref: str) -> VerifyPolicy | None:
+    """The verification part of a published version, without writing to the store."""
+    from groundswell.shared.policies import PolicyError as RegistryError
+    from groundswell.shared.policies import PolicyRegistry, parse_ref
+    from groundswell.shared.settings import get_settings
+    from groundswell.shared.storage import StorageError, StorageRefused, open_store
+
+    try:
+        name, _ = parse_ref(ref)
+    except RegistryError:
+        return None
+    settings = get_settings()
+    try:
+        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        if not registry.versions(name):
+            return None  # nothing published under that name here: the built-in
+        return registry.resolve(ref).verify_policy
+    except RegistryError as exc:
+        raise PolicyError(str(exc)) from None
+    except (StorageError, StorageRefused, OSError):
+        return None
 
 
 def _surrogate(value: Any) -> bool:

@@ -45,7 +45,17 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
     refused = groundswell("policy", "publish", str(bad), env=env)
     assert refused.returncode == 2 and "no tier named 'nowhere'" in refused.stderr
     explained = groundswell("policy", "explain", "default@2", env=env)
-    assert "verification fingerprint" in explained.stdout and "admission" in explained.stdout
+    # The readable text of `explain`, not raw JSON; a description that says what changed.
+    assert "accept_through" in explained.stdout and "{" not in explained.stdout
+    assert explained.stdout.startswith("default@2: default@1 with accept_through changed")
+    assert "admission     fingerprint" in explained.stdout
+    # verify reads the same registry as run: NAME@N and the latest version.
+    claims = tmp_path / "claims.jsonl"
+    (tmp_path / "doc.txt").write_text("Revenue  grew\nstrongly.\n")
+    claims.write_text('{"id": "a", "claim": "Revenue grew strongly.", "source_path": "doc.txt"}\n')
+    for ref in ("default@2", "default"):
+        checked = groundswell("verify", str(claims), "--policy", ref, env=env, cwd=tmp_path)
+        assert checked.returncode == 0 and "default@2" in checked.stderr, (ref, checked.stderr)
 
     dry = groundswell(
         "reprocess", str(SAMPLE_CORPUS), "--policy", "default@latest", "--dry-run", env=env
