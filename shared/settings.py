@@ -13,6 +13,18 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+class NotConfigured(RuntimeError):
+    """A command needs a setting that is not set; the message names it."""
+
+
+def default_storage_url() -> str:
+    """The per-user data folder (``$XDG_DATA_HOME/groundswell`` on Linux), so that every
+    working directory shares one store and one policy registry."""
+    import platformdirs
+
+    return str(platformdirs.user_data_path("groundswell"))
+
+
 def hash_api_key(key: str) -> str:
     """The stored form of an API key: only this digest is ever kept in settings."""
     return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
@@ -23,14 +35,18 @@ class Settings(BaseSettings):
         env_prefix="GROUNDSWELL_", env_file=".env", env_ignore_empty=True, extra="ignore"
     )
 
-    # Coordination: the Celery broker and the run state live in Redis.
-    broker_url: str = "redis://127.0.0.1:6379/0"
+    # Coordination: the Celery broker, and the Redis of run state. Unset: `run`, `reprocess`
+    # and `demo` start a private stack; services (worker, beat, api) refuse to start.
+    broker_url: str | None = Field(
+        default=None, description="The Celery broker: redis://... or amqp://..."
+    )
     redis_url: str | None = Field(
-        default=None, description="Run-state Redis; defaults to the broker URL."
+        default=None, description="Run-state Redis; defaults to the broker URL when it is Redis."
     )
 
-    # Where receipts, run records and summaries are written: a folder or s3://bucket/prefix.
-    storage_url: str = "groundswell-data"
+    # Where receipts, run records, summaries and the policy registry are written: a folder or
+    # s3://bucket/prefix. Default: one folder per user (not per working directory).
+    storage_url: str = Field(default_factory=lambda: default_storage_url())
 
     # S3 (and S3-compatible endpoints such as MinIO or moto).
     s3_endpoint_url: str | None = None
@@ -202,11 +218,18 @@ class Settings(BaseSettings):
 
     @property
     def broker_is_amqp(self) -> bool:
-        return self.broker_url.split("://", 1)[0] in ("amqp", "amqps", "pyamqp")
+        return (self.broker_url or "").split("://", 1)[0] in ("amqp", "amqps", "pyamqp")
 
     @property
     def state_redis_url(self) -> str:
-        return self.redis_url or self.broker_url
+        if self.redis_url:
+            return self.redis_url
+        if self.broker_url and not self.broker_is_amqp:
+            return self.broker_url
+        raise NotConfigured(
+            "no Redis for run state: set GROUNDSWELL_REDIS_URL (or a redis:// "
+            "GROUNDSWELL_BROKER_URL)"
+        )
 
     @property
     def queued_lease_seconds(self) -> float:

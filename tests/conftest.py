@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,6 +30,10 @@ from groundswell.workers.embedded import (
     stop_process,
     wait_for_port,
 )
+
+# The default store is the per-user data folder: tests never write into the real one.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="groundswell-test-data-")
+get_settings.cache_clear()
 
 
 @pytest.fixture(scope="session")

@@ -80,7 +80,7 @@ def make_app(settings: Settings | None = None) -> Celery:
         task_create_missing_queues=True,
         # Beat: a Redis-backed schedule (entries can change at run time) with a lock.
         beat_scheduler="redbeat.RedBeatScheduler",
-        redbeat_redis_url=s.state_redis_url,
+        redbeat_redis_url=s.redis_url or (None if s.broker_is_amqp else s.broker_url),
         redbeat_redis_options={"retry_period": 30, "socket_timeout": 10},
         redbeat_key_prefix="gs:redbeat:",
         result_expires=None,  # no result backend, so no backend_cleanup entry in beat

@@ -14,16 +14,30 @@ from groundswell.shared.cli.runs import (
     _check_corpus,
     _emit,
     _fail,
+    _require_broker,
     _service,
     _settings,
-    _wait,
     describe,
 )
 
 
 def _registry_service():
-    service, app = _service(_settings())
-    return service, app
+    """The service for commands that read policies and finished runs: with Redis when one
+    is configured, else from storage alone (policies, run records, summaries, indexes)."""
+    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.runs.state import StorageOnly
+    from groundswell.shared.settings import NotConfigured
+
+    settings = _settings()
+    try:
+        _ = settings.state_redis_url
+    except NotConfigured:
+
+        def no_broker(kind: str, args: list) -> None:
+            _fail("this needs GROUNDSWELL_BROKER_URL: no broker is configured", 2)
+
+        return RunService(settings, StorageOnly(), no_broker), None
+    return _service(settings)
 
 
 @main.group()
@@ -152,6 +166,7 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
         )
     except (ValidationError, ValueError) as exc:
         _fail(describe(exc), 2)
+    _require_broker(_settings(), "schedule add")
     service, app = _registry_service()
     try:
         service.policies.resolve(spec.policy)
@@ -166,6 +181,8 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
 @schedule.command("list")
 @click.option("--json", "as_json", is_flag=True)
 def schedule_list(as_json: bool) -> None:
+    """The schedules (they live in Redis, with beat's entries)."""
+    _require_broker(_settings(), "schedule list")
     service, _ = _registry_service()
     items = service.schedules.list()
     if as_json:
@@ -184,6 +201,7 @@ def schedule_list(as_json: bool) -> None:
 def schedule_remove(schedule_id: str) -> None:
     from groundswell.workers.schedules import remove_schedule
 
+    _require_broker(_settings(), "schedule remove")
     service, app = _registry_service()
     if not remove_schedule(service, app, schedule_id):
         _fail(f"no schedule {schedule_id}", 2)
@@ -199,33 +217,51 @@ def schedule_remove(schedule_id: str) -> None:
 @click.option(
     "--dry-run", is_flag=True, help="Report what would be computed and why; compute nothing."
 )
+@click.option("--embedded", is_flag=True, help="Start a private Redis and workers for this run.")
+@click.option("--workers", default=2, show_default=True, help="Embedded worker processes.")
 @click.option("--json", "as_json", is_flag=True)
-def reprocess(corpus: str, policy: str, only: str, dry_run: bool, as_json: bool) -> None:
-    """Re-run CORPUS under a policy version: missing work, failed units, or everything."""
-    from groundswell.shared.policies import PolicyError
+def reprocess(
+    corpus: str,
+    policy: str,
+    only: str,
+    dry_run: bool,
+    embedded: bool,
+    workers: int,
+    as_json: bool,
+) -> None:
+    """Re-run CORPUS under a policy version: missing work, failed units, or everything.
+
+    Like `run`: the configured broker's workers, or a private stack when no broker is
+    configured (or --embedded)."""
+    from groundswell.shared.cli.runs import _exit_for, run_embedded
+    from groundswell.shared.policies import PolicyError, PolicyRegistry
     from groundswell.shared.runs.models import RunSpec
+    from groundswell.shared.storage import open_store
 
     settings = _settings()
-    service, app = _service(settings)
     try:
-        service.policies.resolve(policy)
+        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry.ensure_builtins()
+        registry.resolve(policy)
     except PolicyError as exc:
         _fail(str(exc), 2)
-    from groundswell.shared.cli.runs import _workers_answer
+    spec = RunSpec(corpus=_check_corpus(corpus), policy=policy, only=only, dry_run=dry_run)
+    if embedded or not settings.broker_url:
+        summary = run_embedded(spec, workers, 1, sys.stderr.isatty())
+    else:
+        from groundswell.shared.cli.runs import _submit_and_wait, _workers_answer
 
-    if not _workers_answer(app):
-        _fail(f"no workers answer on {settings.broker_url}: start `groundswell worker` first")
-    record, _ = service.submit(
-        RunSpec(corpus=_check_corpus(corpus), policy=policy, only=only, dry_run=dry_run)
-    )
-    click.echo(
-        f"run {record.id}: {record.corpus} under {record.policy['ref']} (only {only}{', dry run' if dry_run else ''})",
-        err=True,
-    )
-    _wait(service, record.id, sys.stderr.isatty())
-    summary = service.summary(record.id) or {}
+        _, app = _service(settings)
+        if not _workers_answer(app):
+            _fail(
+                f"no workers answer on {settings.broker_url}: start `groundswell worker` there, "
+                "or use --embedded",
+                2,
+            )
+        summary = _submit_and_wait(settings, spec, sys.stderr.isatty())
     if as_json or not dry_run:
         _emit(summary, as_json, summary.get("output"))
+        _exit_for(summary)
         return
     _print_plan(summary)
 

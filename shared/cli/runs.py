@@ -45,6 +45,22 @@ def describe(exc: Exception) -> str:
     return "; ".join(parts)
 
 
+def _require_broker(settings, command: str) -> None:
+    """Services run against a configured broker and Redis, never a guessed one."""
+    from groundswell.shared.settings import NotConfigured
+
+    if not settings.broker_url:
+        _fail(
+            f"`groundswell {command}` needs GROUNDSWELL_BROKER_URL (redis://host:6379/0 or "
+            "amqp://user:password@host:5672/vhost)",
+            2,
+        )
+    try:
+        _ = settings.state_redis_url
+    except NotConfigured as exc:
+        _fail(str(exc), 2)
+
+
 def _fail(message: str, code: int = 1) -> None:
     click.echo(f"groundswell: {message}", err=True)
     sys.exit(code)
@@ -77,6 +93,7 @@ def worker(
 ) -> None:
     """A Celery worker (prefork) on the given queues, with multiprocess metrics."""
     settings = _settings()
+    _require_broker(settings, "worker")
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
     unknown = set(wanted) - {"verify", "admit", "control"}
     if unknown or not wanted:
@@ -125,7 +142,7 @@ def worker(
 @click.option("--loglevel", default="INFO", show_default=True)
 def beat(loglevel: str) -> None:
     """Celery beat with the Redis-backed schedule (reconcile, and the run schedules)."""
-    _settings()
+    _require_broker(_settings(), "beat")
     from groundswell.workers.app import app
 
     app.start(["beat", "--loglevel", loglevel, "--pidfile="])
@@ -136,7 +153,7 @@ def beat(loglevel: str) -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def api(host: str, port: int) -> None:
     """The HTTP API (FastAPI on uvicorn)."""
-    _settings()
+    _require_broker(_settings(), "api")
     import uvicorn
 
     uvicorn.run(
@@ -254,8 +271,7 @@ def _stderr_console():
 
 
 def run_embedded(
-    corpus: str,
-    policy: str,
+    spec,
     workers: int,
     concurrency: int,
     show_progress: bool,
@@ -292,7 +308,7 @@ def run_embedded(
             ).start()
             stack.callback(proc.stop)
         try:
-            summary = _submit_and_wait(settings, corpus, policy, show_progress, timeout)
+            summary = _submit_and_wait(settings, spec, show_progress, timeout)
         except BaseException:
             click.echo(f"worker logs: {log_dir}", err=True)
             raise
@@ -313,13 +329,16 @@ def _service(settings):
 
 
 def _submit_and_wait(
-    settings, corpus: str, policy: str, show_progress: bool, timeout: float | None = None
+    settings, spec, show_progress: bool, timeout: float | None = None
 ) -> dict[str, Any]:
-    from groundswell.shared.runs.models import RunSpec
-
     service, _ = _service(settings)
-    record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
-    click.echo(f"run {record.id}: {corpus} under {record.policy['ref']}", err=True)
+    record, _ = service.submit(spec)
+    what = (
+        f" (only {spec.only}{', dry run' if spec.dry_run else ''})"
+        if spec.only != "missing" or spec.dry_run
+        else ""
+    )
+    click.echo(f"run {record.id}: {spec.corpus} under {record.policy['ref']}{what}", err=True)
     try:
         _wait(service, record.id, show_progress, timeout=timeout)
     except WaitTimeout:
@@ -400,27 +419,36 @@ def run(
     Uses the configured broker and its workers; when none answer (or with --embedded) it
     starts a private Redis and worker processes, waits, and stops them.
     """
+    from groundswell.shared.runs.models import RunSpec
+
     settings = _settings()
-    corpus = _check_corpus(corpus)
-    policy = policy or settings.default_policy
-    service, app = _service(settings)
-    if not embedded and not _workers_answer(app):
-        click.echo(
-            f"no workers answer on {settings.broker_url}: starting a private stack", err=True
-        )
+    spec = RunSpec(corpus=_check_corpus(corpus), policy=policy or settings.default_policy)
+    run_spec(settings, spec, embedded, workers, wait, timeout, as_json)
+
+
+def run_spec(settings, spec, embedded: bool, workers: int, wait: bool, timeout, as_json: bool):
+    """Run ``spec`` on the configured broker's workers, or on a private stack when no
+    broker is configured (or --embedded)."""
+    if not embedded and not settings.broker_url:
+        click.echo("no broker configured (GROUNDSWELL_BROKER_URL): a private stack", err=True)
         embedded = True
     if embedded:
-        summary = run_embedded(corpus, policy, workers, 1, sys.stderr.isatty(), timeout=timeout)
+        summary = run_embedded(spec, workers, 1, sys.stderr.isatty(), timeout=timeout)
         _emit(summary, as_json, summary.get("output"))
         _exit_for(summary)
         return
+    service, app = _service(settings)
+    if not _workers_answer(app):
+        _fail(
+            f"no workers answer on {settings.broker_url}: start `groundswell worker` there, "
+            "or use --embedded for a private stack",
+            2,
+        )
     if not wait:
-        from groundswell.shared.runs.models import RunSpec
-
-        record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
+        record, _ = service.submit(spec)
         click.echo(record.id)
         return
-    summary = _submit_and_wait(settings, corpus, policy, sys.stderr.isatty(), timeout)
+    summary = _submit_and_wait(settings, spec, sys.stderr.isatty(), timeout)
     _emit(summary, as_json, summary.get("output"))
     _exit_for(summary)
 
@@ -437,9 +465,10 @@ def demo(workers: int, as_json: bool) -> None:
         f"receipts to {os.path.abspath(output) if '://' not in output else output}",
         err=True,
     )
-    summary = run_embedded(
-        str(SAMPLE_CORPUS), settings.default_policy, workers, 1, sys.stderr.isatty()
-    )
+    from groundswell.shared.runs.models import RunSpec
+
+    spec = RunSpec(corpus=str(SAMPLE_CORPUS), policy=settings.default_policy)
+    summary = run_embedded(spec, workers, 1, sys.stderr.isatty())
     _emit(summary, as_json, summary.get("output"))
 
 

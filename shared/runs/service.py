@@ -19,7 +19,7 @@ from typing import Any
 from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
-from groundswell.shared.runs.state import Progress, RunStore
+from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
 from groundswell.shared.schedules import ScheduleStore
 from groundswell.shared.settings import Settings
 from groundswell.shared.storage import ObjectStore, open_store
@@ -54,7 +54,7 @@ def engines() -> dict[str, Any]:
 
 
 class RunService:
-    def __init__(self, settings: Settings, runs: RunStore, enqueue: Enqueue) -> None:
+    def __init__(self, settings: Settings, runs: RunStore | StorageOnly, enqueue: Enqueue) -> None:
         self.settings = settings
         self.runs = runs
         self.enqueue = enqueue
@@ -258,7 +258,7 @@ class RunService:
     ) -> tuple[PolicyVersion, bool]:
         """Publish a policy version; schedules that follow NAME@latest fire under it now."""
         policy, created = self.policies.publish(document, version)
-        if created:
+        if created and self.runs.r is not None:  # schedules live in Redis
             for schedule in self.schedules.following(policy.name):
                 self.enqueue(SCHEDULE, [schedule.id, f"publish:{policy.ref}"])
         return policy, created

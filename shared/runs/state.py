@@ -611,3 +611,22 @@ class RunStore:
 
     def set_epoch(self, value: str) -> None:
         self.r.set(f"{PREFIX}:epoch", value)
+
+
+class StorageOnly:
+    """The run state of a command with no Redis configured: nothing is live, so every run
+    is read from storage (its record, summary and index), as after a loss of Redis."""
+
+    r = None
+
+    def get(self, run_id: str) -> RunRecord | None:
+        return None
+
+    def progress(self, run_id: str) -> Progress | None:
+        return None
+
+    def known(self, run_id: str) -> bool:
+        return False
+
+    def latest_run_of_corpus(self, corpus: str) -> str | None:
+        return None

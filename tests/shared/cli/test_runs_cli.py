@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -30,7 +31,14 @@ def groundswell(*args: str, env: dict[str, str] | None = None, cwd=None, timeout
 
 
 def test_demo_runs_the_sample_corpus_on_a_private_stack(tmp_path):
-    done = groundswell("demo", "--json", cwd=tmp_path)
+    # No broker and no store configured: a private stack, and the per-user data folder.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GROUNDSWELL_BROKER_URL", "GROUNDSWELL_STORAGE_URL")
+    }
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
+    done = groundswell("demo", "--json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["state"] == "succeeded"
@@ -40,9 +48,13 @@ def test_demo_runs_the_sample_corpus_on_a_private_stack(tmp_path):
     for verdict in VERDICTS:
         assert counts.get(f"claims.verdict.{verdict}", 0) > 0, verdict
     assert counts["candidates.escapes"] > 0 and counts["candidates.false_rejections"] > 0
-    receipts = list((tmp_path / "groundswell-data" / "receipts").rglob("*.json"))
+    receipts = list((tmp_path / "xdg" / "groundswell" / "receipts").rglob("*.json"))
     assert len(receipts) == summary["index"]["units"] == 18
-    assert "receipts and run files" in groundswell("demo", cwd=tmp_path).stdout
+    # From another folder: the same store, so every receipt is reused.
+    again = groundswell("demo", "--json", cwd=tmp_path / "xdg", env=env)
+    assert f"receipts to {tmp_path / 'xdg' / 'groundswell'}" in again.stderr
+    units = json.loads(again.stdout)["units"]
+    assert units["verify"]["cached"] == units["admit"]["cached"] == 9
 
 
 def test_run_refuses_a_missing_corpus_folder(tmp_path):
@@ -76,3 +88,28 @@ def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
     assert summary["counts"]["claims.accepted"] == summary["counts"]["claims.tier.exact"]
     wrong = groundswell("status", run_id, env={**env, "GROUNDSWELL_API_KEY": "nope"})
     assert wrong.returncode == 1 and "403" in wrong.stderr
+
+
+def test_without_a_broker_runs_use_a_private_stack_and_services_refuse(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
+    dry = groundswell(
+        "reprocess", str(SAMPLE_CORPUS), "--policy", "default@latest", "--dry-run", env=env
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert "would compute      9" in dry.stdout and "new input" in dry.stdout
+    for command in ("worker", "beat", "api"):
+        refused = groundswell(command, env=env, timeout=60)
+        assert refused.returncode == 2 and "GROUNDSWELL_BROKER_URL" in refused.stderr, command
+
+
+def test_a_configured_broker_is_used_as_configured(tmp_path):
+    from groundswell.workers.embedded import free_port
+
+    env = dict(os.environ)
+    env["GROUNDSWELL_BROKER_URL"] = f"redis://127.0.0.1:{free_port()}/0"  # nobody there
+    env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "store")
+    started = time.monotonic()
+    done = groundswell("run", str(SAMPLE_CORPUS), env=env, timeout=120)
+    assert done.returncode == 2 and "no workers answer" in done.stderr, done.stderr
+    assert "--embedded" in done.stderr and time.monotonic() - started < 60
