@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import pytest
 
-from groundswell.shared.cli import main
+from groundswell.shared.cli import load_all, main
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from tests.conftest import API_KEY
 
@@ -82,6 +82,7 @@ def test_only_groundswell_is_installed_and_its_public_names_import(runtime):
 
 
 def test_every_command_answers_help(runtime):
+    load_all()
     for command in _commands(main):
         done = _run(runtime, *command, "--help")
         assert done.returncode == 0 and "Usage:" in done.stdout, (command, done.stderr)

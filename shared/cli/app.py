@@ -1,13 +1,58 @@
-"""The ``groundswell`` command group; each module of this package adds its commands."""
+"""The ``groundswell`` command group; each module of this package adds its commands.
+
+Modules load when one of their commands runs, so ``groundswell verify`` does not pay for
+importing the admission engine, Celery or the API.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from groundswell.shared import __version__
 
+# Which module defines each command (importing it registers its commands on ``main``).
+COMMAND_MODULES = {
+    "verify": "verify",
+    "explain": "verify",
+    "sensitivity": "verify",
+    "admit": "admit",
+    "check-receipt": "admit",
+    "run": "runs",
+    "demo": "runs",
+    "submit": "runs",
+    "status": "runs",
+    "summary": "runs",
+    "worker": "runs",
+    "beat": "runs",
+    "api": "runs",
+    "api-key": "runs",
+    "policy": "policies",
+    "schedule": "policies",
+    "reprocess": "policies",
+    "diff": "policies",
+    "report": "policies",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMAND_MODULES:
+            importlib.import_module(f"groundswell.shared.cli.{COMMAND_MODULES[name]}")
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="groundswell")
 def main() -> None:
     """groundswell: verify quotations and admit extracted facts, at corpus scale."""
+
+
+def load_all() -> None:
+    """Register every command now (for tools that walk ``main.commands``)."""
+    for module in sorted(set(COMMAND_MODULES.values())):
+        importlib.import_module(f"groundswell.shared.cli.{module}")

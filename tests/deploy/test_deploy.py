@@ -269,7 +269,9 @@ def test_services_run_groundswell_commands_or_known_images(services: dict) -> No
 
 def test_cli_has_the_commands_compose_runs(services: dict) -> None:
     """The commands and options of compose exist in `groundswell` (shared.cli.main)."""
-    from groundswell.shared.cli import main
+    from groundswell.shared.cli import load_all, main
+
+    load_all()
 
     for name, service in groundswell_services(services).items():
         command = command_of(service)

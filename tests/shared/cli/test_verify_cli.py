@@ -232,3 +232,24 @@ def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
         }
         keep = ("verdict", "tier", "start", "end", "grounded", "span_text", "fragment_statuses")
         assert {k: mine["groundswell"][k] for k in keep} == {k: gt["gtrex"][k] for k in keep}
+
+
+def test_verify_loads_neither_admission_nor_celery_nor_the_api(tmp_path):
+    (tmp_path / "doc.txt").write_text("Net sales rose 5%.\n")
+    (tmp_path / "claims.jsonl").write_text(
+        json.dumps({"id": "a", "claim": "rose 5%", "source_path": "doc.txt"}) + "\n"
+    )
+    code = (
+        "import sys\n"
+        "from groundswell.shared.cli import main\n"
+        "main(['verify', 'claims.jsonl', '-o', 'out.jsonl'], standalone_mode=False)\n"
+        "heavy = ('groundswell.shared.admit', 'groundswell.api', 'groundswell.workers',\n"
+        "         'celery', 'kombu', 'fastapi', 'uvicorn', 'boto3', 'httpx')\n"
+        "print(sorted({m for m in sys.modules if m.startswith(heavy)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert '"verdict": "grounded"' in (tmp_path / "out.jsonl").read_text()
