@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,10 +270,52 @@ def parse_schema(data: bytes, file: str = SCHEMA_KEY) -> dict[str, Any]:
     return value
 
 
-def parse_labels(data: bytes, file: str) -> Labels:
-    value = parse_json_file(data, file)
+def parse_labels(data: bytes, file: str) -> tuple[Labels, list[InputError]]:
+    """Gold labels and the entries that are not labels.
+
+    Labels only measure (escapes, correctness); a bad entry is reported and left out, and never
+    fails the units it would have measured. An error's field says which part it belongs to
+    (``claims.*`` measure verification, anything else admission)."""
     try:
-        return Labels.model_validate(value)
-    except ValidationError as exc:
-        field, msg = _field_of(exc)
-        raise InputFileError(InputError(file, msg, None, field)) from None
+        value = parse_json_file(data, file)
+    except InputFileError as exc:
+        return Labels(), [exc.error]
+    if not isinstance(value, dict):
+        kind = type(value).__name__
+        return Labels(), [InputError(file, f"labels are a JSON object, not a {kind}")]
+    errors: list[InputError] = []
+    parts: dict[str, dict[str, bool]] = {}
+    text = data.decode("utf-8", "replace")
+    for part, entries in value.items():
+        if part not in Labels.model_fields:
+            errors.append(
+                InputError(
+                    file, "not a labels part (claims, candidates)", _line_of(text, part), part
+                )
+            )
+            continue
+        if not isinstance(entries, dict):
+            errors.append(
+                InputError(file, "an object of id: true|false", _line_of(text, part), part)
+            )
+            continue
+        kept = parts.setdefault(part, {})
+        for key, label in entries.items():
+            if isinstance(label, bool):
+                kept[key] = label
+            else:
+                errors.append(
+                    InputError(
+                        file,
+                        f"a label is true or false, not {json.dumps(label)[:40]}",
+                        _line_of(text, key),
+                        f"{part}.{key}",
+                    )
+                )
+    return Labels(**parts), errors
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line of the first ``"key":`` in a JSON text (for naming a bad entry)."""
+    match = re.search(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text)
+    return text.count("\n", 0, match.start()) + 1 if match else None

@@ -14,7 +14,7 @@ from groundswell.shared.admit.engine import Admitter
 from groundswell.shared.admit.errors import PacketError
 
 # Bumped whenever a change to this package can move a decision or a receipt byte.
-ENGINE_REVISION = "groundswell-admit/1"
+ENGINE_REVISION = "groundswell-admit/2"  # 2: non-NFC documents are admitted on their NFC form
 
 
 def admit(

@@ -143,9 +143,16 @@ class UnitRunner:
         except StorageRefused as exc:
             raise InputFileError(InputError(key, f"refused: {exc}")) from None
 
-    def _labels(self, doc_id: str) -> Labels | None:
-        data = self._get(labels_key(doc_id))
-        return parse_labels(data, labels_key(doc_id)) if data is not None else None
+    def _labels(self, doc_id: str, kind: str) -> tuple[Labels | None, list[InputError]]:
+        """The document's labels, and the bad entries this unit reports (each once: those of
+        ``candidates`` on admission, the rest on verification). Bad entries are left out."""
+        file = labels_key(doc_id)
+        data = self._get(file)
+        if data is None:
+            return None, []
+        labels, errors = parse_labels(data, file)
+        on_admit = [(e.field or "").startswith("candidates") for e in errors]
+        return labels, [e for e, a in zip(errors, on_admit, strict=True) if a == (kind == ADMIT)]
 
     def _schema_once(self) -> tuple[bytes, dict[str, Any]]:
         if self._schema is None:
@@ -318,10 +325,7 @@ class UnitRunner:
         doc_data = self._get(doc_file)
         if doc_data is None:
             return self._failed(VERIFY, doc_id, InputError(doc_file, "no such document"))
-        try:
-            labels = self._labels(doc_id)
-        except InputFileError as exc:
-            return self._failed(VERIFY, doc_id, exc.error, document_bytes=len(doc_data))
+        labels, label_errors = self._labels(doc_id, VERIFY)
         fp, inputs = self._fingerprint(VERIFY, doc_data, claims_data)
         return self._run(
             VERIFY,
@@ -335,7 +339,8 @@ class UnitRunner:
                     ((r["record"].get("id"), r["certificate"]) for r in receipt.get("records", [])),
                     labels,
                 ),
-                [_error_from_body(e, claims_file) for e in receipt.get("errors", [])],
+                [_error_from_body(e, claims_file) for e in receipt.get("errors", [])]
+                + label_errors,
             ),
             doc_file,
         )
@@ -402,9 +407,9 @@ class UnitRunner:
             return self._failed(ADMIT, doc_id, InputError(doc_file, "no such document"))
         try:
             schema_data, schema = self._schema_once()
-            labels = self._labels(doc_id)
         except InputFileError as exc:
             return self._failed(ADMIT, doc_id, exc.error, document_bytes=len(doc_data))
+        labels, label_errors = self._labels(doc_id, ADMIT)
         fp, inputs = self._fingerprint(ADMIT, doc_data, cand_data, schema_data)
         return self._run(
             ADMIT,
@@ -415,7 +420,7 @@ class UnitRunner:
             lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema, inputs),
             lambda receipt: (
                 admit_unit_counts(receipt["receipt"], labels),
-                [_error_from_body(e, cand_file) for e in receipt.get("errors", [])],
+                [_error_from_body(e, cand_file) for e in receipt.get("errors", [])] + label_errors,
             ),
             cand_file,
         )
@@ -430,6 +435,7 @@ class UnitRunner:
         inputs: dict[str, str],
     ) -> dict[str, Any]:
         from groundswell.shared.admit import ENGINE_REVISION, SPEC_VERSION, PacketError, admit
+        from groundswell.shared.admit.normalize import nfc_packet
 
         body: dict[str, Any] = {
             "kind": ADMIT,
@@ -446,15 +452,20 @@ class UnitRunner:
         except InputFileError as exc:
             body["failure"] = _error_body(exc.error)
             return body
+        # A document that is not NFC is admitted on its NFC form, the candidates' offsets moved
+        # with it; the receipt says so, with both digests.
+        packet = nfc_packet(text, candidates)
+        if packet.note is not None:
+            body["normalized"] = packet.note
         try:
             prepared_schema, prepared_policy = self._prepared(schema)
-            body["receipt"] = admit(text, prepared_schema, candidates, prepared_policy)
-        except PacketError as exc:
-            body["failure"] = _error_body(
-                InputError(candidates_key(doc_id), f"invalid packet: {exc}")
+            body["receipt"] = admit(
+                packet.text, prepared_schema, packet.candidates, prepared_policy
             )
+        except PacketError as exc:
+            body["failure"] = _error_body(_packet_error(doc_id, str(exc)))
             return body
-        body["records"] = candidates
+        body["records"] = candidates  # as given; the NFC move is a function of them
         body["errors"] = [_error_body(e) for e in errors]
         return body
 

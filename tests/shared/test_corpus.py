@@ -63,11 +63,27 @@ def test_a_candidates_file_must_be_a_list():
 
 
 def test_labels_are_booleans_by_id():
-    labels = parse_labels(b'{"claims": {"c1": true}, "candidates": {"k": false}}', "labels/d.json")
-    assert labels.claims == {"c1": True} and labels.candidates == {"k": False}
-    with pytest.raises(InputFileError) as info:
-        parse_labels(b'{"claims": {"c1": "yes"}}', "labels/d.json")
-    assert info.value.error.field == "claims.c1"
+    labels, errors = parse_labels(
+        b'{"claims": {"c1": true}, "candidates": {"k": false}}', "labels/d.json"
+    )
+    assert labels.claims == {"c1": True} and labels.candidates == {"k": False} and not errors
+
+
+def test_a_bad_label_is_reported_and_left_out():
+    data = b'{"claims": {"c1": true,\n  "q1": "yes"},\n "candidates": {"k": 1}, "extra": {}}'
+    labels, errors = parse_labels(data, "labels/d.json")
+    assert labels.claims == {"c1": True} and labels.candidates == {}
+    assert [(e.file, e.line, e.field) for e in errors] == [
+        ("labels/d.json", 2, "claims.q1"),
+        ("labels/d.json", 3, "candidates.k"),
+        ("labels/d.json", 3, "extra"),
+    ]
+    assert "true or false" in errors[0].message
+    # A file that is not labels at all is one error, and no labels.
+    labels, errors = parse_labels(b"[1, 2]", "labels/d.json")
+    assert labels.claims == {} and len(errors) == 1 and "object" in errors[0].message
+    labels, errors = parse_labels(b"{oops", "labels/d.json")
+    assert labels.claims == {} and errors[0].line == 1
 
 
 @pytest.mark.parametrize(

@@ -43,3 +43,61 @@ def test_a_receipt_is_written_once_and_reused(tmp_path):
     assert (first.status, again.status) == ("computed", "cached")
     assert first.receipt_key == again.receipt_key and first.receipt_sha256 == again.receipt_sha256
     assert first.counts == again.counts and first.inputs == again.inputs
+
+
+def _admit_runner(tmp_path, document: str, candidates: list, labels: bytes | None = None):
+    corpus = open_store(str(tmp_path / "corpus"))
+    corpus.put("documents/d.txt", document.encode())
+    corpus.put("candidates/d.json", json.dumps(candidates).encode())
+    corpus.put("claims/d.jsonl", b'{"id": "q1", "claim": "Net sales"}\n')
+    corpus.put("schema.json", json.dumps({"fields": {"sales": {"type": "number"}}}).encode())
+    if labels is not None:
+        corpus.put("labels/d.json", labels)
+    output = open_store(str(tmp_path / "out"))
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    return UnitRunner(corpus, output, registry.resolve("default@1")), output
+
+
+def test_a_document_not_in_nfc_is_admitted_on_its_nfc_form(tmp_path):
+    from groundswell.shared.receipts import open_receipt
+
+    document = "Caf\u0065\u0301 sales\u2001were\u037e Net sales $391 million."
+    start = document.encode().index(b"$391")
+    cand = {
+        "id": "a",
+        "field": "sales",
+        "value": "391000000",
+        "evidence": {"start": start, "end": start + len(b"$391 million"), "text": "$391 million"},
+    }
+    runner, output = _admit_runner(tmp_path, document, [cand])
+    result = runner.admit("d")
+    assert result.status == "computed" and not result.errors
+    body = open_receipt(output.get(result.receipt_key), result.receipt_key)
+    note = body["normalized"]
+    assert note["form"] == "NFC" and note["original_sha256"] != note["text_sha256"]
+    assert note["candidates_changed"] == 1
+    decision = body["receipt"]["decisions"][0]
+    assert decision["outcome"] == "admitted", decision
+    assert body["records"] == [cand]  # the candidates as given
+
+
+def test_a_bad_label_is_reported_once_and_never_fails_a_unit(tmp_path):
+    labels = b'{"claims": {"q1": "yes"}, "candidates": {"a": true, "b": "no"}}'
+    cand = {"id": "a", "field": "sales", "value": "391", "evidence": {"text": "391"}}
+    runner, _ = _admit_runner(tmp_path, "Net sales were 391.", [cand], labels)
+    verified, admitted = runner.verify("d"), runner.admit("d")
+    assert (verified.status, admitted.status) == ("computed", "computed")
+    assert [e.field for e in verified.errors] == ["claims.q1"]
+    assert [e.field for e in admitted.errors] == ["candidates.b"]
+    # The good label still measures: candidate a is labelled right.
+    assert admitted.counts["candidates.labelled"] == 1
+    assert admitted.counts["candidates.labelled_right"] == 1
+
+
+def test_an_invalid_schema_is_blamed_on_the_schema(tmp_path):
+    runner, _ = _admit_runner(tmp_path, "Net sales were 391.", [])
+    runner.corpus.put("schema.json", b'{"fields": {"sales": {"type": "money"}}}')
+    result = runner.admit("d")
+    assert result.status == "failed"
+    assert result.errors[0].file == "schema.json", result.errors
