@@ -9,11 +9,12 @@ the inline ``source`` is not repeated in the output. The certificate goes under 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,14 @@ from groundswell.shared.verify import (
     VerifyPolicy,
     get_verify_policy,
 )
-from groundswell.shared.verify.policy import PolicyError
+from groundswell.shared.verify.gtrex_policy import (
+    REPAIR_MODES,
+    SALVAGE_POLICIES,
+    GtrexPolicy,
+    RepairSettings,
+    load_policy_file,
+)
+from groundswell.shared.verify.policy import ELLIPSIS_POLICIES, PolicyError
 from groundswell.shared.verify.report import (
     LadderProfile,
     explain,
@@ -59,17 +67,140 @@ class Record:
 
 
 def load_policy(ref: str) -> VerifyPolicy:
-    """A policy file, or NAME / NAME@N / NAME@latest: from the policy registry of the
-    configured store when it holds that name (what `run` uses), else a built-in."""
+    """A policy file (groundswell's or gtrex's), or NAME / NAME@N / NAME@latest: from the
+    policy registry of the configured store when it holds that name (what `run` uses), else a
+    built-in."""
+    return _load(ref).verify
+
+
+def _load(ref: str) -> GtrexPolicy:
     try:
         if Path(ref).exists() or ref.endswith(".json"):
-            return VerifyPolicy.load(ref)
-        registered = _registered(ref)
-        if registered is not None:
-            return registered
-        return get_verify_policy(ref)
+            return load_policy_file(ref)  # its messages name the file
+    except PolicyError as exc:
+        raise InvalidInput(f"invalid policy: {exc}") from None
+    try:
+        policy = _registered(ref) or get_verify_policy(ref)
     except PolicyError as exc:
         raise InvalidInput(f"invalid policy ({ref}): {exc}") from None
+    return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
+
+
+_POLICY_FLAGS = (
+    "policy_ref",
+    "policy_file",
+    "accept_through",
+    "marker_pattern",
+    "ellipsis",
+    "allow_unsound",
+)
+
+
+def policy_from_flags(
+    policy_ref: str,
+    policy_file: str | None,
+    accept_through: str | None,
+    marker_pattern: str | None,
+    ellipsis: str | None,
+    allow_unsound: bool,
+) -> GtrexPolicy:
+    """The policy gtrex's flags describe: ``--policy-file`` (else ``--policy``), then each
+    override applied to it (a new fingerprint). A bad override value is a usage error (exit 2)
+    that names the flag; a policy that cannot be read is invalid input (exit 1)."""
+    loaded = _load(policy_file) if policy_file else _load(policy_ref)
+    for note in loaded.notes:
+        click.echo(f"groundswell: {policy_file}: {note}", err=True)
+    base = policy = loaded.verify
+    flags: list[str] = []
+    if marker_pattern is not None:
+        try:
+            policy = policy.with_changes(marker_pattern=marker_pattern)
+        except PolicyError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--marker-pattern'") from None
+        flags.append(f"--marker-pattern {marker_pattern}")
+    changes: dict[str, Any] = {}
+    if accept_through is not None:
+        tiers = policy.resolved_ladder.names
+        if accept_through not in tiers:
+            raise click.BadParameter(
+                f"{accept_through!r} is not a tier of the {policy.ladder_name} ladder "
+                f"(its tiers: {', '.join(tiers)})",
+                param_hint="'--accept-through'",
+            )
+        changes["accept_through"] = accept_through
+        flags.append(f"--accept-through {accept_through}")
+    if allow_unsound:
+        changes["allow_unsound"] = True
+        flags.append("--allow-unsound")
+    if ellipsis is not None:
+        changes["ellipsis_policy"] = ellipsis
+        flags.append(f"--ellipsis {ellipsis}")
+    if changes:
+        tier = policy.resolved_ladder.tiers[
+            policy.resolved_ladder.names.index(changes.get("accept_through", policy.accept_tier))
+        ]
+        if not tier.sound and not changes.get("allow_unsound", policy.allow_unsound):
+            raise click.BadParameter(
+                f"{tier.name!r} is an unsound tier (different texts can match at it); pass "
+                "--allow-unsound to count it as grounded",
+                param_hint="'--accept-through'",
+            )
+        try:
+            policy = policy.with_changes(**changes)
+        except PolicyError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--accept-through'") from None
+    if flags:
+        policy = policy.with_changes(
+            name="custom", description=f"{base.ref} with {' '.join(flags)}"
+        )
+    return GtrexPolicy(policy, loaded.repair, loaded.fingerprint, loaded.notes)
+
+
+def policy_options(f: Any) -> Any:
+    """gtrex's policy flags (verify, explain; later repair and calibrate): the command gets
+    the policy they describe as ``policy`` (a :class:`GtrexPolicy`)."""
+    options = [
+        click.option(
+            "--policy",
+            "policy_ref",
+            default="default",
+            show_default=True,
+            help="A built-in policy (strict, default, permissive), NAME@VERSION from the policy "
+            "registry, or a policy file (groundswell's or gtrex's).",
+        ),
+        click.option(
+            "--policy-file",
+            type=click.Path(dir_okay=False),
+            help="A JSON policy file, gtrex's or groundswell's; overrides --policy.",
+        ),
+        click.option(
+            "--accept-through", metavar="TIER", help="The loosest tier counted as grounded."
+        ),
+        click.option(
+            "--marker-pattern",
+            metavar="REGEX",
+            help="A regular expression for parser layout markers (each counts as one space).",
+        ),
+        click.option(
+            "--ellipsis",
+            type=click.Choice(ELLIPSIS_POLICIES),
+            help="How a quotation with an ellipsis is treated.",
+        ),
+        click.option(
+            "--allow-unsound",
+            is_flag=True,
+            help="Count tiers that are known to collide (skeleton) as grounded.",
+        ),
+    ]
+
+    @functools.wraps(f)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        flags = {name: kwargs.pop(name) for name in _POLICY_FLAGS}
+        return f(*args, policy=policy_from_flags(**flags), **kwargs)
+
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def _registered(ref: str) -> VerifyPolicy | None:
@@ -106,9 +237,10 @@ def _surrogate(value: Any) -> bool:
 
 
 def read_lines(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The JSON objects of a JSON Lines file, with their line numbers (blank lines skipped)."""
+    """The JSON objects of a JSON Lines file ('-': standard input), with their line numbers
+    (blank lines skipped)."""
     try:
-        data = Path(path).read_bytes()
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -282,15 +414,9 @@ def _profile_text(profile: LadderProfile) -> str:
 
 
 @main.command()
-@click.argument("claims", type=click.Path(dir_okay=False))
+@click.argument("claims", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", "output", default=None, help="Output JSON Lines (default: stdout).")
-@click.option(
-    "--policy",
-    "policy_ref",
-    default="default",
-    show_default=True,
-    help="A built-in policy (strict, default, permissive, or NAME@VERSION) or a policy file.",
-)
+@policy_options
 @click.option("--root", type=click.Path(file_okay=False), help="Resolve relative source_path here.")
 @click.option(
     "--at-offsets", is_flag=True, help="Check only each record's [start, end) span (verify_at)."
@@ -309,19 +435,19 @@ def _profile_text(profile: LadderProfile) -> str:
 def verify(
     claims: str,
     output: str | None,
-    policy_ref: str,
+    policy: GtrexPolicy,
     root: str | None,
     at_offsets: bool,
     manifest_path: str | None,
     replace_existing: bool,
     marker_timeout: float,
 ) -> None:
-    """Verify the quotations of CLAIMS (JSON Lines) against their sources.
+    """Verify the quotations of CLAIMS (JSON Lines; '-' for stdin) against their sources.
 
     Each record gets a certificate under the key "groundswell": verdict, tier, offsets into
-    the original source, and the policy's fingerprint. A summary goes to stderr.
+    the original source, and the policy's fingerprint. A summary goes to stderr. Takes
+    gtrex's arguments and policy flags (gtrex verify), and gtrex's policy files.
     """
-    policy = load_policy(policy_ref)
     # Python's re, as gtrex uses, runs a policy file's marker pattern: bounded in time.
     bound_regex_time(marker_timeout)
     sources = Sources(root)
@@ -329,7 +455,7 @@ def verify(
         claims, sources, at_offsets=at_offsets, replace_existing=replace_existing
     )
     verifiers: dict[str, Verifier] = {}
-    profile = LadderProfile(policy)
+    profile = LadderProfile(policy.verify)
     lines: list[str] = []
     progress = _progress(len(records), "verifying")
     task = progress.add_task("verify", total=len(records)) if progress else None
@@ -339,7 +465,7 @@ def verify(
         for record in records:
             verifier = verifiers.get(record.source_key)
             if verifier is None:
-                verifier = Verifier(sources.texts[record.source_key], policy)
+                verifier = Verifier(sources.texts[record.source_key], policy.verify)
                 verifiers[record.source_key] = verifier
             data = record.data
             try:
@@ -367,30 +493,49 @@ def verify(
             "claims": len(records),
             "at_offsets": at_offsets,
         }
-        _write_json(manifest_path, manifest(policy, profile, inputs))
+        _write_json(manifest_path, manifest(policy.verify, profile, inputs))
     click.echo(_profile_text(profile), err=True)
 
 
 @main.command("explain")
+@policy_options
 @click.option(
-    "--policy",
-    "policy_ref",
-    default="default",
-    show_default=True,
-    help="A built-in policy or a policy file.",
+    "--repair-mode",
+    type=click.Choice(REPAIR_MODES),
+    help="gtrex's repair mode: off verifies only; substitute stores the source's text; annotate "
+    "keeps the model's text and attaches the located span.",
+)
+@click.option(
+    "--salvage",
+    type=click.Choice(SALVAGE_POLICIES),
+    help="gtrex's fragment salvage: keep the longest verified fragment of a spliced quotation.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the policy as JSON instead.")
-def explain_command(policy_ref: str, as_json: bool) -> None:
-    """Print a verification policy and every assumption its verdicts rest on."""
-    policy = load_policy(policy_ref)
+def explain_command(
+    policy: GtrexPolicy,
+    repair_mode: str | None,
+    salvage: str | None,
+    as_json: bool,
+) -> None:
+    """Print a verification policy and every assumption its verdicts rest on.
+
+    Takes gtrex's policy and repair flags (gtrex explain). The repair settings are printed
+    after the policy; `verify` does not read them.
+    """
     if as_json:
-        _write_json("-", policy.as_dict())
+        _write_json("-", policy.verify.as_dict())
         return
-    click.echo(explain(policy))
+    repair = policy.repair
+    changes = {k: v for k, v in (("repair_mode", repair_mode), ("salvage_policy", salvage)) if v}
+    if changes:
+        repair = replace(repair, **changes)
+    click.echo(explain(policy.verify))
+    click.echo("\nrepair settings (gtrex's repair cascade; verify does not read them):")
+    click.echo("\n".join(repair.lines()))
 
 
 @main.command("sensitivity")
-@click.argument("claims", type=click.Path(dir_okay=False))
+@click.argument("claims", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--root", type=click.Path(file_okay=False), help="Resolve relative source_path here.")
 @click.option(
     "--policy",
@@ -404,7 +549,8 @@ def explain_command(policy_ref: str, as_json: bool) -> None:
 def sensitivity_command(
     claims: str, root: str | None, policy_refs: tuple[str, ...], output: str | None
 ) -> None:
-    """Re-verify the same claims under several policies and show how the rate moves."""
+    """Re-verify the same claims of CLAIMS ('-' for stdin) under several policies and show how
+    the rate moves."""
     refs = policy_refs or tuple(BUILTIN_VERIFY_POLICIES)
     policies = {ref: load_policy(ref) for ref in refs}
     sources = Sources(root)

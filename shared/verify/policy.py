@@ -31,11 +31,8 @@ ENGINE_REVISION = 1
 POLICY_SCHEMA = "groundswell/verify-policy/1"
 ELLIPSIS_POLICIES = ("reject", "fragments", "ignore")
 
-# Fields of a policy file that become constructor arguments as they are.
-_PASSED_THROUGH = (
-    "name",
-    "version",
-    "description",
+# The settings besides the ladder that can move a verdict (gtrex's names for them too).
+VERDICT_SETTINGS = (
     "marker_pattern",
     "accept_through",
     "allow_unsound",
@@ -44,6 +41,8 @@ _PASSED_THROUGH = (
     "require_contiguous",
     "match_boundaries",
 )
+# Fields of a policy file that become constructor arguments as they are.
+_PASSED_THROUGH = ("name", "version", "description", *VERDICT_SETTINGS)
 _FIELDS = {"schema", "engine_revision", "fingerprint", "ladder_name", "ladder", *_PASSED_THROUGH}
 
 
