@@ -7,9 +7,13 @@ must be set before this module is imported (``groundswell worker`` does that).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from prometheus_client import Counter, Gauge, Histogram
 
-# Domain metrics: what was verified and admitted, under which policy.
+# Domain metrics: what was verified and admitted, under which policy. They count the work
+# done: a unit whose receipt was found in the cache (a repeated run) adds nothing to them.
 CLAIMS = Counter(
     "groundswell_claims",
     "Claims verified, by policy, verdict and tier (tier 'none' when unlocated).",
@@ -36,17 +40,26 @@ ESCAPES = Counter(
     "wrong values admitted without review.",
     ["policy", "version", "kind"],
 )
-DOCUMENTS = Counter("groundswell_documents", "Documents processed by unit tasks.", ["kind"])
+DOCUMENTS = Counter(
+    "groundswell_documents",
+    "Documents read by unit tasks (hashed to find their receipt, computed or cached).",
+    ["kind"],
+)
 DOCUMENT_BYTES = Counter(
-    "groundswell_document_bytes", "Bytes of documents processed by unit tasks.", ["kind"]
+    "groundswell_document_bytes", "Bytes of documents read by unit tasks.", ["kind"]
 )
 UNITS = Counter(
     "groundswell_units",
-    "Units finished, by kind (verify, admit) and status (computed, cached, failed).",
+    "Units finished, by kind (verify, admit) and status (computed, cached, failed); "
+    "status cached counts the receipts reused.",
     ["kind", "status"],
 )
 INPUT_ERRORS = Counter(
-    "groundswell_input_errors", "Malformed input records and files, by unit kind.", ["kind"]
+    "groundswell_input_errors",
+    "Malformed input found by the work done, by unit kind and scope: 'record' (a record "
+    "failed alone, the rest of its file was used) or 'unit' (an input file was missing or "
+    "unusable, or the unit was given up, so the whole unit failed).",
+    ["kind", "scope"],
 )
 
 # Task machinery.
@@ -100,32 +113,82 @@ TASKS_IN_PROGRESS = Gauge(
 )
 
 
+KINDS = ("verify", "admit")
+UNIT_STATUSES = ("computed", "cached", "failed")
+ERROR_SCOPES = ("record", "unit")
+TASK_STATUSES = ("succeeded", "failed", "retried")
+RUN_STATES = ("succeeded", "partially_failed", "failed", "cancelled")
+
+
+def initialize(tasks: Iterable[tuple[str, str]]) -> None:
+    """Create every series of the rare events at zero, for the ``(task, queue)`` pairs a
+    worker serves. A counter first seen at 1 has no earlier sample, so Prometheus's
+    ``increase()`` and ``rate()`` miss that first event: the first input error or failed
+    task would never show on the dashboard or fire an alert."""
+    tasks = list(tasks)
+    kinds = [kind for kind in KINDS if any(task == kind for task, _ in tasks)]
+    for task, queue in tasks:
+        for status in TASK_STATUSES:
+            TASKS.labels(task, queue, status)
+        TASK_REDELIVERIES.labels(task, queue)
+    for kind in kinds:
+        TASK_POISONED.labels(kind, kind)
+        BATCH_SPLITS.labels(kind)
+        for status in UNIT_STATUSES:
+            UNITS.labels(kind, status)
+        for scope in ERROR_SCOPES:
+            INPUT_ERRORS.labels(kind, scope)
+    if any(task == "reconcile" for task, _ in tasks):
+        for kind in KINDS:
+            BATCHES_RESENT.labels(kind)
+    if any(task == "finalize" for task, _ in tasks):
+        for state in RUN_STATES:
+            RUNS_FINISHED.labels(state)
+
+
+def computed_now(row: dict[str, Any]) -> bool:
+    """Whether a unit's row is work done now rather than a receipt found in the cache.
+
+    The unit runner gives every unit it computes a reason ("new input", "changed input",
+    ...) and a reused receipt none; a unit that failed before it had a receipt (a missing
+    or unreadable input) was not served from the cache either."""
+    return row.get("receipt") is None or row.get("reason") is not None
+
+
 def observe_batch(
-    kind: str, rows: list[dict], counts: dict[str, int], policy: dict, cached: bool = False
+    kind: str, rows: list[dict[str, Any]], fresh: dict[str, int], policy: dict[str, Any]
 ) -> None:
-    """Export one batch's units and summed counters (once, when its recording was fresh)."""
+    """Export one batch (once, when its recording was fresh).
+
+    Every unit counts in ``groundswell_units_total`` by status (``cached`` is the cache hit)
+    and its document in the documents read. The domain counters take ``fresh``, the summed
+    counters of the units computed now, and input errors only the rows computed now: a run
+    that finds every receipt moves none of them.
+    """
     name, version = policy.get("name", "?"), str(policy.get("version", "?"))
     for row in rows:
         UNITS.labels(kind, row.get("status", "?")).inc()
         if row.get("bytes") is not None:
             DOCUMENTS.labels(kind).inc()
             DOCUMENT_BYTES.labels(kind).inc(row["bytes"])
-    if counts.get("errors"):
-        INPUT_ERRORS.labels(kind).inc(counts["errors"])
+        errors = row.get("errors_total") or 0
+        if errors and computed_now(row):
+            scope = "unit" if row.get("status") == "failed" else "record"
+            INPUT_ERRORS.labels(kind, scope).inc(errors)
     if kind == "verify":
-        for key, value in counts.items():
+        for key, value in fresh.items():
             if key.startswith("claims.at."):
                 verdict, _, tier = key[len("claims.at.") :].partition(".")
                 CLAIMS.labels(name, version, verdict, tier).inc(value)
     else:
-        for key, value in counts.items():
+        for key, value in fresh.items():
             if key.startswith("candidates.outcome."):
                 CANDIDATES.labels(name, version, key[len("candidates.outcome.") :]).inc(value)
             elif key.startswith("candidates.code."):
                 DECISION_CODES.labels(name, version, key[len("candidates.code.") :]).inc(value)
     prefix = "claims" if kind == "verify" else "candidates"
     label_kind = "claim" if kind == "verify" else "candidate"
-    if counts.get(f"{prefix}.labelled"):
-        LABELLED.labels(name, version, label_kind).inc(counts[f"{prefix}.labelled"])
-    if counts.get(f"{prefix}.escapes"):
-        ESCAPES.labels(name, version, label_kind).inc(counts[f"{prefix}.escapes"])
+    if fresh.get(f"{prefix}.labelled"):
+        LABELLED.labels(name, version, label_kind).inc(fresh[f"{prefix}.labelled"])
+    if fresh.get(f"{prefix}.escapes"):
+        ESCAPES.labels(name, version, label_kind).inc(fresh[f"{prefix}.escapes"])

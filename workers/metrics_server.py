@@ -106,11 +106,29 @@ def serve(port: int, directory: str, host: str = "0.0.0.0") -> ThreadingHTTPServ
     return server
 
 
+def served_tasks(queues: set[str]) -> list[tuple[str, str]]:
+    """The ``(task, queue)`` label pairs of the tasks a worker consuming ``queues`` runs."""
+    from groundswell.workers.app import QUEUE_OF, TASK_NAMES
+
+    return [
+        (TASK_NAMES[kind].rsplit(".", 1)[-1], queue)
+        for kind, queue in QUEUE_OF.items()
+        if queue in queues
+    ]
+
+
 @signals.worker_init.connect
-def _start_metrics_server(**_: object) -> None:
+def _start_metrics_server(sender=None, **_: object) -> None:
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     port = int(os.environ.get("GROUNDSWELL_WORKER_METRICS_PORT") or 0)
     if directory and port:
+        from groundswell.shared import metrics
+        from groundswell.workers.app import QUEUES
+
+        queues = getattr(getattr(getattr(sender, "app", None), "amqp", None), "queues", None)
+        consumed = set(getattr(queues, "consume_from", None) or QUEUES)
+        # The series of rare events exist at zero from the start (the parent's own file).
+        metrics.initialize(served_tasks(consumed))
         serve(port, directory)
         log.info("worker metrics on :%d/metrics", port)
 

@@ -166,9 +166,12 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
             ctx.runner.verify(d) if spec.kind == VERIFY else ctx.runner.admit(d)
             for d in spec.doc_ids
         ]
-    segment = Segment(
-        batch, spec.kind, [r.row() for r in results], sum_counters(r.counters() for r in results)
+    rows = [r.row() for r in results]
+    counters = [r.counters() for r in results]
+    fresh = sum_counters(
+        c for c, row in zip(counters, rows, strict=True) if metrics.computed_now(row)
     )
+    segment = Segment(batch, spec.kind, rows, sum_counters(counters), fresh)
     return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
 
 
@@ -181,7 +184,8 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
     )
     if not recorded.fresh:
         return "duplicate"
-    metrics.observe_batch(segment.kind, segment.rows, segment.counters, ctx.record.policy)
+    fresh = segment.counters if segment.fresh is None else segment.fresh
+    metrics.observe_batch(segment.kind, segment.rows, fresh, ctx.record.policy)
     if recorded.resume_planning:
         service.enqueue(PLAN, [run_id])
     if recorded.run_complete:

@@ -31,6 +31,9 @@ class Segment:
     kind: str
     rows: list[dict[str, Any]]
     counters: dict[str, int] = field(default_factory=dict)
+    # The counters of the units computed by this batch rather than found in the cache: what
+    # the metrics count (None in segments written before it existed: all of ``counters``).
+    fresh: dict[str, int] | None = None
 
     @property
     def units(self) -> int:
@@ -48,6 +51,7 @@ class Segment:
                 "kind": self.kind,
                 "counters": self.counters,
                 "rows": self.rows,
+                **({"fresh": self.fresh} if self.fresh is not None else {}),
             },
             separators=(",", ":"),
             ensure_ascii=False,
@@ -57,7 +61,9 @@ class Segment:
     def loads(cls, data: bytes, key: str) -> Segment:
         try:
             body = json.loads(data)
-            return cls(body["batch"], body["kind"], body["rows"], body["counters"])
+            return cls(
+                body["batch"], body["kind"], body["rows"], body["counters"], body.get("fresh")
+            )
         except (ValueError, KeyError, TypeError) as exc:
             raise SegmentError(f"{key}: not a segment ({exc})") from None
 

@@ -59,7 +59,7 @@ COUNTERS = {
     "groundswell_documents": {"kind"},
     "groundswell_document_bytes": {"kind"},
     "groundswell_units": {"kind", "status"},
-    "groundswell_input_errors": {"kind"},
+    "groundswell_input_errors": {"kind", "scope"},
     "groundswell_tasks": {"task", "queue", "status"},
     "groundswell_task_redeliveries": {"task", "queue"},
     "groundswell_task_poisoned": {"task", "queue"},

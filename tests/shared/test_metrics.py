@@ -1,0 +1,41 @@
+"""What the metrics count: work done now, never a receipt found again."""
+
+from __future__ import annotations
+
+import json
+
+from groundswell.shared.metrics import computed_now
+from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.runs.units import UnitRunner
+from groundswell.shared.storage import open_store
+
+
+def _runner(tmp_path, only: str = "missing") -> UnitRunner:
+    corpus = open_store(str(tmp_path / "corpus"))
+    output = open_store(str(tmp_path / "out"))
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    return UnitRunner(corpus, output, registry.resolve("default@1"), only=only)
+
+
+def test_computed_now_tells_work_done_from_a_receipt_found(tmp_path):
+    corpus = open_store(str(tmp_path / "corpus"))
+    corpus.put("documents/ok.txt", b"Net sales rose 5% to $391.0 billion.")
+    corpus.put("claims/ok.jsonl", b'{"id": "a", "claim": "Net sales rose 5%"}\n{"id": \n')
+    corpus.put("documents/bad.txt", b"Net sales rose 5%.")
+    corpus.put("candidates/bad.json", b"[{not json")
+    corpus.put("schema.json", json.dumps({"fields": {"sales": {"type": "number"}}}).encode())
+    corpus.put("claims/orphan.jsonl", b'{"id": "a", "claim": "x"}\n')  # no document
+
+    runner = _runner(tmp_path)
+    first = [runner.verify("ok"), runner.admit("bad"), runner.verify("orphan")]
+    assert [r.status for r in first] == ["computed", "failed", "failed"]
+    assert all(computed_now(r.row()) for r in first)
+
+    again = [runner.verify("ok"), runner.admit("bad"), runner.verify("orphan")]
+    assert [r.status for r in again] == ["cached", "failed", "failed"]
+    # The receipt of a result and of a failure are found again; a missing input is not cached.
+    assert [computed_now(r.row()) for r in again] == [False, False, True]
+
+    recomputed = _runner(tmp_path, only="all").verify("ok")
+    assert recomputed.status == "computed" and computed_now(recomputed.row())
