@@ -167,11 +167,16 @@ def api_key() -> None:
 
 
 @api_key.command("new")
-def api_key_new() -> None:
+@click.option("--env", is_flag=True, help="Print shell exports of the key and its digest instead.")
+def api_key_new(env: bool) -> None:
     """Make a new random key; print it once, with the digest to configure."""
     from groundswell.shared.settings import hash_api_key
 
     key = "gs_" + secrets.token_urlsafe(32)
+    if env:  # eval "$(groundswell api-key new --env)": this shell is client and server
+        click.echo(f"export GROUNDSWELL_API_KEY={key}")
+        click.echo(f"export GROUNDSWELL_API_KEY_HASHES={hash_api_key(key)}")
+        return
     click.echo(f"key:    {key}")
     click.echo(f"digest: {hash_api_key(key)}")
     click.echo(
@@ -364,8 +369,10 @@ def _exit_for(summary: dict[str, Any]) -> None:
         sys.exit(1)
 
 
-def _emit(summary: dict[str, Any], as_json: bool, where: str | None) -> None:
-    if as_json:
+def _emit(summary: dict[str, Any], as_json: bool, where: str | None, quiet: bool = False) -> None:
+    if quiet:
+        click.echo(summary.get("run_id", ""))
+    elif as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         from groundswell.shared.cli.render import print_summary
@@ -405,6 +412,9 @@ def _check_corpus(corpus: str) -> str:
     help="Stop waiting after this many seconds (exit 3; the run goes on unless embedded).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print only the run id (for scripts: RUN=$(...))."
+)
 def run(
     corpus: str,
     policy: str | None,
@@ -413,6 +423,7 @@ def run(
     workers: int,
     timeout: float | None,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
 
@@ -423,18 +434,27 @@ def run(
 
     settings = _settings()
     spec = RunSpec(corpus=_check_corpus(corpus), policy=policy or settings.default_policy)
-    run_spec(settings, spec, embedded, workers, wait, timeout, as_json)
+    run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet)
 
 
-def run_spec(settings, spec, embedded: bool, workers: int, wait: bool, timeout, as_json: bool):
+def run_spec(
+    settings,
+    spec,
+    embedded: bool,
+    workers: int,
+    wait: bool,
+    timeout,
+    as_json: bool,
+    quiet: bool = False,
+):
     """Run ``spec`` on the configured broker's workers, or on a private stack when no
     broker is configured (or --embedded)."""
     if not embedded and not settings.broker_url:
         click.echo("no broker configured (GROUNDSWELL_BROKER_URL): a private stack", err=True)
         embedded = True
     if embedded:
-        summary = run_embedded(spec, workers, 1, sys.stderr.isatty(), timeout=timeout)
-        _emit(summary, as_json, summary.get("output"))
+        summary = run_embedded(spec, workers, 1, sys.stderr.isatty() and not quiet, timeout=timeout)
+        _emit(summary, as_json, summary.get("output"), quiet)
         _exit_for(summary)
         return
     service, app = _service(settings)
@@ -448,8 +468,8 @@ def run_spec(settings, spec, embedded: bool, workers: int, wait: bool, timeout, 
         record, _ = service.submit(spec)
         click.echo(record.id)
         return
-    summary = _submit_and_wait(settings, spec, sys.stderr.isatty(), timeout)
-    _emit(summary, as_json, summary.get("output"))
+    summary = _submit_and_wait(settings, spec, sys.stderr.isatty() and not quiet, timeout)
+    _emit(summary, as_json, summary.get("output"), quiet)
     _exit_for(summary)
 
 
@@ -538,7 +558,19 @@ def status(run_id: str, as_json: bool) -> None:
 @main.command()
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
-def summary(run_id: str, as_json: bool) -> None:
+@click.option("--wait", is_flag=True, help="Wait for the run to end first.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="With --wait: stop waiting after this many seconds (exit 3).",
+)
+def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> None:
     """A finished run's summary (from the API)."""
+    if wait:
+        try:
+            _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout))
+        except TimeoutError as exc:
+            _fail(f"{exc} after {timeout:g} s", 3)
     data = _api_call(lambda c: c.summary(run_id))
     _emit(data, as_json, data.get("output"))
