@@ -37,8 +37,12 @@ def check_receipt(
     references: list[Any] | None = None,
     judgments: list[Any] | None = None,
     packs: list[Any] | None = None,
+    raise_invalid: bool = False,
 ) -> list[str]:
-    """Every difference between ``receipt`` and the receipt its inputs give; [] when it holds."""
+    """Every difference between ``receipt`` and the receipt its inputs give; [] when it holds.
+
+    Inputs that are not a valid packet are one more difference, or (``raise_invalid``) the
+    PacketError itself."""
     problems: list[str] = []
     if not isinstance(receipt, dict):
         return ["the receipt is not a JSON object"]
@@ -69,6 +73,8 @@ def check_receipt(
             packs=packs,
         )
     except PacketError as exc:
+        if raise_invalid:
+            raise
         return [*problems, f"the inputs are not a valid packet: {exc}"]
     for section in _SECTIONS:
         if receipt.get(section) != fresh.get(section):
