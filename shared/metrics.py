@@ -7,6 +7,8 @@ must be set before this module is imported (``groundswell worker`` does that).
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -104,6 +106,14 @@ TASK_PEAK_RSS = Gauge(
     multiprocess_mode="max",
 )
 
+TASK_LAST_SUCCESS = Gauge(
+    "groundswell_task_last_success_timestamp_seconds",
+    "When a task of each name last succeeded, Unix time. Beat sends reconcile every "
+    'GROUNDSWELL_RECONCILE_INTERVAL: task="reconcile" stops moving when beat is down.',
+    ["task"],
+    multiprocess_mode="max",
+)
+
 # Gauges: livesum so that dead prefork children drop out.
 TASKS_IN_PROGRESS = Gauge(
     "groundswell_tasks_in_progress",
@@ -192,3 +202,17 @@ def observe_batch(
         LABELLED.labels(name, version, label_kind).inc(fresh[f"{prefix}.labelled"])
     if fresh.get(f"{prefix}.escapes"):
         ESCAPES.labels(name, version, label_kind).inc(fresh[f"{prefix}.escapes"])
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def corpus_label(corpus: str) -> str:
+    """The ``corpus`` label of a corpus URL or folder: its last path part (at most 32
+    characters of ``A-Za-z0-9._-``) and the first 8 hex digits of the SHA-256 of the whole
+    string, e.g. ``filings-2025-3f9a0c1d``. Readable, distinct for two corpora with the
+    same last part, and it never shows the server's folders."""
+    digest = hashlib.sha256(corpus.encode("utf-8")).hexdigest()[:8]
+    last = corpus.rstrip("/").rsplit("/", 1)[-1].removeprefix("s3:")
+    name = _UNSAFE.sub("-", last).strip("-.")[:32]
+    return f"{name}-{digest}" if name else digest

@@ -92,6 +92,7 @@ class GroundswellTask(Task):
         try:
             result = super().__call__(*args, **kwargs)
             status = "succeeded"
+            metrics.TASK_LAST_SUCCESS.labels(task).set(time.time())
             return result
         except Retry:
             status = "retried"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -9,8 +11,14 @@ from prometheus_client.core import GaugeMetricFamily
 router = APIRouter(tags=["metrics"])
 
 
+# Per-corpus gauges stay bounded: the corpora whose latest finished run is most recent.
+MAX_CORPUS_SERIES = 200
+
+
 class QueueCollector:
-    """Broker queue lengths (any broker) and active runs (Redis reads), bounded labels."""
+    """Read at scrape time, bounded labels: broker queue lengths (any broker), active runs and
+    how long the most idle of them has gone without progress (Redis reads), and the rates of
+    the latest finished run per corpus and policy version."""
 
     def __init__(self, service_factory, app_factory) -> None:
         self._service = service_factory
@@ -21,37 +29,60 @@ class QueueCollector:
         return []
 
     def collect(self):
+        from groundswell.shared.metrics import corpus_label
+
         service = self._service()
         depth = GaugeMetricFamily(
             "groundswell_queue_length", "Messages waiting per queue.", labels=["queue"]
         )
         active = GaugeMetricFamily("groundswell_runs_active", "Runs not yet finished.")
+        idle = GaugeMetricFamily(
+            "groundswell_run_idle_seconds",
+            "Seconds since the active run that has gone longest without progress last "
+            "progressed (created, a planning step, a batch recorded, a finalize step); 0 with "
+            "no active run.",
+        )
+        labels = ["corpus", "policy", "version"]
         grounding = GaugeMetricFamily(
             "groundswell_policy_grounding_rate",
-            "Share of claims accepted in the latest finished run of each policy version.",
-            labels=["policy", "version"],
+            "Share of claims accepted in the latest finished run of each corpus under each "
+            "policy version (corpus: its last path part and a digest).",
+            labels=labels,
         )
         escapes = GaugeMetricFamily(
             "groundswell_policy_escape_rate",
             "Share of labelled-wrong candidates admitted in the latest finished run of each "
-            "policy version.",
-            labels=["policy", "version"],
+            "corpus under each policy version.",
+            labels=labels,
         )
         try:
             from groundswell.workers.app import queue_depths
 
             for queue, n in queue_depths(self._app()).items():
                 depth.add_metric([queue], n)
-            active.add_metric([], len(service.runs.active_run_ids()))
-            for ref, latest in service.runs.policy_latest().items():
+            run_ids = service.runs.active_run_ids()
+            active.add_metric([], len(run_ids))
+            progressed = [t for t in service.runs.progressed_at(run_ids) if t]
+            idle.add_metric([], max(0.0, time.time() - min(progressed)) if progressed else 0.0)
+            latest = sorted(
+                service.runs.policy_latest().items(),
+                key=lambda item: item[1].get("finished_at") or "",
+                reverse=True,
+            )
+            seen: set[tuple[str, str, str]] = set()
+            for (corpus, ref), rates in latest:
                 name, _, version = ref.partition("@")
-                if latest.get("grounding_rate") is not None:
-                    grounding.add_metric([name, version], latest["grounding_rate"])
-                if latest.get("escape_rate") is not None:
-                    escapes.add_metric([name, version], latest["escape_rate"])
+                key = (corpus_label(corpus), name, version)
+                if key in seen or len(seen) >= MAX_CORPUS_SERIES:
+                    continue  # one series per label set, the most recent run's
+                seen.add(key)
+                if rates.get("grounding_rate") is not None:
+                    grounding.add_metric(list(key), rates["grounding_rate"])
+                if rates.get("escape_rate") is not None:
+                    escapes.add_metric(list(key), rates["escape_rate"])
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
-        yield from (depth, active, grounding, escapes)
+        yield from (depth, active, idle, grounding, escapes)
 
 
 @router.get("/metrics", include_in_schema=False)

@@ -115,7 +115,7 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
                 f"summaries/{policy['name']}/{policy['version']}/{run_id}.json", dumps(summary)
             )
             runs.set_corpus_latest(record.corpus, run_id)
-            runs.set_policy_latest(policy["ref"], run_id, policy_rates(summary))
+            runs.set_policy_latest(record.corpus, policy["ref"], run_id, policy_rates(summary))
         updated = record.model_copy(update={"state": state, "finished_at": finished})
         cleanup(output, run_id)
         write_record(output, updated, summary)

@@ -63,17 +63,17 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
                 metrics.BATCHES_RESENT.labels(spec.kind).inc()
             stats["batches"] += len(lost)
             log.warning("run %s: sent %d batches again (expired leases)", run_id, len(lost))
-        stalled = now - runs.updated_at(run_id) >= settings.stall_seconds
+        stalled = now - runs.idle_since(run_id) >= settings.stall_seconds
         if not stalled:
             continue
         stats["runs"] += 1
         if not plan.done:
-            runs.touch(run_id)
+            runs.nudge(run_id)
             runs.resume_planning_flag(run_id)
             service.enqueue(PLAN, [run_id])
             stats["plans"] += 1
         elif plan.outstanding == 0 and not runs.finalizing(run_id):
-            runs.touch(run_id)
+            runs.nudge(run_id)
             service.enqueue(FINALIZE, [run_id])
             stats["finalized"] += 1
     return stats
@@ -110,7 +110,7 @@ def rebuild_catalog(service: RunService, output: ObjectStore) -> None:
     runs = service.runs
     listed: dict[str, float] = {}
     corpora: dict[str, tuple[str, str]] = {}
-    policies: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    policies: dict[tuple[str, str], tuple[str, str, dict[str, Any]]] = {}
     for page in output.list_pages(CATALOG_RUNS):
         for info in page:
             run_id = run_id_of_catalog_key(info.key)
@@ -125,16 +125,16 @@ def rebuild_catalog(service: RunService, output: ObjectStore) -> None:
             at, corpus, ref = entry.get("finished_at") or "", entry["corpus"], entry["policy"]
             if at >= corpora.get(corpus, ("", ""))[0]:
                 corpora[corpus] = (at, run_id)
-            if entry.get("rates") and at >= policies.get(ref, ("", "", {}))[0]:
-                policies[ref] = (at, run_id, entry["rates"])
+            if entry.get("rates") and at >= policies.get((corpus, ref), ("", "", {}))[0]:
+                policies[(corpus, ref)] = (at, run_id, entry["rates"])
             if len(listed) >= 10_000:
                 runs.add_listed(listed)
                 listed = {}
     runs.add_listed(listed)
     for corpus, (_, run_id) in corpora.items():
         runs.set_corpus_latest(corpus, run_id)
-    for ref, (_, run_id, rates) in policies.items():
-        runs.set_policy_latest(ref, run_id, rates)
+    for (corpus, ref), (_, run_id, rates) in policies.items():
+        runs.set_policy_latest(corpus, ref, run_id, rates)
     log.info("run list rebuilt from storage")
 
 

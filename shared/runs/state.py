@@ -548,11 +548,28 @@ class RunStore:
     def counters(self, run_id: str) -> dict[str, int]:
         return {k: int(v) for k, v in self.r.hgetall(self._k(run_id, "counters")).items()}
 
-    def updated_at(self, run_id: str) -> float:
-        return float(self.r.hget(self._k(run_id), "updated_at") or 0)
-
     def touch(self, run_id: str) -> None:
+        """The run progressed (``updated_at``: also set when it is created, when a planning
+        step is committed and when a batch is recorded)."""
         self.r.hset(self._k(run_id), "updated_at", time.time())
+
+    def nudge(self, run_id: str) -> None:
+        """Reconcile sent a stalled run's next step: not progress, but no new nudge for a
+        stall interval."""
+        self.r.hset(self._k(run_id), "nudged_at", time.time())
+
+    def idle_since(self, run_id: str) -> float:
+        """The later of its last progress and its last nudge."""
+        updated, nudged = self.r.hmget(self._k(run_id), "updated_at", "nudged_at")
+        return max(float(updated or 0), float(nudged or 0))
+
+    def progressed_at(self, run_ids: list[str]) -> list[float]:
+        """When each of these runs last progressed, ``updated_at`` (0 for a run Redis does not
+        know)."""
+        pipe = self.r.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hget(self._k(run_id), "updated_at")
+        return [float(value or 0) for value in pipe.execute()]
 
     # -- what the latest runs were --------------------------------------------------------
 
@@ -562,12 +579,22 @@ class RunStore:
     def set_corpus_latest(self, corpus: str, run_id: str) -> None:
         self.r.hset(f"{PREFIX}:corpus_latest", corpus, run_id)
 
-    def set_policy_latest(self, policy_ref: str, run_id: str, rates: dict[str, Any]) -> None:
-        """Per policy version, the rates of its last finished run (the gauges read these)."""
-        self.r.hset(f"{PREFIX}:policy_latest", policy_ref, json.dumps({"run_id": run_id, **rates}))
+    def set_policy_latest(
+        self, corpus: str, policy_ref: str, run_id: str, rates: dict[str, Any]
+    ) -> None:
+        """Per corpus and policy version, the rates of the last finished run (the gauges
+        read these)."""
+        field = json.dumps([corpus, policy_ref])
+        self.r.hset(f"{PREFIX}:policy_latest", field, json.dumps({"run_id": run_id, **rates}))
 
-    def policy_latest(self) -> dict[str, dict[str, Any]]:
-        return {k: json.loads(v) for k, v in self.r.hgetall(f"{PREFIX}:policy_latest").items()}
+    def policy_latest(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """``(corpus, NAME@N)`` -> the rates of its last finished run."""
+        out = {}
+        for field, value in self.r.hgetall(f"{PREFIX}:policy_latest").items():
+            if field.startswith("["):  # older entries, by policy alone, are left out
+                corpus, ref = json.loads(field)
+                out[(corpus, ref)] = json.loads(value)
+        return out
 
     # -- finishing ----------------------------------------------------------------------
 

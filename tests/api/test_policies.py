@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.metrics import corpus_label
 
 pytestmark = pytest.mark.integration
 
@@ -97,7 +98,8 @@ def test_diff_of_two_runs_with_pagination(client, pipeline, tmp_path):
         ).json()["moved"]
     assert len(items) == total and all(i["kind"] == "claim" for i in items)
     metrics = client.get("/metrics").text
-    assert 'groundswell_policy_grounding_rate{policy="strict",version="1"}' in metrics
+    corpus = corpus_label(str(SAMPLE_CORPUS))
+    assert f'grounding_rate{{corpus="{corpus}",policy="strict",version="1"}}' in metrics
     assert client.get(f"/v1/runs/{ids[0]}/diff/nope").status_code == 404
     # Another corpus is not a diff: refused, not "everything moved".
     other = tmp_path / "other"

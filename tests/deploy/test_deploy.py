@@ -75,16 +75,21 @@ HISTOGRAMS = {
 GAUGES = {
     "groundswell_tasks_in_progress": {"task", "queue"},
     "groundswell_task_peak_rss_bytes": {"task"},
+    "groundswell_task_last_success_timestamp_seconds": {"task"},
     "groundswell_queue_length": {"queue"},
     "groundswell_runs_active": set(),
-    "groundswell_policy_grounding_rate": {"policy", "version"},
-    "groundswell_policy_escape_rate": {"policy", "version"},
+    "groundswell_run_idle_seconds": set(),
+    "groundswell_policy_grounding_rate": {"corpus", "policy", "version"},
+    "groundswell_policy_escape_rate": {"corpus", "policy", "version"},
 }
+# The gauges of the latest finished run per corpus and policy version.
+PER_CORPUS = {"groundswell_policy_grounding_rate", "groundswell_policy_escape_rate"}
 # Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
     "groundswell_task_duration_seconds",
     "groundswell_tasks_in_progress",
     "groundswell_task_peak_rss_bytes",
+    "groundswell_task_last_success_timestamp_seconds",
 }
 # `up` is the series Prometheus itself writes for every scrape target.
 PROMETHEUS_SERIES = {"up": {"job", "instance"}}
@@ -461,11 +466,107 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_policy_escape_rate",
         "groundswell_policy_grounding_rate",
         "groundswell_http_requests_total",
+        "groundswell_task_last_success_timestamp_seconds",
+        "groundswell_run_idle_seconds",
     ):
         assert series in used, series
+    jobs = {job for expr in exprs.values() for job in re.findall(r'up\{job="([^"]+)"', expr)}
+    assert {"groundswell-api", "groundswell-worker-verify", "groundswell-worker-admit"} <= jobs
     for rule in alert_rules():
         assert rule["labels"]["severity"] in {"warning", "critical"}, rule["alert"]
         assert rule["annotations"]["summary"], rule["alert"]
+
+
+def test_every_alert_has_a_unit_test_that_fires_it() -> None:
+    tests = load_yaml(ALERT_TESTS)["tests"]
+    fired = {
+        case["alertname"]
+        for test in tests
+        for case in test.get("alert_rule_test", [])
+        if case.get("exp_alerts")
+    }
+    assert {rule["alert"] for rule in alert_rules()} <= fired
+
+
+def test_services_and_stuck_runs_alert() -> None:
+    """The API down, beat down (reconcile stops succeeding), a run without progress."""
+    rules = {rule["alert"]: rule for rule in alert_rules()}
+    assert 'up{job="groundswell-api"}' in rules["GroundswellApiDown"]["expr"]
+    beat = rules["GroundswellBeatDown"]["expr"]
+    assert 'groundswell_task_last_success_timestamp_seconds{task="reconcile"}' in beat
+    assert "absent(" in beat  # a worker restarted while beat was down has no such series
+    threshold = float(re.search(r">\s*(\d+)", beat).group(1))
+    assert threshold >= 5 * Settings(_env_file=None).reconcile_interval
+    assert "groundswell_run_idle_seconds" in rules["GroundswellRunStuck"]["expr"]
+    from groundswell.workers.app import TASK_NAMES
+
+    assert TASK_NAMES["reconcile"].rsplit(".", 1)[-1] == "reconcile"
+
+
+def test_per_corpus_gauges_stay_per_corpus_in_alerts_and_dashboards(dashboard: dict) -> None:
+    exprs = [(rule["alert"], rule["expr"]) for rule in alert_rules()]
+    exprs += dashboard_queries(dashboard)
+    checked = 0
+    for title, expr in exprs:
+        if not parse_promql(expr)[0] & PER_CORPUS:
+            continue
+        checked += 1
+        for clause in _CLAUSES.findall(expr):
+            assert "corpus" in clause, (title, expr)
+        if (title, expr) in dashboard_queries(dashboard):
+            assert re.search(r'corpus=~"\$corpus"', expr), title
+    assert checked >= 6
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["corpus"]["multi"] and "corpus" in variables["corpus"]["query"]["query"]
+
+
+def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
+    """Queue, run and per-corpus gauges, read at scrape time: names and labels as documented,
+    one series per corpus label, the most idle run's age."""
+    import time
+
+    import groundswell.workers.app
+    from groundswell.api.routes.metrics import QueueCollector
+    from groundswell.shared.metrics import corpus_label
+
+    now = time.time()
+
+    class Runs:
+        def active_run_ids(self):
+            return ["a", "b"]
+
+        def progressed_at(self, run_ids):
+            return [now - 30, now - 700]
+
+        def policy_latest(self):
+            rates = {"grounding_rate": 0.9, "escape_rate": 0.01}
+            return {
+                ("/data/one/filings", "default@1"): {**rates, "finished_at": "2026-01-02"},
+                ("/data/two/filings", "default@1"): {**rates, "finished_at": "2026-01-01"},
+                ("s3://b/labels", "strict@2"): {"grounding_rate": 0.5, "escape_rate": None},
+            }
+
+    class Service:
+        runs = Runs()
+
+    monkeypatch.setattr(groundswell.workers.app, "queue_depths", lambda app: {"verify": 3})
+    families = {f.name: f for f in QueueCollector(lambda: Service(), lambda: None).collect()}
+    assert set(families) == set(GAUGES) - set(WORKER_METRICS)
+    for name, family in families.items():
+        for sample in family.samples:
+            assert set(sample.labels) == GAUGES[name], name
+    (idle,) = families["groundswell_run_idle_seconds"].samples
+    assert 699 <= idle.value < 760
+    grounding = {
+        (s.labels["corpus"], s.labels["policy"], s.labels["version"]): s.value
+        for s in families["groundswell_policy_grounding_rate"].samples
+    }
+    assert set(grounding) == {
+        (corpus_label("/data/one/filings"), "default", "1"),
+        (corpus_label("/data/two/filings"), "default", "1"),
+        (corpus_label("s3://b/labels"), "strict", "2"),
+    }
+    assert len(families["groundswell_policy_escape_rate"].samples) == 2
 
 
 def test_alert_expressions_use_documented_metrics_and_bounded_labels() -> None:
@@ -534,6 +635,7 @@ def test_dashboard_has_the_rows() -> None:
         "Queues",
         "Redeliveries and failures",
         "API",
+        "Liveness",
     }
     exprs = " ".join(expr for _, expr in dashboard_queries(dashboard))
     assert "histogram_quantile(0.5," in exprs and "histogram_quantile(0.95," in exprs
@@ -619,7 +721,12 @@ def test_promtool_runs_the_alert_unit_tests() -> None:
 
 
 def test_promtool_parses_every_dashboard_query(dashboard: dict, tmp_path: Path) -> None:
-    substitutions = {"$__rate_interval": "5m", "$__range": "1d", "$policy": ".*"}
+    substitutions = {
+        "$__rate_interval": "5m",
+        "$__range": "1d",
+        "$policy": ".*",
+        "$corpus": ".*",
+    }
     rules = []
     for i, (_, expr) in enumerate(dashboard_queries(dashboard)):
         for variable, value in substitutions.items():

@@ -174,7 +174,7 @@ def test_publish_schedule_reprocess_diff_and_dry_run(
     assert out.exists(f"summaries/default/2/{reprocessed.id}.json")
     assert PolicyRegistry(out).versions("default") == [1, 2]
     latest = service.runs.policy_latest()
-    assert latest["default@1"]["run_id"] == base.id
-    assert latest["default@2"]["grounding_rate"] == pytest.approx(
+    assert latest[(corpus, "default@1")]["run_id"] == base.id
+    assert latest[(corpus, "default@2")]["grounding_rate"] == pytest.approx(
         ticked["rates"]["claims_accepted"]
     )

@@ -1,10 +1,11 @@
-"""What the metrics count: work done now, never a receipt found again."""
+"""What the metrics count: work done now, never a receipt found again; bounded corpus labels."""
 
 from __future__ import annotations
 
 import json
+import re
 
-from groundswell.shared.metrics import computed_now
+from groundswell.shared.metrics import computed_now, corpus_label
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.runs.units import UnitRunner
 from groundswell.shared.storage import open_store
@@ -39,3 +40,15 @@ def test_computed_now_tells_work_done_from_a_receipt_found(tmp_path):
 
     recomputed = _runner(tmp_path, only="all").verify("ok")
     assert recomputed.status == "computed" and computed_now(recomputed.row())
+
+
+def test_corpus_labels_are_short_distinct_and_name_no_folder():
+    a = corpus_label("/srv/data/customer-a/filings-2025")
+    b = corpus_label("/srv/data/customer-b/filings-2025")
+    assert a.startswith("filings-2025-") and b.startswith("filings-2025-") and a != b
+    assert "srv" not in a and corpus_label("/srv/data/customer-a/filings-2025") == a
+    assert corpus_label("s3://bucket/corpora/sample").startswith("sample-")
+    assert corpus_label("s3://bucket").startswith("bucket-")
+    odd = corpus_label("/x/" + "é ü/" * 3 + "a" * 100)
+    assert re.fullmatch(r"[A-Za-z0-9._-]{1,32}-[0-9a-f]{8}", odd), odd
+    assert re.fullmatch(r"[0-9a-f]{8}", corpus_label("/"))

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from groundswell.shared.runs.models import RunSpec
 from groundswell.workers.embedded import free_port, stop_process, wait_for_port
-from tests.conftest import wait_until
+from tests.conftest import Pipeline, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -242,3 +243,35 @@ def test_a_repeated_run_counts_cache_hits_and_nothing_it_did_not_compute(pipelin
     assert total(after, "groundswell_documents_total") == 2 * total(
         before, "groundswell_documents_total"
     )
+
+
+def test_the_reconcile_timestamp_moves_while_beat_runs_and_stops_with_it(
+    service_settings, output_bucket, tmp_path
+):
+    """What GroundswellBeatDown reads: beat sends reconcile, a worker records its success."""
+    values = {**service_settings, "storage_url": f"s3://{output_bucket}/out"}
+    pipeline = Pipeline({**values, "reconcile_interval": 1}, tmp_path)
+    port = free_port()
+    try:
+        pipeline.start_worker("m1", metrics_port=port, metrics_dir=tmp_path / "metrics")
+        wait_for_port(port)
+        beat = pipeline.start_beat("beat")
+
+        def last_reconcile() -> float:
+            return total(
+                scrape(port), "groundswell_task_last_success_timestamp_seconds", task="reconcile"
+            )
+
+        started = time.time()
+        first = wait_until(
+            lambda: last_reconcile() >= started and last_reconcile(),
+            what="a reconcile sent by beat",
+        )
+        wait_until(lambda: last_reconcile() > first, what="the next reconcile")
+        stop_process(beat)
+        time.sleep(1.5)  # a reconcile already queued may still run
+        stopped = last_reconcile()
+        time.sleep(3)
+        assert last_reconcile() == stopped  # beat is gone: the timestamp stands still
+    finally:
+        pipeline.stop()
