@@ -69,6 +69,10 @@ def make_app(settings: Settings | None = None) -> Celery:
         task_soft_time_limit=s.task_soft_time_limit,
         task_time_limit=s.task_time_limit,
         worker_prefetch_multiplier=1,
+        # Task events, as Flower and celery-exporter read them: sent, received, started,
+        # succeeded, failed, retried (and worker heartbeats). JSON, no arguments beyond ids.
+        worker_send_task_events=True,
+        task_send_sent_event=True,
         worker_cancel_long_running_tasks_on_connection_loss=True,
         worker_hijack_root_logger=False,
         broker_transport_options=transport,

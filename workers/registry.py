@@ -29,7 +29,10 @@ def _runs():
 @signals.worker_ready.connect
 def _announce(sender=None, **_: object) -> None:
     node = getattr(sender, "hostname", None) or "worker"
-    slots = int(getattr(getattr(sender, "controller", None), "concurrency", 1) or 1)
+    controller = getattr(sender, "controller", None)
+    # With --autoscale MAX,MIN the pool may grow to MAX processes.
+    autoscale = getattr(controller, "autoscale", None)
+    slots = int(autoscale[0] if autoscale else getattr(controller, "concurrency", 1) or 1)
 
     def loop() -> None:
         while not _stop.is_set():

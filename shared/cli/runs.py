@@ -69,29 +69,115 @@ def _fail(message: str, code: int = 1) -> None:
 # -- services ---------------------------------------------------------------------------
 
 
+LOG_LEVELS = click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], case_sensitive=False)
+# prefork is the default and the only pool that enforces the hard time limit and recycles
+# processes; threads and solo run tasks in the worker's own process (gevent and eventlet are
+# not installed: the tasks block on S3 and CPU).
+POOLS = ("prefork", "threads", "solo")
+
+
+def _autoscale(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    high, sep, low = value.partition(",")
+    try:
+        most, least = int(high), int(low) if sep else 0
+    except ValueError:
+        most = least = -1
+    if most < 1 or least < 0 or least > most:
+        raise click.BadParameter(f"{value!r}: give MAX,MIN pool processes, e.g. 8,2")
+    return f"{most},{least}"
+
+
+def worker_argv(
+    queues: list[str],
+    hostname: str,
+    prefetch: int,
+    loglevel: str,
+    pool: str | None = None,
+    concurrency: int | None = None,
+    autoscale: str | None = None,
+    max_tasks_per_child: int | None = None,
+    max_memory_per_child: int | None = None,
+) -> list[str]:
+    """The ``celery worker`` arguments of ``groundswell worker``."""
+    argv = [
+        "worker",
+        "-Q",
+        ",".join(queues),
+        "-n",
+        hostname,
+        "--prefetch-multiplier",
+        str(prefetch),
+        "--loglevel",
+        loglevel.upper(),
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    for option, value in (
+        ("--pool", pool),
+        ("--concurrency", concurrency),
+        ("--autoscale", autoscale),
+        ("--max-tasks-per-child", max_tasks_per_child),
+        ("--max-memory-per-child", max_memory_per_child),
+    ):
+        if value:
+            argv += [option, str(value)]
+    return argv
+
+
 @main.command()
 @click.option(
     "--queues", "-Q", default="verify,admit,control", show_default=True, help="Queues to consume."
 )
 @click.option("--concurrency", "-c", type=int, default=None, help="Pool processes (default: CPUs).")
-@click.option("--name", default="worker", show_default=True, help="Node name (…@hostname).")
+@click.option(
+    "--hostname",
+    "-n",
+    default=None,
+    help="Node name, as Celery takes it (%h host, %n name, %d domain). [default: worker@%h]",
+)
+@click.option("--name", default=None, hidden=True, help="NAME@%h (the older spelling of -n).")
+@click.option(
+    "--pool", "-P", type=click.Choice(POOLS), default=None, help="Pool (default: prefork)."
+)
+@click.option(
+    "--autoscale",
+    metavar="MAX,MIN",
+    callback=_autoscale,
+    default=None,
+    help="Grow the pool to MAX processes under load, shrink it to MIN when idle (prefork).",
+)
 @click.option("--metrics-port", type=int, default=None, help="Serve /metrics here (0: off).")
 @click.option(
     "--max-tasks-per-child",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Replace a pool process after this many tasks (returns its memory).",
 )
-@click.option("--loglevel", default="INFO", show_default=True)
+@click.option(
+    "--max-memory-per-child",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Replace a pool process after a task leaves it above this resident memory (KiB).",
+)
+@click.option("--loglevel", "-l", type=LOG_LEVELS, default="INFO", show_default=True)
 def worker(
     queues: str,
     concurrency: int | None,
-    name: str,
+    hostname: str | None,
+    name: str | None,
+    pool: str | None,
+    autoscale: str | None,
     metrics_port: int | None,
     max_tasks_per_child: int | None,
+    max_memory_per_child: int | None,
     loglevel: str,
 ) -> None:
-    """A Celery worker (prefork) on the given queues, with multiprocess metrics."""
+    """A Celery worker on the given queues, with multiprocess metrics and task events.
+
+    Takes Celery's usual worker options (-Q, -c, -n, -P, -l, --autoscale,
+    --max-tasks-per-child, --max-memory-per-child); the prefetch follows the queues."""
     settings = _settings()
     _require_broker(settings, "worker")
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
@@ -100,6 +186,8 @@ def worker(
         _fail(
             f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: use verify, admit, control"
         )
+    if autoscale and pool not in (None, "prefork"):
+        _fail(f"--autoscale needs the prefork pool, not {pool}", 2)
     directory = settings.metrics_dir or tempfile.mkdtemp(prefix="groundswell-metrics-")
     os.makedirs(directory, exist_ok=True)
     for path in glob.glob(os.path.join(directory, "*.db")):
@@ -118,34 +206,28 @@ def worker(
         click.echo(f"groundswell worker: warning: {warning}", err=True)
     if errors:
         _fail("; ".join(errors), 2)
-    argv = [
-        "worker",
-        "-Q",
-        ",".join(wanted),
-        "-n",
-        f"{name}@%h",
-        "--prefetch-multiplier",
-        str(prefetch),
-        "--loglevel",
+    argv = worker_argv(
+        wanted,
+        hostname or f"{name or 'worker'}@%h",
+        prefetch,
         loglevel,
-        "--without-gossip",
-        "--without-mingle",
-    ]
-    if concurrency:
-        argv += ["--concurrency", str(concurrency)]
-    if max_tasks_per_child:
-        argv += ["--max-tasks-per-child", str(max_tasks_per_child)]
+        pool=pool,
+        concurrency=concurrency,
+        autoscale=autoscale,
+        max_tasks_per_child=max_tasks_per_child,
+        max_memory_per_child=max_memory_per_child,
+    )
     app.worker_main(argv)
 
 
 @main.command()
-@click.option("--loglevel", default="INFO", show_default=True)
+@click.option("--loglevel", "-l", type=LOG_LEVELS, default="INFO", show_default=True)
 def beat(loglevel: str) -> None:
     """Celery beat with the Redis-backed schedule (reconcile, and the run schedules)."""
     _require_broker(_settings(), "beat")
     from groundswell.workers.app import app
 
-    app.start(["beat", "--loglevel", loglevel, "--pidfile="])
+    app.start(["beat", "--loglevel", loglevel.upper(), "--pidfile="])
 
 
 @main.command()

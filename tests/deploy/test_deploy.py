@@ -35,7 +35,16 @@ GRAFANA_PROVISIONING = DEPLOY / "grafana" / "provisioning"
 # The product's processes and the options compose may pass them.
 GROUNDSWELL_COMMANDS = {
     "api": {"--host", "--port"},
-    "worker": {"--queues", "--concurrency", "--metrics-port", "--max-tasks-per-child"},
+    "worker": {
+        "--queues",
+        "--concurrency",
+        "--metrics-port",
+        "--max-tasks-per-child",
+        "--hostname",
+        "--loglevel",
+        "--pool",
+        "--autoscale",
+    },
     "beat": set(),
 }
 QUEUES = {"verify", "admit", "control"}
