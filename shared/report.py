@@ -1,186 +1,174 @@
-"""An HTML report of a run: the summary, then each document's claims and candidates with
-their spans highlighted in the source, the ones that need a person first.
+"""HTML pages: the report of a run, and the review page of one admission receipt.
 
-Self-contained (inline CSS, no scripts), so it can be mailed or attached to a ticket.
+The report of a run shows the summary, then each document's claims and candidates with their
+spans highlighted in the source, the ones that need a person first. The review page
+(``groundswell report RECEIPT DOC SCHEMA CANDIDATES``) shows each candidate's outcome, codes
+and value, with its evidence highlighted in the document.
+
+Both are Jinja2 templates (``templates/``, shipped as package data) rendered with autoescape
+on, so no text from a document, claim, candidate or receipt can become markup. Pages are
+self-contained (inline CSS, no scripts), so they can be mailed or attached to a ticket.
+
+Python prepares plain values (offsets mapped to characters, snippets cut, labels compared);
+the templates only lay them out. Documents are prepared one at a time, as the template
+reaches them, so a report holds one document's text and views at once.
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.summary import OUTCOMES, TIERS, VERDICTS
 
 CONTEXT = 90  # characters of source shown around a span
-
-_CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#1d2330}
-h1{font-size:1.5rem;margin-bottom:.2rem} h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d8dce4}
-h3{font-size:1rem;margin:1.5rem 0 .4rem} .meta{color:#5b6475} code{font-size:12px}
-table{border-collapse:collapse;margin:.4rem 0 1rem} td,th{padding:3px 10px;text-align:left;vertical-align:top}
-th{background:#f1f3f7} tr+tr td{border-top:1px solid #eceef3} .num{text-align:right}
-.grid{display:flex;gap:2.5rem;flex-wrap:wrap}
-.snip{font-family:ui-monospace,monospace;font-size:12.5px;white-space:pre-wrap;color:#4a5160}
-mark{padding:0 1px;border-radius:2px;color:#111}
-.v-grounded{background:#c9f0cf} .v-grounded_loose{background:#fde6a7} .v-stitched{background:#cfe0fb}
-.v-unlocated,.v-degenerate{background:#e4e7ee}
-.o-admitted{background:#c9f0cf} .o-needs_verification{background:#fde6a7} .o-rejected{background:#f8c9c9}
-.tag{display:inline-block;padding:0 6px;border-radius:9px;font-size:12px;background:#eef0f4}
-.bad{background:#d93025;color:#fff} .good{background:#1e8e3e;color:#fff}
-"""
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-def _snippet(text: str, start: int | None, end: int | None, css: str) -> str:
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("groundswell.shared", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = _pct
+    return env
+
+
+def template(name: str) -> Template:
+    return environment().get_template(name)
+
+
+# -- offsets ----------------------------------------------------------------------------------
+
+
+def char_offsets(text: str, byte_offsets: Iterable[int]) -> dict[int, int]:
+    """The character offset of each UTF-8 byte offset into ``text``, in one pass over the text
+    (not one per offset). An offset that is out of range or inside a character is left out."""
+    wanted = sorted({b for b in byte_offsets if isinstance(b, int) and b >= 0})
+    if text.isascii():
+        return {b: b for b in wanted if b <= len(text)}
+    data = text.encode("utf-8", "surrogatepass")
+    out: dict[int, int] = {}
+    at_byte = at_char = 0
+    for b in wanted:
+        if b > len(data):
+            break
+        if b < len(data) and 0x80 <= data[b] < 0xC0:  # a continuation byte: mid-character
+            continue
+        at_char += len(data[at_byte:b].decode("utf-8", "surrogatepass"))
+        at_byte = b
+        out[b] = at_char
+    return out
+
+
+def _snippet(text: str, start: int | None, end: int | None) -> dict[str, str] | None:
+    """The span in ``CONTEXT`` characters of its source, or None when it is not located."""
     if start is None or end is None or not 0 <= start <= end <= len(text):
-        return '<span class="snip">(not located in the source)</span>'
+        return None
     lo, hi = max(0, start - CONTEXT), min(len(text), end + CONTEXT)
-    before = ("…" if lo else "") + text[lo:start]
-    after = text[end:hi] + ("…" if hi < len(text) else "")
-    return (
-        f'<span class="snip">{_e(before)}<mark class="{css}">{_e(text[start:end])}</mark>'
-        f"{_e(after)}</span>"
-    )
+    return {
+        "before": ("…" if lo else "") + text[lo:start],
+        "span": text[start:end],
+        "after": text[end:hi] + ("…" if hi < len(text) else ""),
+    }
 
 
-def _byte_to_char(text: str) -> Callable[[int], int]:
-    data = text.encode("utf-8")
-    return lambda b: len(data[:b].decode("utf-8", "ignore"))
-
-
-def _summary_html(summary: dict[str, Any]) -> str:
-    counts, rates = summary.get("counts", {}), summary.get("rates", {})
-    through = rates.get("claims_located_through_tier", {})
-    tiers = "".join(
-        f"<tr><td>{t}</td><td class=num>{counts.get(f'claims.tier.{t}', 0)}</td>"
-        f"<td class=num>{_pct(through.get(t))}</td></tr>"
-        for t in TIERS
-    )
-    tiers += (
-        f"<tr><td>none</td><td class=num>{counts.get('claims.tier.none', 0)}</td><td></td></tr>"
-    )
-    verdicts = "".join(
-        f"<tr><td><mark class='v-{v}'>{v}</mark></td><td class=num>{counts.get(f'claims.verdict.{v}', 0)}</td></tr>"
-        for v in VERDICTS
-    )
-    outcomes = "".join(
-        f"<tr><td><mark class='o-{o}'>{o}</mark></td><td class=num>{counts.get(f'candidates.outcome.{o}', 0)}</td>"
-        f"<td class=num>{_pct(rates.get('candidates', {}).get(o))}</td></tr>"
-        for o in OUTCOMES
-    )
-    codes = sorted(
-        ((k.split(".", 2)[2], v) for k, v in counts.items() if k.startswith("candidates.code.")),
-        key=lambda kv: (-kv[1], kv[0]),
-    )
-    code_rows = "".join(
-        f"<tr><td><code>{_e(c)}</code></td><td class=num>{n}</td></tr>" for c, n in codes
-    )
-    gold = ""
-    if counts.get("candidates.labelled") or counts.get("claims.labelled"):
-        rows = [
-            ("right values admitted", counts.get("candidates.right_admitted", 0)),
-            ("escapes: wrong values admitted", counts.get("candidates.escapes", 0)),
-            ("wrong values caught", counts.get("candidates.caught", 0)),
-            ("sent to review", counts.get("candidates.reviews", 0)),
-            ("false rejections", counts.get("candidates.false_rejections", 0)),
-            ("fabricated quotations accepted", counts.get("claims.escapes", 0)),
-            ("genuine quotations refused", counts.get("claims.refused_genuine", 0)),
-        ]
-        gold = (
-            "<div><h3>Against gold labels</h3><table>"
-            + "".join(f"<tr><td>{name}</td><td class=num>{n}</td></tr>" for name, n in rows)
-            + "</table></div>"
-        )
-    return (
-        "<div class=grid>"
-        f"<div><h3>Claims by tier ({counts.get('claims', 0)})</h3><table><tr><th>tier</th><th>claims</th>"
-        f"<th>located through</th></tr>{tiers}</table></div>"
-        f"<div><h3>Verdicts</h3><table>{verdicts}<tr><td><b>accepted</b></td>"
-        f"<td class=num><b>{_pct(rates.get('claims_accepted'))}</b></td></tr></table></div>"
-        f"<div><h3>Candidates ({counts.get('candidates', 0)})</h3><table>{outcomes}</table></div>"
-        f"<div><h3>Codes</h3><table>{code_rows}</table></div>{gold}</div>"
-    )
-
-
-def _label_tag(label: bool | None, ok: bool) -> str:
+def _label(label: bool | None, ok: bool) -> str | None:
+    """How an item compares with its gold label (None when it has none)."""
     if label is None:
-        return ""
-    if (label and ok) or (not label and not ok):
-        return '<span class="tag good">as labelled</span>'
-    return (
-        '<span class="tag bad">escape</span>'
-        if not label
-        else '<span class="tag">refused, labelled right</span>'
-    )
+        return None
+    if label == ok:
+        return "good"
+    return "escape" if not label else "refused"
 
 
-def _document_html(
-    doc_id: str, text: str | None, units: dict[str, dict[str, Any]], labels: dict
-) -> str:
-    parts = [f'<h3 id="{_e(doc_id)}">{_e(doc_id)}</h3>']
-    for unit in units.values():
-        for error in unit.get("index", {}).get("errors", []):
-            where = error.get("file", "") + (f":{error['line']}" if error.get("line") else "")
-            parts.append(
-                f'<p><span class="tag bad">error</span> <code>{_e(where)}</code> {_e(error.get("message"))}</p>'
-            )
-    verify = units.get("verify", {}).get("receipt")
-    if verify and text is not None and verify.get("records"):
-        rows = []
-        gold = labels.get("claims", {})
-        for row in verify["records"]:
-            record, cert = row["record"], row["certificate"]
-            verdict = cert.get("verdict")
-            label = gold.get(str(record.get("id"))) if record.get("id") is not None else None
-            rows.append(
-                f"<tr><td><code>{_e(record.get('id', row.get('line')))}</code></td>"
-                f"<td><mark class='v-{_e(verdict)}'>{_e(verdict)}</mark><br><small>{_e(cert.get('tier') or '')}</small></td>"
-                f"<td>{_e(record.get('claim'))}<br>{_snippet(text, cert.get('start'), cert.get('end'), 'v-' + str(verdict))}</td>"
-                f"<td>{_label_tag(label, bool(cert.get('grounded')))}</td></tr>"
-            )
-        parts.append(
-            "<table><tr><th>claim</th><th>verdict</th><th>quotation and source</th><th></th></tr>"
-            + "".join(rows)
-            + "</table>"
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+# -- the report of a run ----------------------------------------------------------------------
+
+
+def _claims(text: str, receipt: dict[str, Any], gold: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for row in receipt.get("records") or []:
+        record, cert = row["record"], row["certificate"]
+        verdict = cert.get("verdict")
+        label = gold.get(str(record.get("id"))) if record.get("id") is not None else None
+        out.append(
+            {
+                "id": _text(record.get("id", row.get("line"))),
+                "verdict": _text(verdict),
+                "tier": _text(cert.get("tier")),
+                "claim": _text(record.get("claim")),
+                "snippet": _snippet(text, cert.get("start"), cert.get("end")),
+                "label": _label(label, bool(cert.get("grounded"))),
+            }
         )
-    admit = units.get("admit", {}).get("receipt")
-    if admit and text is not None and admit.get("receipt"):
-        to_char = _byte_to_char(text)
-        rows = []
-        gold = labels.get("candidates", {})
-        for decision in admit["receipt"].get("decisions", []):
-            outcome = decision.get("outcome")
-            span = decision.get("evidence") or {}
-            start = (
-                to_char(span["start"])
-                if "start" in span and decision.get("source") == "document"
-                else None
-            )
-            end = to_char(span["end"]) if start is not None else None
-            cid = decision.get("candidate_id")
-            label = gold.get(str(cid)) if cid is not None else None
-            codes = " ".join(f"<code>{_e(c)}</code>" for c in decision.get("codes", []))
-            rows.append(
-                f"<tr><td><code>{_e(cid)}</code></td><td>{_e(decision.get('field'))}<br>"
-                f"<b>{_e(decision.get('value'))}</b> {_e(decision.get('unit') or '')}</td>"
-                f"<td><mark class='o-{_e(outcome)}'>{_e(outcome)}</mark><br>{codes}</td>"
-                f"<td>{_snippet(text, start, end, 'o-' + str(outcome))}</td>"
-                f"<td>{_label_tag(label, outcome == 'admitted')}</td></tr>"
-            )
-        parts.append(
-            "<table><tr><th>candidate</th><th>field and value</th><th>outcome</th><th>evidence</th><th></th></tr>"
-            + "".join(rows)
-            + "</table>"
+    return out
+
+
+def _candidates(
+    text: str, decisions: list[dict[str, Any]], gold: dict[str, Any]
+) -> list[dict[str, Any]]:
+    def span(d: dict[str, Any]) -> dict[str, Any]:
+        ev = d.get("evidence") if d.get("source") == "document" else None
+        return ev if isinstance(ev, dict) else {}
+
+    chars = char_offsets(text, (b for d in decisions for b in span(d).values()))
+    out = []
+    for d in decisions:
+        ev = span(d)
+        cid = d.get("candidate_id")
+        outcome = d.get("outcome")
+        label = gold.get(str(cid)) if cid is not None else None
+        out.append(
+            {
+                "id": _text(cid),
+                "field": _text(d.get("field")),
+                "value": _text(d.get("value")),
+                "unit": _text(d.get("unit")),
+                "outcome": _text(outcome),
+                "codes": [_text(c) for c in d.get("codes", [])],
+                "snippet": _snippet(text, chars.get(ev.get("start")), chars.get(ev.get("end"))),
+                "label": _label(label, outcome == "admitted"),
+            }
         )
-    return "\n".join(parts)
+    return out
+
+
+def _document(
+    doc_id: str, text: str | None, units: dict[str, dict[str, Any]], labels: dict[str, Any]
+) -> dict[str, Any]:
+    errors = [
+        {
+            "where": _text(e.get("file", "")) + (f":{e['line']}" if e.get("line") else ""),
+            "message": _text(e.get("message")),
+        }
+        for unit in units.values()
+        for e in unit.get("index", {}).get("errors", [])
+    ]
+    claims: list[dict[str, Any]] = []
+    candidates: list[dict[str, Any]] = []
+    if text is not None:
+        verify = units.get("verify", {}).get("receipt")
+        if verify:
+            claims = _claims(text, verify, labels.get("claims", {}))
+        admit = units.get("admit", {}).get("receipt")
+        if admit and admit.get("receipt"):
+            decisions = admit["receipt"].get("decisions", [])
+            candidates = _candidates(text, decisions, labels.get("candidates", {}))
+    return {"id": doc_id, "errors": errors, "claims": claims, "candidates": candidates}
 
 
 def _interest(units: dict[str, dict[str, Any]]) -> tuple[int, int]:
@@ -193,6 +181,48 @@ def _interest(units: dict[str, dict[str, Any]]) -> tuple[int, int]:
     return (-failed, -flagged)
 
 
+def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
+    counts, rates = summary.get("counts") or {}, summary.get("rates") or {}
+    codes = sorted(
+        ((k.split(".", 2)[2], v) for k, v in counts.items() if k.startswith("candidates.code.")),
+        key=lambda kv: (-kv[1], kv[0]),
+    )
+    gold: list[tuple[str, int]] = []
+    if counts.get("candidates.labelled") or counts.get("claims.labelled"):
+        gold = [
+            ("right values admitted", counts.get("candidates.right_admitted", 0)),
+            ("escapes: wrong values admitted", counts.get("candidates.escapes", 0)),
+            ("wrong values caught", counts.get("candidates.caught", 0)),
+            ("sent to review", counts.get("candidates.reviews", 0)),
+            ("false rejections", counts.get("candidates.false_rejections", 0)),
+            ("fabricated quotations accepted", counts.get("claims.escapes", 0)),
+            ("genuine quotations refused", counts.get("claims.refused_genuine", 0)),
+        ]
+    policy = summary.get("policy") or {}
+    return {
+        "summary": {
+            "run_id": _text(summary.get("run_id")) or None,
+            "state": _text(summary.get("state")),
+            "corpus": _text(summary.get("corpus")),
+            "documents": summary.get("documents", 0),
+            "finished_at": _text(summary.get("finished_at")),
+            "counts": counts,
+            "rates": rates,
+        },
+        "policy": {
+            k: _text(policy.get(k)) for k in ("ref", "verify_fingerprint", "admit_fingerprint")
+        },
+        "merkle_root": str((summary.get("index") or {}).get("merkle_root"))[:16],
+        "through": rates.get("claims_located_through_tier") or {},
+        "outcome_rates": rates.get("candidates") or {},
+        "codes": codes,
+        "gold": gold,
+        "tiers": TIERS,
+        "verdicts": VERDICTS,
+        "outcomes": OUTCOMES,
+    }
+
+
 def render_report(
     summary: dict[str, Any],
     index: list[dict[str, Any]],
@@ -202,8 +232,10 @@ def render_report(
     max_documents: int = 50,
     total_documents: int | None = None,
 ) -> str:
-    """``index`` holds the rows of the documents to show (a run's reader picks them from
-    its highlights); ``total_documents`` is how many the run has, for the note on the rest."""
+    """The HTML report of a run. ``index`` holds the rows of the documents to show (a run's
+    reader picks them from its highlights); ``total_documents`` is how many the run has, for
+    the note on the rest. Each document's text is read when its section is rendered, and let
+    go after it."""
     by_doc: dict[str, dict[str, dict[str, Any]]] = {}
     for row in index:
         by_doc.setdefault(row["doc_id"], {})[row["kind"]] = {"index": row}
@@ -213,27 +245,221 @@ def render_report(
             unit["receipt"] = load_receipt(key) if key else None
     order = sorted(by_doc, key=lambda d: (_interest(by_doc[d]), d))
     shown = order[:max_documents]
-    sections = [_document_html(d, load_document(d), by_doc[d], load_labels(d)) for d in shown]
     total = max(total_documents or 0, len(order))
-    policy = summary.get("policy") or {}
-    more = (
-        f"<p class=meta>{total - len(shown)} more documents not shown (--documents).</p>"
-        if total > len(shown)
-        else ""
+
+    def documents() -> Iterator[dict[str, Any]]:
+        for doc_id in shown:
+            units = by_doc.pop(doc_id)
+            yield _document(doc_id, load_document(doc_id), units, load_labels(doc_id))
+
+    page = template("run_report.html").generate(
+        **_summary_view(summary), documents=documents(), hidden=total - len(shown)
     )
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>groundswell run {_e(summary.get("run_id"))}</title>
-<style>{_CSS}</style></head><body>
-<h1>groundswell run {_e(summary.get("run_id") or "(in process)")}</h1>
-<p class=meta>{_e(summary.get("state", ""))} · corpus <code>{_e(summary.get("corpus"))}</code> ·
-policy <b>{_e(policy.get("ref"))}</b> (verify <code>{_e(policy.get("verify_fingerprint"))}</code>,
-admit <code>{_e(policy.get("admit_fingerprint"))}</code>) · {summary.get("documents", 0)} documents ·
-finished {_e(summary.get("finished_at") or "–")} · Merkle root <code>{_e(str(summary.get("index", {}).get("merkle_root"))[:16])}</code></p>
-<h2>Summary</h2>
-{_summary_html(summary)}
-<h2>Documents</h2>
-<p class=meta>Documents with failures and with candidates that need a person come first.</p>
-{"".join(sections)}
-{more}
-</body></html>
-"""
+    return "".join(page)
+
+
+# -- the review page of one receipt -----------------------------------------------------------
+
+# The order of the candidates on the page, and which colour wins where two spans overlap.
+_NEEDS_A_PERSON = {"needs_verification": 0, "rejected": 1, "admitted": 2}
+_LAYOUT_VERSION = "0.1"
+
+
+def layout_pages(layout: Any, document_sha256: str) -> list[tuple[int, int, int]]:
+    """``(page, start byte, end byte)`` of each page of a groundgate layout (``groundgate read
+    --layout``); ValueError for a layout that is malformed or of another document."""
+    if not isinstance(layout, dict) or layout.get("groundgate_layout") != _LAYOUT_VERSION:
+        raise ValueError(f"not a groundgate layout v{_LAYOUT_VERSION} object")
+    if layout.get("document_sha256") != document_sha256:
+        raise ValueError("the layout was extracted from a different document")
+    pages, end = [], 0
+    for p in layout.get("pages") or []:
+        if not isinstance(p, dict) or not all(
+            isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
+            for k in ("page", "start", "end")
+        ):
+            raise ValueError("malformed layout: a page needs integer page, start and end")
+        if not end <= p["start"] <= p["end"]:
+            raise ValueError("malformed layout: pages must be in text order")
+        end = p["end"]
+        pages.append((p["page"], p["start"], p["end"]))
+    return pages
+
+
+def _is_web_link(url: str) -> bool:
+    return url.lower().startswith(("https://", "http://"))
+
+
+def _segments(
+    text: str,
+    spans: list[tuple[int, int, int, str, str]],
+    anchors: dict[int, list[str]],
+    breaks: dict[int, int],
+) -> list[dict[str, Any]]:
+    """The document cut wherever a span, an anchor or a page starts or ends. ``spans`` are
+    ``(start, end, rank, css, title)`` in characters; where spans overlap, the lowest rank
+    gives the colour and every span's title is listed."""
+    ends = (s[1] for s in spans)
+    cuts = sorted({0, len(text), *anchors, *breaks, *(s[0] for s in spans), *ends})
+    starting: dict[int, list[int]] = {}
+    for i, span in enumerate(spans):
+        if span[1] > span[0]:
+            starting.setdefault(span[0], []).append(i)
+    active: list[int] = []
+    out = []
+    for n, a in enumerate(cuts):
+        b = cuts[n + 1] if n + 1 < len(cuts) else a
+        active = [i for i in active if spans[i][1] > a] + starting.get(a, [])
+        if a == b and not anchors.get(a) and a not in breaks:
+            continue
+        covering = sorted(active, key=lambda i: spans[i][2])
+        out.append(
+            {
+                "text": text[a:b],
+                "css": spans[covering[0]][3] if covering else "",
+                "title": ", ".join(dict.fromkeys(spans[i][4] for i in covering)),
+                "anchors": anchors.get(a, []),
+                "page": breaks.get(a),
+            }
+        )
+    return out
+
+
+def _judgments(receipt: dict[str, Any]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for j in receipt.get("judgments") or []:
+        if isinstance(j, dict):
+            answer = f" {j['answer']}" if j.get("answer") is not None else ""
+            said = f"{j.get('question')}{answer} (p {j.get('p')})"
+            out.setdefault(str(j.get("candidate_sha256")), []).append(said)
+    return out
+
+
+def review_view(
+    receipt: dict[str, Any],
+    text: str,
+    *,
+    title: str,
+    references: list[Any] | None = None,
+    pages: list[tuple[int, int, int]] | None = None,
+) -> dict[str, Any]:
+    """What the review page shows: the values it needs, cut and mapped to characters."""
+    decisions = [d for d in receipt.get("decisions") or [] if isinstance(d, dict)]
+    references_text = {
+        r["id"]: r["text"]
+        for r in references or []
+        if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("text"), str)
+    }
+
+    def span(d: dict[str, Any]) -> dict[str, Any]:
+        ev = d.get("evidence")
+        return ev if isinstance(ev, dict) else {}
+
+    def in_document(d: dict[str, Any]) -> bool:
+        return d.get("source") == "document"
+
+    wanted = [b for d in decisions if in_document(d) for b in span(d).values()]
+    wanted += [
+        p.get(k)
+        for d in decisions
+        if in_document(d)
+        for p in d.get("parts") or []
+        if isinstance(p, dict)
+        for k in ("start", "end")
+    ]
+    pages = pages or []
+    chars = char_offsets(text, [*wanted, *(start for _, start, _ in pages)])
+    breaks = {chars[start]: page for page, start, _ in pages if start in chars}
+    judged = _judgments(receipt)
+    spans: list[tuple[int, int, int, str, str]] = []
+    anchors: dict[int, list[str]] = {}
+    views = []
+    for n, d in enumerate(decisions, 1):
+        outcome = _text(d.get("outcome"))
+        rank = _NEEDS_A_PERSON.get(outcome, len(_NEEDS_A_PERSON))
+        cid = _text(d.get("candidate_id")) or f"#{n}"
+        ev = span(d)
+        view: dict[str, Any] = {
+            "n": n,
+            "rank": rank,
+            "id": _text(d.get("candidate_id")),
+            "field": _text(d.get("field")),
+            "key": _text(d.get("key")),
+            "value": _text(d.get("value")),
+            "unit": _text(d.get("unit")),
+            "outcome": outcome,
+            "codes": [_text(c) for c in d.get("codes") or []],
+            "missing": [_text(m) for m in d.get("missing") or []],
+            "judgments": judged.get(str(d.get("candidate_sha256")), []),
+            "source": _text(d.get("source")),
+            "ref": _text(d.get("ref")),
+            "url": _text(d.get("url")),
+            "url_link": _is_web_link(_text(d.get("url"))),
+            "ref_given": d.get("ref") in references_text,
+            "parts": [
+                {"role": _text(p.get("role")), "passed": bool(p.get("passed"))}
+                for p in d.get("parts") or []
+                if isinstance(p, dict)
+            ],
+            "anchor": None,
+            "at": len(text),
+            "page": None,
+            "snippet": None,
+        }
+        if in_document(d):
+            start, end = chars.get(ev.get("start")), chars.get(ev.get("end"))
+            view["snippet"] = _snippet(text, start, end)
+            if view["snippet"] is not None:
+                assert start is not None and end is not None
+                view["anchor"], view["at"] = f"ev-{n}", start
+                anchors.setdefault(start, []).append(view["anchor"])
+                spans.append((start, end, rank, f"o-{outcome}", f"{cid}: {outcome}"))
+                view["page"] = next(
+                    (page for page, lo, hi in pages if lo <= ev["start"] < hi), None
+                )
+            for p in d.get("parts") or []:
+                if isinstance(p, dict):
+                    lo, hi = chars.get(p.get("start")), chars.get(p.get("end"))
+                    if lo is not None and hi is not None and lo <= hi:
+                        role = _text(p.get("role"))
+                        spans.append((lo, hi, len(_NEEDS_A_PERSON) + 1, "part", f"{cid}: {role}"))
+        elif d.get("source") == "reference" and d.get("ref") in references_text:
+            ref_text = references_text[d["ref"]]
+            ref_chars = char_offsets(ref_text, ev.values())
+            view["snippet"] = _snippet(
+                ref_text, ref_chars.get(ev.get("start")), ref_chars.get(ev.get("end"))
+            )
+        views.append(view)
+    document = receipt.get("document") if isinstance(receipt.get("document"), dict) else {}
+    summary = receipt.get("summary") if isinstance(receipt.get("summary"), dict) else {}
+    return {
+        "title": title,
+        "receipt": {
+            "spec": _text(receipt.get("groundgate")),
+            "sha256": _text(receipt.get("receipt_sha256")),
+            "document_sha256": _text(document.get("sha256")),
+            "document_id": _text(document.get("id")),
+            "document_source": _text(document.get("source")),
+        },
+        "counts": [(o, summary.get(o, 0)) for o in OUTCOMES],
+        "coverage": [
+            {"field": _text(c.get("field")), "code": _text(c.get("code"))}
+            for c in receipt.get("coverage") or []
+            if isinstance(c, dict)
+        ],
+        "relations": [
+            {k: _text(r.get(k)) for k in ("id", "key", "difference", "allowance")}
+            | {"holds": r.get("holds") is True}
+            for r in receipt.get("relations") or []
+            if isinstance(r, dict)
+        ],
+        # Those that need a person first; then in reading order.
+        "decisions": sorted(views, key=lambda v: (v["rank"], v["at"], v["n"])),
+        "segments": _segments(text, spans, anchors, breaks),
+    }
+
+
+def iter_review(receipt: dict[str, Any], text: str, **options: Any) -> Iterator[str]:
+    """The review page of a receipt that re-derived from its inputs, in pieces to write as
+    they come. ``options`` are ``review_view``'s: ``title``, ``references``, ``pages``."""
+    return template("review.html").generate(**review_view(receipt, text, **options))
