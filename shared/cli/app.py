@@ -32,7 +32,7 @@ COMMAND_MODULES = {
     "schedule": "policies",
     "reprocess": "policies",
     "diff": "policies",
-    "report": "policies",
+    "report": "report",
 }
 
 

@@ -320,27 +320,3 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
     hidden = result["moved_total"] - len(result["moved"])
     if hidden > 0:
         click.echo(f"  ... and {hidden} more (--limit N to list more, --json for everything shown)")
-
-
-@main.command()
-@click.argument("run_id")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), default=None, help="Default: run-ID.html"
-)
-@click.option(
-    "--documents", default=50, show_default=True, help="Documents to show, most interesting first."
-)
-def report(run_id: str, output: str | None, documents: int) -> None:
-    """Write the HTML report of a finished run: summary, then spans highlighted in the source."""
-    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
-
-    service, _ = _registry_service()
-    try:
-        page = service.report(run_id, documents)
-    except RunNotFound as exc:
-        _fail(f"no run {exc}", 2)
-    except RunNotFinished as exc:
-        _fail(str(exc), 2)
-    path = Path(output or f"run-{run_id}.html")
-    path.write_text(page, encoding="utf-8")
-    click.echo(str(path))

