@@ -129,6 +129,15 @@ def canonical_text(value: Any) -> str:
     return "".join(out)
 
 
+# Why this encoder and not the rfc8785 package (0.1.4, measured against this one): its bytes
+# equal ours on every receipt and input of groundgate's 150 conformance vectors (1,060
+# objects; the 150 receipts stay identical with it in every digest), on 200,000 random doubles
+# and on -0.0, 5e-324, 1e21, 1e-7, integral doubles above 2^53 and non-BMP keys, and it is
+# faster (6.5 MB of text 0.18 s against 0.29 s; the 150 receipts 34 ms against 53 ms). But it
+# refuses a lone surrogate (CanonicalizationError in a value, UnicodeEncodeError in a key),
+# which JSON input can carry ("\ud800") and which groundgate and JSON.stringify write escaped
+# as \ud800: a candidate with one gets a receipt from groundgate and an exception from
+# rfc8785. tests/shared/test_canonical.py pins these cases.
 def canonical_json(value: Any) -> bytes:
     """The RFC 8785 canonical form of ``value``, as UTF-8 bytes."""
     return canonical_text(value).encode("utf-8", "surrogatepass")

@@ -67,3 +67,41 @@ def test_digests_equal_groundgates(kind, value):
 def test_the_fast_text_digest_is_the_digest(text):
     assert text_digest("document", text) == digest("document", {"text": text})
     assert text_digest("reference", text) == groundgate.digest("reference", {"text": text})
+
+
+# The cases that decided against the rfc8785 package (see shared/canonical.py): lone surrogates
+# are written escaped, as groundgate and JSON.stringify write them (rfc8785 0.1.4 raises), and
+# numbers and keys where a JCS implementation can go wrong.
+EDGE_CASES = [
+    ("a\ud800b", '"a\\ud800b"'),  # a lone high surrogate
+    ("\udfff", '"\\udfff"'),  # a lone low surrogate
+    ("\ud83d\ude00", '"\\ud83d\\ude00"'),  # a pair of lone surrogates is not a character
+    ({"\uffff": 1, "\ud800": 2, "\U0001f600": 3}, '{"\\ud800":2,"\U0001f600":3,"\uffff":1}'),
+    ("😀𝄞", '"😀𝄞"'),  # non-BMP characters are written as they are
+    (-0.0, "0"),
+    (1e21, "1e+21"),
+    (1e-7, "1e-7"),
+    (5e-324, "5e-324"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (0.1 + 0.2, "0.30000000000000004"),
+    (4.428281110579094e16, "44282811105790940"),  # an integral double above 2^53
+    (2.0**53, "9007199254740992"),
+    (-(2**53 - 1), "-9007199254740991"),
+]
+
+
+@pytest.mark.parametrize(("value", "text"), EDGE_CASES, ids=lambda v: ascii(v)[:24])
+def test_edge_cases_are_written_as_groundgate_writes_them(value, text):
+    assert canonical_text(value) == text == groundgate.jcs(value)
+    assert canonical_json(value) == text.encode("utf-8", "surrogatepass")
+
+
+def test_a_lone_surrogate_in_a_candidate_gets_groundgates_receipt():
+    """JSON input can carry a lone surrogate ("\\ud800"); the receipt is groundgate's."""
+    from groundswell.shared.admit import admit_packet
+    from tests.shared.admit import conformance as conf
+
+    vector = conf.load(conf.conformance_dir() / "vectors" / "01-admitted.json")
+    vector["candidates"][0]["id"] = "a\ud800"
+    vector["candidates"][1]["note"] = "\udc00 is carried through"
+    assert admit_packet(vector) == conf.oracle_receipt(vector)
