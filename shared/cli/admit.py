@@ -102,19 +102,23 @@ def _print_decisions(receipt: dict[str, Any]) -> None:
     )
 
 
+references_option = click.option(
+    "--references",
+    type=click.Path(exists=True, dir_okay=False),
+    help="References JSON list (their ids are the refs a quote may name).",
+)
+pack_option = click.option(
+    "--pack",
+    "packs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A vocabulary or kind pack JSON that the schema names (repeatable).",
+)
 _input_options = [
     click.option("--policy", type=click.Path(exists=True, dir_okay=False), help="Policy JSON."),
-    click.option(
-        "--references", type=click.Path(exists=True, dir_okay=False), help="References JSON list."
-    ),
+    references_option,
     click.option("--document-source", help="The URL the document came from."),
-    click.option(
-        "--pack",
-        "packs",
-        multiple=True,
-        type=click.Path(exists=True, dir_okay=False),
-        help="A vocabulary or kind pack JSON that the schema names (repeatable).",
-    ),
+    pack_option,
 ]
 
 

@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "sensitivity": "verify",
     "admit": "admit",
     "check-receipt": "admit",
+    "schema": "schema",
     "run": "runs",
     "demo": "runs",
     "submit": "runs",

@@ -8,67 +8,17 @@ conformance vector, and packets built from real corpus documents.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
-import groundgate.cli
 import pytest
 from click.testing import CliRunner
 
 from groundswell.shared.cli import main
 from tests.shared.admit import conformance, differential
-
-
-def _write_inputs(folder: Path, packet: dict[str, Any]) -> list[str]:
-    """The packet as the files groundgate's CLI reads; the arguments that name them."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "doc.txt").write_bytes(packet["document"].encode("utf-8"))
-    (folder / "schema.json").write_text(json.dumps(packet["schema"]), encoding="utf-8")
-    (folder / "cands.json").write_text(json.dumps(packet["candidates"]), encoding="utf-8")
-    args = [str(folder / "doc.txt"), str(folder / "schema.json"), str(folder / "cands.json")]
-    for name, option in (("policy", "--policy"), ("judgments", "--judgments"),
-                         ("references", "--references")):  # fmt: skip
-        if packet.get(name) is not None:
-            (folder / f"{name}.json").write_text(json.dumps(packet[name]), encoding="utf-8")
-            args += [option, str(folder / f"{name}.json")]
-    if packet.get("document_source") is not None:
-        args += ["--document-source", packet["document_source"]]
-    for i, pack in enumerate(packet.get("packs") or []):
-        (folder / f"pack{i}.json").write_text(json.dumps(pack), encoding="utf-8")
-        args += ["--pack", str(folder / f"pack{i}.json")]
-    return args
-
-
-def groundgate_cli(args: list[str], stdin: bytes | None = None) -> tuple[int, bytes, str]:
-    """groundgate's exit status, stdout bytes and stderr for one command line."""
-    out, err = io.BytesIO(), io.StringIO()
-    stdout = io.TextIOWrapper(out, encoding="utf-8", newline="")
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(contextlib.redirect_stdout(stdout))
-        stack.enter_context(contextlib.redirect_stderr(err))
-        if stdin is not None:
-            stack.enter_context(_stdin(stdin))
-        try:
-            code = groundgate.cli.main(args)
-        except SystemExit as exc:  # argparse
-            code = exc.code
-    stdout.flush()
-    return code or 0, out.getvalue(), err.getvalue()
-
-
-@contextlib.contextmanager
-def _stdin(data: bytes):
-    import sys
-
-    saved, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
-    try:
-        yield
-    finally:
-        sys.stdin = saved
+from tests.shared.cli.groundgate_oracle import groundgate_cli, write_inputs
 
 
 def ours(args: list[str], stdin: bytes | None = None):
@@ -87,7 +37,7 @@ def test_receipts_are_byte_identical_to_groundgate(tmp_path: Path, corpus_packet
     assert len(packets) == 154
     differ = []
     for n, packet in enumerate(packets):
-        args = _write_inputs(tmp_path / str(n), packet)
+        args = write_inputs(tmp_path / str(n), packet)
         theirs_file, ours_file = tmp_path / str(n) / "gg.json", tmp_path / str(n) / "gs.json"
         code, _, err = groundgate_cli(["admit", *args, "-o", str(theirs_file)])
         assert code == 0, err
@@ -104,7 +54,7 @@ def test_receipts_are_byte_identical_to_groundgate(tmp_path: Path, corpus_packet
 
 def test_document_from_stdin(tmp_path: Path) -> None:
     packet = conformance.load(conformance.vector_files()[0])
-    doc, schema, cands, *rest = _write_inputs(tmp_path, packet)
+    doc, schema, cands, *rest = write_inputs(tmp_path, packet)
     data = Path(doc).read_bytes()
     code, theirs, err = groundgate_cli(["admit", "-", schema, cands, *rest], stdin=data)
     assert code == 0, err
@@ -192,7 +142,7 @@ def test_check_receipt_is_groundgate_verify(tmp_path: Path) -> None:
     # found in a folder by the digests the receipt names.
     vector = next(p for p in conformance.vector_files() if p.stem == "90-kind-needs")
     packet = conformance.load(vector)
-    args = _write_inputs(tmp_path, packet)
+    args = write_inputs(tmp_path, packet)
     receipt = tmp_path / "receipt.json"
     assert groundgate_cli(["admit", *args, "-o", str(receipt)])[0] == 0
     base = [str(receipt), *args[:3]]
