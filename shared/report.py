@@ -16,6 +16,7 @@ reaches them, so a report holds one document's text and views at once.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any
@@ -167,7 +168,9 @@ def _document(
         admit = units.get("admit", {}).get("receipt")
         if admit and admit.get("receipt"):
             decisions = admit["receipt"].get("decisions", [])
-            candidates = _candidates(text, decisions, labels.get("candidates", {}))
+            # Admission read the NFC form of a document that is not NFC: its spans are there.
+            admitted_text = unicodedata.normalize("NFC", text) if admit.get("normalized") else text
+            candidates = _candidates(admitted_text, decisions, labels.get("candidates", {}))
     return {"id": doc_id, "errors": errors, "claims": claims, "candidates": candidates}
 
 

@@ -226,3 +226,24 @@ def test_a_large_run_document_renders_fast():
     page = render_report({"run_id": "r"}, index, receipts.get, lambda d: text, lambda d: {}, 1)
     assert time.perf_counter() - started < 1.5
     assert page.count('<mark class="o-admitted">12</mark>') == 3000
+
+
+def test_a_normalized_document_shows_admission_spans_in_its_nfc_text():
+    # The run admitted the NFC form (U+037E became ';', one byte shorter): the evidence bytes
+    # are offsets into that form, and the page must highlight the value, not a shifted span.
+    text = "A\u037e B\u037e sales were 391 million."
+    nfc = "A; B; sales were 391 million."
+    start = nfc.encode().index(b"391")
+    decision = {
+        "candidate_id": "k",
+        "field": "sales",
+        "value": "391000000",
+        "outcome": "admitted",
+        "codes": [],
+        "source": "document",
+        "evidence": {"start": start, "end": start + 3},
+    }
+    receipts = {"r/a": {"normalized": {"form": "NFC"}, "receipt": {"decisions": [decision]}}}
+    index = [{"doc_id": "d", "kind": "admit", "status": "computed", "receipt": "r/a", "errors": []}]
+    page = render_report({"run_id": "r"}, index, receipts.get, lambda d: text, lambda d: {}, 1)
+    assert '<mark class="o-admitted">391</mark>' in page
