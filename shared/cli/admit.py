@@ -368,7 +368,9 @@ def _stored_receipt(data: Any, raw: bytes, where: str) -> tuple[dict[str, Any], 
     A run stores each document's admission as a unit receipt (``receipts/admit/...``): the
     groundgate receipt under ``receipt``, with the digests of the input files, the policy
     part's fingerprint and, for a document that is not NFC, how it was normalized."""
-    if not (isinstance(data, dict) and "groundgate" not in data and "kind" in data):
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: a receipt is a JSON object, not a {type(data).__name__}")
+    if "groundgate" in data or "kind" not in data:
         return data, None
     from groundswell.shared.receipts import ReceiptError, open_receipt
 

@@ -172,6 +172,9 @@ def test_check_receipt_is_groundgate_verify(tmp_path: Path) -> None:
     bad_schema = tmp_path / "bad-schema.json"
     bad_schema.write_text('{"fields": 1}')
     same_status([str(receipt), args[0], str(bad_schema), args[2]], args[3:], 2)
+    not_an_object = tmp_path / "list.json"
+    not_an_object.write_text("[1]")
+    same_status([str(not_an_object), *args[:3]], args[3:], 2)
 
 
 def _run_receipts(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
