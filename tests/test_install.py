@@ -125,6 +125,8 @@ def test_every_command_does_its_job_from_the_runtime_install(
     ok("sensitivity", str(claims))
     ok("admit", str(doc), str(schema), str(candidates), "-o", str(receipt))
     ok("check-receipt", str(receipt), str(doc), str(schema), str(candidates))
+    assert '"properties"' in ok("schema", str(schema)).stdout
+    ok("schema", "check", str(schema))
     # The review page: the templates ship with the package, and they escape.
     review = ok("report", str(receipt), str(doc), str(schema), str(candidates)).stdout
     assert '<mark class="o-admitted"' in review and "4.5 percent" in review
