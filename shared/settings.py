@@ -84,6 +84,17 @@ class Settings(BaseSettings):
     list_page_size: int = Field(default=1000, ge=1, le=1000)
     max_document_bytes: int = Field(default=64_000_000, ge=1)
 
+    # Reading source documents (PDF, HTML, XML, text) into text: what one document may cost.
+    read_max_bytes: int = Field(
+        default=64_000_000, ge=1, description="Largest source file that is read, in bytes."
+    )
+    read_max_pages: int = Field(
+        default=2000, ge=1, description="Most pages a PDF may have to be read."
+    )
+    read_seconds: float = Field(
+        default=300.0, gt=0, description="Time limit for reading one document, in seconds."
+    )
+
     # RabbitMQ closes a channel whose delivery is not acknowledged within its server-wide
     # consumer_timeout (30 min by default): it must exceed the hard task time limit.
     broker_consumer_timeout: float = Field(

@@ -49,6 +49,19 @@ def shared_corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared_raw() -> Path:
+    """../shared/raw (the sibling of the shared corpus): real PDF, HTML and XML files as their
+    publishers wrote them, read in place by the reading tests."""
+    path = get_settings().shared_corpus.parent / "raw"
+    if not (path / "index.jsonl").is_file():
+        pytest.fail(
+            f"the raw documents are not at {path}: they sit beside the shared corpus "
+            "(GROUNDSWELL_SHARED_CORPUS), as ../shared/raw"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
 def corpus_index(shared_corpus: Path) -> list[dict]:
     with (shared_corpus / "index.jsonl").open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]

@@ -1,0 +1,179 @@
+"""Reading: a source document (PDF, HTML, XML or text) turned into the NFC text that
+verification and admission read, with the page and box of every word for PDFs.
+
+The default readers match groundgate 0.11.0's ``read`` byte for byte (its package, with the
+``pdf`` extra, is the dev-only oracle of the differential tests). ``READER_VERSION`` names what
+the readers produce: it is part of the content address of a stored reading, so changing any
+output byte means a new version.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import PurePath
+from typing import Any
+
+from groundswell.shared.settings import get_settings
+
+READER_VERSION = "groundswell-read/1"
+
+FORMATS = ("pdf", "html", "xml", "text")
+
+# File name endings (compared without regard to case) and the format each one names.
+SUFFIXES = {
+    ".pdf": "pdf",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".xml": "xml",
+    ".txt": "text",
+    ".text": "text",
+    ".md": "text",
+    ".markdown": "text",
+}
+
+MAX_PAGE = 100_000  # the highest page number a page range may name
+
+
+class ReadError(ValueError):
+    """A deterministic reason the file cannot be read (encrypted, truncated, mislabelled,
+    too large, no text layer...). Never retried; it fails the document's units."""
+
+
+class ReadTimeout(ReadError):
+    """Reading took longer than the setting ``read_seconds`` allows."""
+
+
+@dataclass
+class Reading:
+    text: str  # NFC
+    format: str  # one of FORMATS
+    layout: dict[str, Any] | None = None  # groundgate_layout 0.1 JSON object (PDFs only)
+    pages: int | None = None  # pages in the file (PDFs)
+    pages_without_text: list[int] = field(default_factory=list)  # 1-based
+    warnings: list[str] = field(default_factory=list)
+
+
+def format_of(name: str) -> str:
+    """The format that a file name's ending names (``.XML`` is ``xml``)."""
+    suffix = PurePath(name).suffix.lower()
+    try:
+        return SUFFIXES[suffix]
+    except KeyError:
+        raise ReadError(f"{name}: unsupported file type {suffix or '(none)'}") from None
+
+
+def parse_pages(spec: str) -> list[int]:
+    """The 1-based pages of a range list, in its order: ``"1-3,7"`` is ``[1, 2, 3, 7]``.
+    Raises ValueError for a part that is not ``N`` or ``N-M`` with 1 <= N <= M <= MAX_PAGE."""
+    pages: list[int] = []
+    for part in spec.split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            low, high = int(first), int(last if dash else first)
+        except ValueError:
+            low = high = 0
+        if not 1 <= low <= high <= MAX_PAGE:
+            raise ValueError(f"bad page range {part!r}")
+        pages += range(low, high + 1)
+    return pages
+
+
+def check_size(size: int, name: str) -> None:
+    """Refuse a source of ``size`` bytes above the setting ``read_max_bytes``."""
+    limit = get_settings().read_max_bytes
+    if size > limit:
+        raise ReadError(
+            f"{name}: {size:,} bytes, more than the {limit:,} that reading allows "
+            "(setting read_max_bytes)"
+        )
+
+
+def read_path(path: str | PathLike[str], *, pages: str | None = None, **options: Any) -> Reading:
+    """:func:`read_bytes` of a local file, named by its path; too large a file is refused
+    before it is loaded. OSError when it cannot be opened."""
+    name = str(path)
+    with open(path, "rb") as fh:
+        check_size(os.fstat(fh.fileno()).st_size, name)
+        data = fh.read()
+    return read_bytes(data, name, pages=pages, **options)
+
+
+def read_bytes(
+    data: bytes,
+    name: str,
+    *,
+    pages: str | None = None,
+    format: str | None = None,
+    **options: Any,
+) -> Reading:
+    """Read one source document: ``data`` are its bytes, ``name`` its file name (its ending
+    picks the reader, unless ``format`` names one of FORMATS). ``pages`` ("1-3,7") selects the
+    pages of a PDF; other formats read everything. ``options`` go to the reader of the format.
+
+    The settings ``read_max_bytes``, ``read_max_pages`` and ``read_seconds`` bound the work.
+    Raises :class:`ReadError` (with ``name`` in its message) when the file cannot be read."""
+    from groundswell.shared.read.guard import binary_kind, has_pdf_header, looks_like, time_limit
+
+    settings = get_settings()
+    if format is None:
+        format = format_of(name)
+    elif format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}: one of {', '.join(FORMATS)}")
+    wanted = parse_pages(pages) if pages is not None else None
+    check_size(len(data), name)
+    if not data:
+        raise ReadError(f"{name}: the file is empty (0 bytes)")
+    if format == "pdf" and not has_pdf_header(data):
+        seems = looks_like(data)
+        raise ReadError(
+            f"{name}: not a PDF (no %PDF- header)" + (f"; it looks like {seems}" if seems else "")
+        )
+    if format != "pdf" and (kind := binary_kind(data)):
+        raise ReadError(f"{name}: {kind}, not {_FORMAT_NAMES[format]}: is it mislabelled?")
+    with time_limit(settings.read_seconds, name):
+        if format == "pdf":
+            limits = {"max_pages": settings.read_max_pages, "time_limit": settings.read_seconds}
+            return _pdf(data, name, wanted, {**limits, **options})
+        return _markup(data, name, format, options)
+
+
+_FORMAT_NAMES = {"pdf": "a PDF", "html": "HTML", "xml": "XML", "text": "plain text"}
+
+
+def _pdf(data: bytes, name: str, pages: list[int] | None, options: dict[str, Any]) -> Reading:
+    from groundswell.shared.read.pdf import read_pdf  # pdfminer loads only for PDFs
+
+    try:
+        return read_pdf(data, pages=pages, **options)
+    except ReadError as exc:
+        if str(exc).startswith(name):
+            raise
+        raise type(exc)(f"{name}: {exc}") from exc
+
+
+def _markup(data: bytes, name: str, format: str, options: dict[str, Any]) -> Reading:
+    from groundswell.shared.read.guard import looks_like
+    from groundswell.shared.read.markup import UnsafeXML, XMLError, html_text, xml_text
+    from groundswell.shared.read.text import decode_text
+
+    if options:
+        raise ValueError(f"no {format} reader option is called {', '.join(sorted(options))}")
+    if format == "xml":
+        try:
+            text = xml_text(data)
+        except XMLError as exc:
+            seems = looks_like(data)
+            hint = f"; it looks like {seems}" if seems not in (None, "XML") else ""
+            raise ReadError(f"{name}: not well-formed XML ({exc}){hint}") from None
+        except UnsafeXML as exc:
+            raise ReadError(f"{name}: unsafe XML: {exc}") from None
+    elif format == "html":
+        text = html_text(decode_text(data, name))
+    else:
+        text = decode_text(data, name)
+    warnings = [] if text.strip() else [f"{PurePath(name).name}: no text was extracted"]
+    return Reading(unicodedata.normalize("NFC", text), format, warnings=warnings)
