@@ -127,6 +127,9 @@ def test_every_command_does_its_job_from_the_runtime_install(
     ok("check-receipt", str(receipt), str(doc), str(schema), str(candidates))
     assert '"properties"' in ok("schema", str(schema)).stdout
     ok("schema", "check", str(schema))
+    page = tmp_path / "page.HTML"  # reading needs no dev extra (groundgate is only its oracle)
+    page.write_text("<p>The rate was <b>4.5</b> percent<sup>1</sup>.</p><p hidden>x</p>")
+    assert ok("read", str(page)).stdout == "The rate was 4.5 percent^1."
     # The review page: the templates ship with the package, and they escape.
     review = ok("report", str(receipt), str(doc), str(schema), str(candidates)).stdout
     assert '<mark class="o-admitted"' in review and "4.5 percent" in review

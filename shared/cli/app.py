@@ -34,6 +34,7 @@ COMMAND_MODULES = {
     "reprocess": "policies",
     "diff": "policies",
     "report": "report",
+    "read": "read",
 }
 
 
