@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from groundswell.shared.cli.app import main
-from groundswell.shared.read import ReadError, parse_pages, read_path
+from groundswell.shared.read import parse_pages, read_path
 
 
 class ReadFailed(click.ClickException):
@@ -36,6 +36,18 @@ def _page_ranges(_ctx: click.Context, _param: click.Parameter, value: str | None
     return value
 
 
+def _named_options(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for item in values:
+        name, equals, value = item.partition("=")
+        if not (equals and name and value):
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE")
+        options[name] = value
+    return options
+
+
 @main.command("read")
 @click.argument("file")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the text here.")
@@ -50,14 +62,30 @@ def _page_ranges(_ctx: click.Context, _param: click.Parameter, value: str | None
     metavar="RANGES",
     help="PDF pages to read, e.g. 1-12,15 (other formats are read whole).",
 )
-def read_command(file: str, output: str | None, layout: str | None, pages: str | None) -> None:
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    callback=_named_options,
+    metavar="NAME=VALUE",
+    help="A named, versioned reader option (repeatable), e.g. xml_breaks=uslm-1: USLM titles, "
+    "margin notes and page markers on their own lines, numbers and headings set apart. "
+    "Without options the text is groundgate's.",
+)
+def read_command(
+    file: str,
+    output: str | None,
+    layout: str | None,
+    pages: str | None,
+    options: dict[str, str],
+) -> None:
     """Turn a PDF, HTML, XML or text file into NFC text (the format comes from the file name's
     ending, in any case: .pdf, .html/.htm/.xhtml, .xml, .txt/.text/.md/.markdown)."""
     if file == "-":
         raise ReadFailed("read needs a file: its name's ending tells its format")
     try:
-        reading = read_path(file, pages=pages)
-    except (ReadError, OSError, ImportError) as exc:
+        reading = read_path(file, pages=pages, **options)
+    except (ValueError, OSError, ImportError) as exc:  # ReadError is a ValueError
         raise ReadFailed(str(exc)) from exc
     for warning in reading.warnings:
         click.echo(f"groundswell: warning: {warning}", err=True)

@@ -55,6 +55,13 @@ class Reading:
     pages: int | None = None  # pages in the file (PDFs)
     pages_without_text: list[int] = field(default_factory=list)  # 1-based
     warnings: list[str] = field(default_factory=list)
+    reader: str = READER_VERSION  # with the reader options that made it: see reader_id
+
+
+def reader_id(options: dict[str, Any]) -> str:
+    """What made a reading: READER_VERSION, and the reader options in name order
+    (``groundswell-read/1;xml_breaks=uslm-1``). Equal ids give equal text for equal bytes."""
+    return READER_VERSION + "".join(f";{k}={v}" for k, v in sorted(options.items()))
 
 
 def format_of(name: str) -> str:
@@ -137,18 +144,33 @@ def read_bytes(
     with time_limit(settings.read_seconds, name):
         if format == "pdf":
             limits = {"max_pages": settings.read_max_pages, "time_limit": settings.read_seconds}
-            return _pdf(data, name, wanted, {**limits, **options})
-        return _markup(data, name, format, options)
+            reading = _pdf(data, name, wanted, limits, options)
+        else:
+            reading = _markup(data, name, format, dict(options))
+    reading.reader = reader_id(options)
+    return reading
 
 
 _FORMAT_NAMES = {"pdf": "a PDF", "html": "HTML", "xml": "XML", "text": "plain text"}
 
 
-def _pdf(data: bytes, name: str, pages: list[int] | None, options: dict[str, Any]) -> Reading:
+def _pdf(
+    data: bytes,
+    name: str,
+    pages: list[int] | None,
+    limits: dict[str, Any],
+    options: dict[str, Any],
+) -> Reading:
+    import inspect
+
     from groundswell.shared.read.pdf import read_pdf  # pdfminer loads only for PDFs
 
+    # The PDF reader's options are its keyword parameters, but for the pages and the limits.
+    known = set(inspect.signature(read_pdf).parameters) - {"data", "pages", *limits}
+    if unknown := sorted(set(options) - known):
+        raise ValueError(f"no pdf reader option is called {', '.join(unknown)}")
     try:
-        return read_pdf(data, pages=pages, **options)
+        return read_pdf(data, pages=pages, **limits, **options)
     except ReadError as exc:
         if str(exc).startswith(name):
             raise
@@ -157,14 +179,23 @@ def _pdf(data: bytes, name: str, pages: list[int] | None, options: dict[str, Any
 
 def _markup(data: bytes, name: str, format: str, options: dict[str, Any]) -> Reading:
     from groundswell.shared.read.guard import looks_like
-    from groundswell.shared.read.markup import UnsafeXML, XMLError, html_text, xml_text
+    from groundswell.shared.read.markup import (
+        XML_BREAKS,
+        UnsafeXML,
+        XMLError,
+        html_text,
+        xml_text,
+    )
     from groundswell.shared.read.text import decode_text
 
+    breaks = options.pop("xml_breaks", None) if format == "xml" else None
     if options:
         raise ValueError(f"no {format} reader option is called {', '.join(sorted(options))}")
     if format == "xml":
+        if breaks is not None and breaks not in XML_BREAKS:
+            raise ValueError(f"xml_breaks is one of {', '.join(XML_BREAKS)}, not {breaks!r}")
         try:
-            text = xml_text(data)
+            text = xml_text(data, breaks)
         except XMLError as exc:
             seems = looks_like(data)
             hint = f"; it looks like {seems}" if seems not in (None, "XML") else ""

@@ -47,6 +47,26 @@ EMPTY_ELEMENTS = frozenset(
      "track", "wbr"}
 )  # fmt: skip
 
+# Reader option ``xml_breaks="uslm-1"``: where groundgate's reading of USLM (U.S. bills and laws)
+# fuses words across elements ("A BILLMaking", "TITLE IDEPARTMENT", "130 STAT. 1009and"). These
+# elements also end a line...
+USLM_1_LINES = dict.fromkeys(
+    ("doctitle", "officialtitle", "enactingformula", "action", "sidenote", "page"), 1
+)
+# ...and these set the words on either side apart by a space, when the text on neither side has
+# one there, unless the word before ends with a dash or an opening bracket or quote (".—This"
+# is how the printed law reads) or the word after starts with punctuation.
+USLM_1_GAPS = frozenset(
+    {"num", "heading", "subheading", "actiondescription", "type", "docnumber", "citableas",
+     "citableasshorttitle", "publisher", "creator", "format", "language", "rights",
+     "processedby", "processeddate", "congress", "session", "publicprivate", "docstage",
+     "currentchamber", "relateddocument", "currentthroughpubliclaw", "containsshorttitle",
+     "property", "approveddate"}
+)  # fmt: skip
+XML_BREAKS = {"uslm-1": ({**BREAKS, **USLM_1_LINES}, USLM_1_GAPS)}  # option value -> rules
+_NO_GAP_AFTER = "—–-([{“‘\"'/"
+_GAP_BEFORE = "“‘\"'"
+
 _SPACE_RUN = re.compile(r"\s+")
 _INVISIBLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _EVERY = 2048  # markup events between two looks at the reading's deadline
@@ -55,15 +75,20 @@ _EVERY = 2048  # markup events between two looks at the reading's deadline
 class Flow:
     """Text runs, block breaks and cell gaps, written out as lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, breaks: dict[str, int] = BREAKS, gaps: frozenset[str] = frozenset()) -> None:
+        self._breaks = breaks
+        self._gaps = gaps  # elements that keep the words around them apart (reader options)
         self._parts: list[str] = []  # never an empty string
         self._owed = 0  # line breaks due before the next run
         self._cell_ended = False  # a cell closed and no block or run has come since
         self._marked = False  # a superscript or subscript closed just before
+        self._gap = False  # a gap element began or ended since the last run
 
     def open(self, tag: str) -> None:
-        if tag in BREAKS:
-            self._break(BREAKS[tag])
+        if tag in self._gaps:
+            self._gap = True
+        if tag in self._breaks:
+            self._break(self._breaks[tag])
         elif tag in CELLS:
             if self._cell_ended:
                 self._parts.append("\t")
@@ -72,8 +97,10 @@ class Flow:
             self.add(MARKS[tag], verbatim=True)
 
     def close(self, tag: str) -> None:
-        if tag in BREAKS:
-            self._break(BREAKS[tag])
+        if tag in self._gaps:
+            self._gap = True
+        if tag in self._breaks:
+            self._break(self._breaks[tag])
         elif tag in CELLS:
             self._cell_ended = True
         elif tag in MARKS:
@@ -94,6 +121,9 @@ class Flow:
                 run = run.lstrip(" ")
         if not run:
             return
+        if self._gap and self._parts and not self._owed and self._apart(run):
+            run = " " + run
+        self._gap = False
         if self._marked and run[0].isdigit():
             run = " " + run
         self._marked = False
@@ -101,6 +131,15 @@ class Flow:
             self._parts.append("\n" * self._owed)
             self._owed = 0
         self._parts.append(run)
+
+    def _apart(self, run: str) -> bool:
+        """Whether a gap element between the last run and ``run`` needs a space."""
+        last, first = self._parts[-1][-1], run[0]
+        return (
+            not last.isspace()
+            and last not in _NO_GAP_AFTER
+            and (first.isalnum() or first in _GAP_BEFORE)
+        )
 
     def _after_space(self) -> bool:
         """Whether a run starting now starts a line or follows a space or a tab."""
@@ -198,8 +237,8 @@ def expansion_limit(size: int) -> int:
 
 
 class _XMLReader:
-    def __init__(self, size: int) -> None:
-        self.flow = Flow()
+    def __init__(self, size: int, breaks: str | None = None) -> None:
+        self.flow = Flow(*XML_BREAKS[breaks]) if breaks else Flow()
         self._run: list[str] = []  # character data since the last tag (comments do not split it)
         self._dropping = 0  # depth inside a dropped element
         self._events = 0
@@ -297,9 +336,10 @@ class _XMLReader:
         return self.flow.text()
 
 
-def xml_text(data: bytes) -> str:
+def xml_text(data: bytes, breaks: str | None = None) -> str:
     """The text of an XML document, from its bytes (expat reads the encoding it declares).
+    ``breaks`` names extra break rules (a key of XML_BREAKS); None reads as groundgate does.
 
     Raises :class:`XMLError` when it is not well-formed and :class:`UnsafeXML` when it needs an
     external entity or expands its entities too far."""
-    return _XMLReader(len(data)).read(data)
+    return _XMLReader(len(data), breaks).read(data)
