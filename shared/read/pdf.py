@@ -166,7 +166,7 @@ class _Text:
 def _read_pages(
     chosen: list[tuple[int, PDFPage]], deadline: float | None, time_limit: float | None
 ) -> Reading:
-    reader = PageReader()
+    reader = PageReader(check=_checker(deadline, time_limit))
     out = _Text()
     page_entries: list[dict[str, Any]] = []
     words_out: list[list[Any]] = []
@@ -255,6 +255,17 @@ def _read_pages(
     return Reading(
         text=text, format="pdf", layout=layout, pages_without_text=empty, warnings=warnings
     )
+
+
+def _checker(deadline: float | None, time_limit: float | None):
+    """What the interpreter calls now and then: the dispatcher's deadline, then ours."""
+
+    def check() -> None:
+        check_deadline()
+        if deadline is not None and time.monotonic() > deadline:
+            raise ReadTimeout(f"reading the PDF took longer than the limit of {time_limit:g} s")
+
+    return check
 
 
 def _glyph_words(line: GlyphLine) -> Iterable[tuple[str, float, float, float, float]]:

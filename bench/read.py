@@ -1,0 +1,130 @@
+"""Benchmark: groundswell's readers against groundgate 0.11.0's ``read`` on ../shared/raw.
+
+Every file of the raw folder (15 PDFs, 3 inline-XBRL filings, 4 USLM XML files; never copied) is
+read in this one process by both readers, each the best of ``--repeat`` runs, alternating so
+that neither gets a warmer cache. Both readers are warmed up on one small PDF first (pdfminer
+loads its font tables once per process). For each file: the seconds each reader took, the ratio
+(groundgate's time over ours: above 1 means we are faster) and whether the text, the layout
+JSON and the warnings are the same. Then the totals, for PDFs and for all files.
+
+Not a test; run it with ``python bench/read.py`` (``--only pdf`` for the PDFs alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def raw_dir() -> Path:
+    from groundswell.shared.settings import get_settings
+
+    return get_settings().shared_corpus.parent / "raw"
+
+
+def groundgate_reading(path: Path) -> tuple[str, Any, tuple[str, ...]]:
+    import groundgate.read
+
+    doc = groundgate.read.read(path)
+    layout = json.dumps(doc.layout.to_dict()) if doc.layout is not None else None
+    return doc.text, layout, tuple(doc.warnings)
+
+
+def our_reading(path: Path) -> tuple[str, Any, tuple[str, ...]]:
+    from groundswell.shared.read import read_bytes
+
+    data = path.read_bytes()
+    if path.suffix.lower() == ".pdf":  # the reader itself, without the dispatcher's limits
+        from groundswell.shared.read.pdf import read_pdf
+
+        reading = read_pdf(data, max_pages=None, time_limit=None)
+    else:
+        reading = read_bytes(data, path.name)
+    layout = json.dumps(reading.layout) if reading.layout is not None else None
+    return reading.text, layout, tuple(reading.warnings)
+
+
+def timed(fn: Any, path: Path) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn(path)
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--raw", type=Path, help="the raw folder (default: ../shared/raw)")
+    parser.add_argument("--only", choices=("pdf", "html", "xml"), help="one format only")
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs per reader")
+    parser.add_argument("--json", help="also write the rows as JSON here")
+    args = parser.parse_args()
+    folder = args.raw or raw_dir()
+    files = sorted(
+        p
+        for p in folder.iterdir()
+        if p.suffix.lower() in (".pdf", ".html", ".htm", ".xml")
+        and (args.only is None or p.suffix.lower().lstrip(".").startswith(args.only[:3]))
+    )
+    if not files:
+        raise SystemExit(f"no files to read in {folder}")
+    warm = min((p for p in files if p.suffix.lower() == ".pdf"), key=lambda p: p.stat().st_size)
+    groundgate_reading(warm)
+    our_reading(warm)
+
+    rows = []
+    header = f"{'file':34} {'KB':>6} {'groundgate s':>12} {'ours s':>8} {'ratio':>6}  same"
+    print(header)
+    print("-" * len(header))
+    for path in files:
+        theirs = ours = float("inf")
+        expected = got = None
+        for _ in range(max(1, args.repeat)):
+            t, expected = timed(groundgate_reading, path)
+            theirs = min(theirs, t)
+            t, got = timed(our_reading, path)
+            ours = min(ours, t)
+        same = "text layout warnings" if expected == got else _what_differs(expected, got)
+        row = {
+            "file": path.name,
+            "kb": round(path.stat().st_size / 1024),
+            "groundgate": theirs,
+            "ours": ours,
+            "same": expected == got,
+        }
+        rows.append(row)
+        print(
+            f"{path.name:34} {row['kb']:6} {theirs:12.3f} {ours:8.3f} {theirs / ours:6.2f}  {same}"
+        )
+    print("-" * len(header))
+    for label, chosen in (
+        ("PDFs", [r for r in rows if r["file"].lower().endswith(".pdf")]),
+        ("all files", rows),
+    ):
+        if not chosen:
+            continue
+        theirs = sum(r["groundgate"] for r in chosen)
+        ours = sum(r["ours"] for r in chosen)
+        identical = sum(r["same"] for r in chosen)
+        print(
+            f"{label + ' (' + str(len(chosen)) + ')':34} {'':6} {theirs:12.3f} {ours:8.3f} "
+            f"{theirs / ours:6.2f}  {identical}/{len(chosen)} identical"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+def _what_differs(expected: Any, got: Any) -> str:
+    names = ("text", "layout", "warnings")
+    return "DIFFERENT: " + ", ".join(
+        n for n, a, b in zip(names, expected, got, strict=True) if a != b
+    )
+
+
+if __name__ == "__main__":
+    main()
