@@ -94,95 +94,129 @@ def content_objects(streams: list[bytes]) -> list[Any] | None:
         return None
 
 
+# the groups of _SCAN, by number
+_NUM, _KW, _NAME, _STR, _PAREN, _HEX, _DOPEN, _DCLOSE, _COMMENT, _ONE = range(1, 11)
+# pdfminer's interned keywords and names by their bytes, as long as the memo is small
+_KEYWORDS: dict[bytes, Any] = {_TRUE: True, _FALSE: False}
+_NAMES: dict[bytes, Any] = {}
+_MEMO_SIZE = 4096
+
+
+def _keyword(token: bytes) -> Any:
+    keyword = KWD(token)
+    if keyword in _INLINE:
+        raise _Fallback
+    if len(_KEYWORDS) < _MEMO_SIZE:
+        _KEYWORDS[token] = keyword
+    return keyword
+
+
+def _name(token: bytes, pos: int, end: int, bounds: list[int]) -> Any:
+    raw = token[1:]
+    if b"#" in raw:
+        if (pos == end or pos in bounds) and _ESCAPE_AT_END.search(raw):
+            # pdfminer's tokenizer is still inside the escape when the stream ends: at the
+            # very end it drops the name, between two streams it runs on into the next
+            raise _Fallback
+        raw = _NAME_ESCAPE.sub(_name_byte, raw)
+    try:
+        name = LIT(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        name = LIT(raw)
+    if len(_NAMES) < _MEMO_SIZE and b"#" not in token:
+        _NAMES[token] = name
+    return name
+
+
 def _scan(data: bytes, bounds: list[int]) -> list[Any]:
     out: list[Any] = []
     stack: list[tuple[str, list[Any]]] = []  # open containers: their kind and items
     items = out
+    append = out.append
     end = len(data)
+    keywords = _KEYWORDS
+    names = _NAMES
     pos = 0
-    match = _SCAN.match
-    while True:
-        m = match(data, pos)
-        if m is None:  # only separators were left
-            break
-        kind = m.lastgroup
-        pos = m.end()
-        token = m.group(kind)  # type: ignore[arg-type]
-        if kind == "num":
-            try:
-                number = float(token) if b"." in token else int(token)
-            except ValueError:  # a sign or a dot alone
-                continue
-            items.append(number)
-        elif kind == "kw":
-            if token == _TRUE:
-                items.append(True)
-            elif token == _FALSE:
-                items.append(False)
-            else:
-                keyword = KWD(token)
-                if keyword in _INLINE:
+    while pos < end:
+        restart = False
+        for m in _SCAN.finditer(data, pos):
+            kind = m.lastindex
+            if kind == _NUM:
+                token = m[kind]
+                try:
+                    number = float(token) if b"." in token else int(token)
+                except ValueError:  # a sign or a dot alone
+                    continue
+                append(number)
+            elif kind == _KW:
+                token = m[kind]
+                found = keywords.get(token)
+                append(_keyword(token) if found is None else found)
+            elif kind == _NAME:
+                token = m[kind]
+                found = names.get(token)
+                append(_name(token, m.end(), end, bounds) if found is None else found)
+            elif kind == _STR:
+                if bounds:
+                    _whole(m.start(kind), m.end(), bounds)
+                append(m[kind][1:-1])
+            elif kind == _PAREN:
+                start = m.start(kind)
+                value, pos = _string(data, m.end())
+                if bounds:
+                    _whole(start, pos, bounds)
+                append(value)
+                restart = True  # the scan goes on after the string
+                break
+            elif kind == _HEX:
+                if m.end() >= end:  # no byte ends it: pdfminer never completes the token
                     raise _Fallback
-                items.append(keyword)
-        elif kind == "name":
-            raw = token[1:]
-            if b"#" in raw:
-                if (pos == end or pos in bounds) and _ESCAPE_AT_END.search(raw):
-                    # pdfminer's tokenizer is still inside the escape when the stream ends:
-                    # at the very end it drops the name, between streams it runs on
-                    raise _Fallback
-                raw = _NAME_ESCAPE.sub(_name_byte, raw)
-            try:
-                items.append(LIT(raw.decode("utf-8")))
-            except UnicodeDecodeError:
-                items.append(LIT(raw))
-        elif kind == "str":
-            _whole(m.start(kind), pos, bounds)
-            items.append(token[1:-1])
-        elif kind == "paren":
-            start = m.start(kind)
-            value, pos = _string(data, pos)
-            _whole(start, pos, bounds)
-            items.append(value)
-        elif kind == "hex":
-            if pos >= end:  # no byte ends it: pdfminer never completes the token
-                raise _Fallback
-            _whole(m.start(kind), pos, bounds)
-            digits = _SPACE.sub(b"", token[1:])
-            if len(digits) % 2:
-                items.append(bytes.fromhex(digits[:-1].decode()) + bytes((int(digits[-1:], 16),)))
-            else:
-                items.append(bytes.fromhex(digits.decode()))
-        elif kind == "dopen":
-            stack.append(("d", items))
-            items = []
-        elif kind == "dclose":
-            if len(token) == 2 and stack and stack[-1][0] == "d":
-                if len(items) % 2:
-                    raise _Fallback  # pdfminer raises PSSyntaxError: let it
-                pairs = {
-                    literal_name(items[k]): items[k + 1]
-                    for k in range(0, len(items), 2)
-                    if items[k + 1] is not None
-                }
-                items = stack.pop()[1]
-                items.append(pairs)
-        elif kind == "one":
-            if token == b"[":
-                stack.append(("a", items))
+                if bounds:
+                    _whole(m.start(kind), m.end(), bounds)
+                append(_hex(m[kind]))
+            elif kind == _DOPEN:
+                stack.append(("d", items))
                 items = []
-            elif token == b"{":
-                stack.append(("p", items))
-                items = []
-            elif token == b"]" or token == b"}":
-                if stack and stack[-1][0] == ("a" if token == b"]" else "p"):
-                    inner = items
+                append = items.append
+            elif kind == _DCLOSE:
+                if len(m[kind]) == 2 and stack and stack[-1][0] == "d":
+                    if len(items) % 2:
+                        raise _Fallback  # pdfminer raises PSSyntaxError: let it
+                    pairs = {
+                        literal_name(items[k]): items[k + 1]
+                        for k in range(0, len(items), 2)
+                        if items[k + 1] is not None
+                    }
                     items = stack.pop()[1]
-                    items.append(inner)
-            else:
-                items.append(KWD(token))
-        # comments give nothing
+                    append = items.append
+                    append(pairs)
+            elif kind == _ONE:
+                token = m[kind]
+                if token == b"[" or token == b"{":
+                    stack.append(("a" if token == b"[" else "p", items))
+                    items = []
+                    append = items.append
+                elif token == b"]" or token == b"}":
+                    if stack and stack[-1][0] == ("a" if token == b"]" else "p"):
+                        inner = items
+                        items = stack.pop()[1]
+                        append = items.append
+                        append(inner)
+                else:
+                    append(KWD(token))
+            # a comment gives nothing
+        if not restart:
+            break
     return out  # objects inside containers never closed are lost, as in pdfminer
+
+
+def _hex(token: bytes) -> bytes:
+    """A hex string's bytes (``<`` and its digits, spaces allowed; an odd last digit d is
+    the byte d)."""
+    digits = _SPACE.sub(b"", token[1:])
+    if len(digits) % 2:
+        return bytes.fromhex(digits[:-1].decode()) + bytes((int(digits[-1:], 16),))
+    return bytes.fromhex(digits.decode())
 
 
 def _name_byte(escape: re.Match[bytes]) -> bytes:

@@ -211,33 +211,38 @@ class _GlyphDevice(PDFPageAggregator):
 
     def __init__(self, resources: PDFResourceManager) -> None:
         super().__init__(resources, laparams=None)
-        self._chars: dict[Any, dict[int, tuple[str, float]]] = {}  # font -> cid -> text, width
+        # per font: whether it is vertical, whether multibyte, its descent, and per code its
+        # text and width (each asked of pdfminer once)
+        self._fonts: dict[Any, tuple[bool, bool, float, dict[int, tuple[str, float]]]] = {}
 
-    def _char(self, font: Any, cid: int) -> tuple[str, float]:
-        known = self._chars.get(font)
-        if known is None:
-            known = self._chars[font] = {}
-        found = known.get(cid)
-        if found is None:
-            try:
-                text = font.to_unichr(cid)
-            except PDFUnicodeNotDefined:
-                text = self.handle_undefined_char(font, cid)
-            found = known[cid] = (text, font.char_width(cid))
+    def _font(self, font: Any) -> tuple[bool, bool, float, dict[int, tuple[str, float]]]:
+        facts = self._fonts.get(font)
+        if facts is None:
+            facts = (font.is_vertical(), font.is_multibyte(), font.get_descent(), {})
+            self._fonts[font] = facts
+        return facts
+
+    def _char(self, font: Any, cid: int, known: dict[int, tuple[str, float]]) -> tuple[str, float]:
+        try:
+            text = font.to_unichr(cid)
+        except PDFUnicodeNotDefined:
+            text = self.handle_undefined_char(font, cid)
+        found = known[cid] = (text, font.char_width(cid))
         return found
 
     def render_string(self, textstate: Any, seq: Any, ncs: Any, graphicstate: Any) -> None:
         font = textstate.font
-        if font.is_vertical():  # rare: pdfminer's own path, then its LTChars made Glyphs
+        vertical, multibyte, descent, known = self._font(font)
+        if vertical:  # rare: pdfminer's own path, then its LTChars made Glyphs
             super().render_string(textstate, seq, ncs, graphicstate)
             return
         a, b, c, d, e, f = mult_matrix(textstate.matrix, self.ctm)
         fontsize = textstate.fontsize
         scaling = textstate.scaling * 0.01
         charspace = textstate.charspace * scaling
-        wordspace = 0 if font.is_multibyte() else textstate.wordspace * scaling
+        wordspace = 0 if multibyte else textstate.wordspace * scaling
         dxscale = 0.001 * fontsize * scaling
-        lo = font.get_descent() * fontsize + textstate.rise
+        lo = descent * fontsize + textstate.rise
         hi = lo + fontsize
         # The glyph box (0, lo)-(adv, hi), moved to (x, y) in text space, through the matrix:
         # pdfminer's expressions term by term (translate_matrix, then apply_matrix_pt at each
@@ -259,7 +264,8 @@ class _GlyphDevice(PDFPageAggregator):
                 for cid in font.decode(obj):
                     if spaced:
                         x += charspace
-                    text, width = char(font, cid)
+                    found = known.get(cid)
+                    text, width = char(font, cid, known) if found is None else found
                     adv = width * fontsize * scaling
                     te = x * a + yc + e
                     tf = x * b + yd + f
