@@ -63,6 +63,26 @@ SPELLED = str.maketrans(
     }
 )
 
+# Reader option ``pdf_tables``: readings of tables that are better than groundgate's, by name.
+#
+# ``cells-1``: the cells of a number table as a reader sees them. groundgate makes each text
+# line of pdfminer's at least one cell, and keeps a lone currency sign as a cell only where other
+# rows print one in the same column; a footnote mark such as "(3)" that pdfminer sets apart from
+# its label counts as a figure. Either breaks the columns, and the rows then lose every tab. In
+# Apple's 10-Q for Q1 2023 (page 10, net sales by category) groundgate writes
+#     "2022 2021"  (set apart by blank lines)
+#     "iPhone ® (1) $ 65,775 $ 71,628"
+#     "Services (3) 20,766 19,516"
+# where no amount can be told from its column. With ``cells-1``, two lines of a row closer than
+# a cell gap are one cell (the mark stays with its label) and a cell of currency signs joins the
+# figure after it; the same rows read
+#     "<tab>2022<tab>2021"
+#     "iPhone ® (1)<tab>$ 65,775<tab>$ 71,628"
+#     "Services (3)<tab>20,766<tab>19,516"
+# Tables where groundgate kept the signs in columns of their own ("$<tab>56,455") now keep them
+# with their amounts too ("$ 56,455"): one cell per amount in every row.
+TABLE_READINGS = {"cells-1": "number-table cells as a reader sees them"}
+
 NO_TEXT_LAYER = "page {} has no text layer; OCR the PDF first (for example with ocrmypdf)"
 
 
@@ -85,10 +105,15 @@ def read_pdf(
     pages: str | Iterable[int] | None = None,
     max_pages: int | None = DEFAULT_MAX_PAGES,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
+    pdf_tables: str | None = None,
 ) -> Reading:
     """Read a PDF's text layer. ``pages`` selects pages ("1-3,7"); ``max_pages`` caps the
-    pages read and ``time_limit`` (seconds) the whole read: None for no limit. Raises
-    ``ReadError`` for a file that is not a readable PDF or that breaks a limit."""
+    pages read and ``time_limit`` (seconds) the whole read: None for no limit. ``pdf_tables``
+    names a better reading of tables than groundgate's (one of TABLE_READINGS); None is
+    groundgate's. Raises ``ReadError`` for a file that is not a readable PDF or that breaks a
+    limit, ValueError for an unknown option value."""
+    if pdf_tables is not None and pdf_tables not in TABLE_READINGS:
+        raise ValueError(f"pdf_tables is one of {', '.join(TABLE_READINGS)}, not {pdf_tables!r}")
     wanted = None if pages is None else page_numbers(pages)
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
@@ -112,7 +137,7 @@ def read_pdf(
             f"choose the pages to read (e.g. pages 1-{max_pages})"
         )
     try:
-        reading = _read_pages(chosen, deadline, time_limit)
+        reading = _read_pages(chosen, deadline, time_limit, pdf_tables == "cells-1")
     except ReadError:
         raise
     except Exception as e:
@@ -164,7 +189,10 @@ class _Text:
 
 
 def _read_pages(
-    chosen: list[tuple[int, PDFPage]], deadline: float | None, time_limit: float | None
+    chosen: list[tuple[int, PDFPage]],
+    deadline: float | None,
+    time_limit: float | None,
+    cells_as_read: bool = False,
 ) -> Reading:
     reader = PageReader(check=_checker(deadline, time_limit))
     out = _Text()
@@ -212,7 +240,7 @@ def _read_pages(
         if page_entries:
             out.add(PAGE_SEP)
         start = out.size
-        for b, block in enumerate(compose(blocks, ruled_tables(rules))):
+        for b, block in enumerate(compose(blocks, ruled_tables(rules), cells_as_read)):
             if b:
                 out.add(BLOCK_SEP)
             for r, row in enumerate(block):

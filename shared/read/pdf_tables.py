@@ -22,6 +22,7 @@ Two kinds of table are found:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from itertools import combinations, pairwise
 
@@ -57,7 +58,10 @@ LIST_LINES = 3  # two cells of this many lines, line for line, are lists side by
 SPACE_WIDTH = 0.25  # a space, as a fraction of the word height
 BESIDE_SLACK = 0.5  # lines "side by side" may overlap this much
 DASH_CHARS = frozenset("-\u2013\u2014\u2212")
-FIGURE_CHARS = frozenset("0123456789,.$\u20ac\u00a3\u00a5\u20b9%()") | DASH_CHARS
+# footnote marks and the signs set after a name: "(1)", "(1)(2)", "(a)", "®", "® (1)", "*"
+_MARKS = re.compile(r"(?:[\u00ae\u2122*\u2020\u2021\u00a7]|\(\d{1,2}\)|\([a-z]\))+")
+CURRENCY_SIGNS = frozenset("$\u20ac\u00a3\u00a5\u20b9")
+FIGURE_CHARS = frozenset("0123456789,.%()") | CURRENCY_SIGNS | DASH_CHARS
 
 
 def extent(words: Sequence[Word]) -> Span:
@@ -89,6 +93,10 @@ def is_figure(cell: Sequence[Word]) -> bool:
 
 def _only_figure_chars(cell: Sequence[Word]) -> bool:
     return set("".join(w.text for w in cell)) <= FIGURE_CHARS
+
+
+def _only_signs(cell: Sequence[Word]) -> bool:
+    return set("".join(w.text for w in cell)) <= CURRENCY_SIGNS
 
 
 def split_cells(line: Line) -> list[Cell]:
@@ -237,8 +245,9 @@ def _heading_bands(
 class _PageLines:
     """The page's text lines with their spans, in visual rows (lines at one height)."""
 
-    def __init__(self, blocks: list[list[Line]]) -> None:
+    def __init__(self, blocks: list[list[Line]], cells_as_read: bool = False) -> None:
         self.blocks = blocks
+        self.cells_as_read = cells_as_read
         self.span: dict[Key, Span] = {}
         self.figure: dict[Key, bool] = {}
         for b, block in enumerate(blocks):
@@ -288,7 +297,18 @@ class _PageLines:
         return min(self.span[k][0] for k in row if self.figure[k])
 
     def row_cells(self, row: list[Key]) -> list[Cell]:
-        return [cell for k in row for cell in split_cells(self.line(k))]
+        """The cells of a row: each line cut at wide gaps (``split_cells``). Read as a reader
+        would (``cells_as_read``), a cell of currency signs joins the figure after it."""
+        cells = [cell for k in row for cell in split_cells(self.line(k))]
+        if not self.cells_as_read:
+            return cells
+        joined: list[Cell] = []
+        for cell in cells:
+            if joined and is_figure(cell) and _only_signs(joined[-1]):
+                joined[-1] = joined[-1] + cell
+            else:
+                joined.append(cell)
+        return joined
 
     def tables(self) -> list[tuple[int, list[int]]]:
         """Each number table as (its first row, its table rows), rows as indexes of ``rows``.
@@ -344,6 +364,34 @@ class _PageLines:
         )
 
 
+def _is_mark(cell: Cell) -> bool:
+    return _MARKS.fullmatch("".join(w.text for w in cell)) is not None
+
+
+def _fold_marks(cells_of: dict[int, list[Cell]]) -> None:
+    """Footnote marks join their labels (``cells_as_read``): a cell of only marks such as "(3)",
+    "(1)(2)" or "® (1)", right after a row's text label, where no figure of the table stands
+    (a figure below or above it would make "(3)" a small negative amount in a column)."""
+    marks = [
+        (r, extent(cells[1]))
+        for r, cells in cells_of.items()
+        if len(cells) > 1 and not is_figure(cells[0]) and _is_mark(cells[1])
+    ]
+    if not marks:
+        return
+    at = {r for r, _ in marks}
+    figures = [
+        extent(cell)
+        for r, cells in cells_of.items()
+        for c, cell in enumerate(cells)
+        if is_figure(cell) and not (c == 1 and r in at)
+    ]
+    for r, (x0, _, x1, _) in marks:
+        if not any(f[0] < x1 and x0 < f[2] for f in figures):
+            cells = cells_of[r]
+            cells_of[r] = [cells[0] + cells[1], *cells[2:]]
+
+
 def _label_is_figure(cells: list[Cell], edge: float | None) -> bool:
     """A row that starts with a figure left of every labelled row's first figure (a year as a
     row label, say): that figure is the row's label."""
@@ -355,7 +403,10 @@ def _label_is_figure(cells: list[Cell], edge: float | None) -> bool:
 def _number_table(page: _PageLines, top: int, chain: list[int]) -> tuple[list[OutRow], list[int]]:
     """The output lines of one number table, and the page rows it spans."""
     rows = page.rows
-    grouped = [page.row_cells(rows[r]) for r in chain]
+    cells_of = {r: page.row_cells(rows[r]) for r in range(top, chain[-1] + 1)}
+    if page.cells_as_read:
+        _fold_marks(cells_of)
+    grouped = [cells_of[r] for r in chain]
     edge = min(
         (
             extent(next(c for c in cells if is_figure(c)))[0]
@@ -390,7 +441,7 @@ def _number_table(page: _PageLines, top: int, chain: list[int]) -> tuple[list[Ou
     label_right = max((extent(c[0])[2] for c in grouped if c and not is_figure(c[0])), default=0)
     heading_row = -1
     for r in range(chain[0] - 1, top - 1, -1):
-        cells = [c for c in page.row_cells(rows[r]) if extent(c)[2] > label_right]
+        cells = [c for c in cells_of[r] if extent(c)[2] > label_right]
         wide = _heading_bands(cells, columns)
         if wide != columns:
             heading_row, columns = r, wide
@@ -402,9 +453,11 @@ def _number_table(page: _PageLines, top: int, chain: list[int]) -> tuple[list[Ou
         line: OutRow = [page.line(k) for k in row]
         apart = False
         if (page.beside(row) and page.any_figure(row)) or page.all_figures(row):
-            cells = page.row_cells(row)
+            cells = cells_of[r]
             label_figure = _label_is_figure(cells, edge)
-            if label_figure:
+            if page.cells_as_read and not any(map(is_figure, cells)):
+                line = _one_line(cells)  # only its footnote mark looked like a figure
+            elif label_figure:
                 slots = place(cells[1:], columns)
                 line = [cells[0] + slots[0], *slots[1:]] if len(slots) > 1 else _one_line(cells)
             elif sum(map(is_figure, cells)) < width:
@@ -425,7 +478,7 @@ def _number_table(page: _PageLines, top: int, chain: list[int]) -> tuple[list[Ou
             if not label_figure and len(line) == 1 and all(map(_only_figure_chars, cells)):
                 apart = True
         elif columns and page.beside(row):
-            cells = page.row_cells(row)
+            cells = cells_of[r]
             if r == heading_row:
                 line = place(cells, columns)
             elif extent(cells[0])[2] <= columns[0][0]:
@@ -539,10 +592,16 @@ def _ruled_table(
 # -- assembly ------------------------------------------------------------------------------
 
 
-def compose(blocks: list[list[Line]], grids: Sequence[RuledTable] = ()) -> list[Block]:
+def compose(
+    blocks: list[list[Line]], grids: Sequence[RuledTable] = (), cells_as_read: bool = False
+) -> list[Block]:
     """The page's output blocks, in pdfminer's box order: prose lines as they are, each table
-    written as a block of its rows where its first line appears."""
-    page = _PageLines(blocks)
+    written as a block of its rows where its first line appears.
+
+    ``cells_as_read`` (reader option ``pdf_tables=cells-1``, see ``pdf.TABLE_READINGS``): the
+    cells of number tables as a reader sees them: a currency sign with its amount
+    (``_PageLines.row_cells``), a footnote mark with its label (``_fold_marks``)."""
+    page = _PageLines(blocks, cells_as_read)
     owner: dict[Key, int] = {}
     tables: list[list[OutRow]] = []
     for top, chain in page.tables():

@@ -326,3 +326,104 @@ def test_page_and_time_limits() -> None:
     with pytest.raises(ReadError, match="pages must be 1-based"):
         read_pdf(data, pages=[0, 1])
     assert read_pdf(data, pages=[7]).warnings == ["no pages were extracted"]
+
+
+# -- reader option pdf_tables=cells-1: a better reading of number tables ---------------------
+
+
+def _statement(rows: list[tuple[str, list[tuple[float, str]]]], late: bytes = b"") -> bytes:
+    """A one-page number table: years over two columns, then labelled rows of figures at the
+    given x; ``late`` is drawn last (pdfminer then makes it lines of its own)."""
+    content = text(335, 716, "2024", 10) + text(435, 716, "2023", 10)
+    for i, (label, cells) in enumerate(rows):
+        content += text(72, 700 - 16 * i, label, 10)
+        content += b"".join(text(x, 700 - 16 * i, v, 10) for x, v in cells)
+    return build([content + late])
+
+
+ONE_SIGNED_ROW = _statement(
+    [
+        ("Net income", [(300, "$"), (330, "1,234"), (400, "$"), (430, "1,100")]),
+        ("Other items", [(342, "56"), (442, "78")]),
+        ("Total", [(330, "1,290"), (430, "1,178")]),
+    ]
+)
+MARKED_LABELS = _statement(
+    [
+        ("Products", [(330, "7,735"), (430, "10,852")]),
+        ("Services", [(330, "20,766"), (430, "19,516")]),
+        ("Total", [(330, "28,501"), (430, "30,368")]),
+    ],
+    late=text(118.5, 700, "(1)", 10) + text(114.6, 684, "(2)", 10),
+)
+SMALL_NEGATIVE = _statement(
+    [
+        ("Revenue", [(330, "7,735"), (430, "10,852")]),
+        ("Other income", [(430, "5")]),
+        ("Total", [(330, "7,734"), (430, "10,857")]),
+    ],
+    late=text(336, 684, "(1)", 10),
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "groundgates", "better"),
+    [
+        (
+            ONE_SIGNED_ROW,
+            "\t2024\t2023\nNet income $ 1,234 $ 1,100\nOther items\t56\t78\nTotal\t1,290\t1,178",
+            "\t2024\t2023\nNet income\t$ 1,234\t$ 1,100\nOther items\t56\t78\nTotal\t1,290\t1,178",
+        ),
+        (
+            MARKED_LABELS,
+            "\t\t2024\t2023\nProducts\t(1)\t7,735\t10,852\nServices\t(2)\t20,766\t19,516\n"
+            "Total\t\t28,501\t30,368",
+            "\t2024\t2023\nProducts (1)\t7,735\t10,852\nServices (2)\t20,766\t19,516\n"
+            "Total\t28,501\t30,368",
+        ),
+        (  # "(1)" under a column of figures is an amount, not a footnote mark
+            SMALL_NEGATIVE,
+            "\t2024\t2023\nRevenue\t7,735\t10,852\nOther income\t(1)\t5\nTotal\t7,734\t10,857",
+            "\t2024\t2023\nRevenue\t7,735\t10,852\nOther income\t(1)\t5\nTotal\t7,734\t10,857",
+        ),
+    ],
+    ids=["one-signed-row", "marked-labels", "small-negative"],
+)
+def test_cells_1_reads_number_tables_better(
+    tmp_path: Path, data: bytes, groundgates: str, better: str
+) -> None:
+    path = tmp_path / "table.pdf"
+    path.write_bytes(data)
+    expected = groundgate_pdf(path)
+    assert not isinstance(expected, str)
+    assert expected[0] == groundgates == read_pdf(data).text  # the default is groundgate's
+    reading = read_pdf(data, pdf_tables="cells-1")
+    assert reading.text == better
+    words = json.loads(expected[1])["words"]  # the same words, only the separators differ
+    assert sorted(w[3:] for w in reading.layout["words"]) == sorted(w[3:] for w in words)
+
+
+def test_cells_1_is_the_only_table_reading() -> None:
+    with pytest.raises(ValueError, match="pdf_tables is one of cells-1, not 'cells-2'"):
+        read_pdf(ONE_SIGNED_ROW, pdf_tables="cells-2")
+
+
+@pytest.mark.corpus
+def test_cells_1_on_the_filings(shared_raw: Path) -> None:
+    """The documented examples: Apple's net sales by category (page 10) and Amazon's
+    statement of comprehensive income (page 5), whose rows groundgate writes without tabs."""
+    apple = (shared_raw / "2023-Q1-AAPL.pdf").read_bytes()
+    theirs = read_pdf(apple, pages="10").text
+    assert "\n\n\n2022 2021\n\n\niPhone ® (1) $ 65,775 $ 71,628\n" in theirs
+    assert "\nServices (3) 20,766 19,516\n" in theirs
+    ours_ = read_pdf(apple, pages="10", pdf_tables="cells-1").text
+    assert (
+        "\n\t2022\t2021\niPhone ® (1)\t$ 65,775\t$ 71,628\nMac ® (1)\t7,735\t10,852\n"
+        "iPad ® (1)\t9,396\t7,248\nWearables, Home and Accessories (1)(2)\t13,482\t14,701\n"
+        "Services (3)\t20,766\t19,516\nTotal net sales (4)\t$ 117,154\t$ 123,945\n"
+    ) in ours_
+    amazon = (shared_raw / "2023-Q1-AMZN.pdf").read_bytes()
+    assert "\nNet income (loss) $ (3,844) $ 3,172\n" in read_pdf(amazon, pages="5").text
+    better = read_pdf(amazon, pages="5", pdf_tables="cells-1").text
+    assert "\n\t2022\t2023\nNet income (loss)\t$ (3,844)\t$ 3,172\n" in better
+    assert "\nComprehensive income (loss)\t$ (4,833)\t$ 3,686\n" in better
