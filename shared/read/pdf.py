@@ -34,7 +34,7 @@ from groundswell.shared.admit.digest import text_digest
 
 from . import ReadError, Reading, ReadTimeout, parse_pages
 from .guard import check_deadline
-from .pdf_engine import Glyph, GlyphLine, PageReader
+from .pdf_engine import Glyph, GlyphLine, PageReader, TooManyBoxes
 from .pdf_grid import ruled_tables
 from .pdf_tables import Line, Word, compose
 
@@ -207,7 +207,10 @@ def _read_pages(
                 f"reading the PDF took longer than the limit of {time_limit:g} s "
                 f"(stopped before page {number})"
             )
-        glyphs = reader.read(page)
+        try:
+            glyphs = reader.read(page)
+        except TooManyBoxes as e:
+            raise ReadError(f"page {number}: {e}") from None
         vx0, vy0, vx1, vy1 = glyphs.visible
         blocks: list[list[Line]] = []
         hidden = 0

@@ -47,7 +47,15 @@ LINE_MARGIN = 0.5
 WORD_MARGIN = 0.1
 BOXES_FLOW = 0.5
 
-CHECK_EVERY = 4096  # operators between two looks at the deadline
+CHECK_EVERY = 4096  # operators (or box pairs) between two looks at the deadline
+# The reading order compares every pair of a page's text boxes (pdfminer's algorithm), so its
+# memory grows with the square of their number: a page of more boxes (typically a chart or
+# a map drawn as scattered glyphs; real pages have a few hundred at most) is refused.
+MAX_BOXES = 2000
+
+
+class TooManyBoxes(ValueError):
+    """A page with more text boxes than the reading order allows (MAX_BOXES)."""
 
 
 class Glyph:
@@ -111,7 +119,7 @@ class PageReader:
         layout = self.device.get_result()
         boxes: list[list[GlyphLine]] = []
         rules: list[Rect] = []
-        _collect(layout, boxes, rules)
+        _collect(layout, boxes, rules, self.interpreter.check)
         return PageGlyphs(visible_area(page), boxes, rules)
 
 
@@ -463,12 +471,17 @@ def _gap_area(a: Any, b: Any) -> float:
     return (x1 - x0) * (y1 - y0) - (a.x1 - a.x0) * (a.y1 - a.y0) - (b.x1 - b.x0) * (b.y1 - b.y0)
 
 
-def _reading_order(bbox: Rect, boxes: list[_Box]) -> list[_Box]:
+def _reading_order(bbox: Rect, boxes: list[_Box], check: Callable[[], None]) -> list[_Box]:
     """pdfminer's hierarchical grouping of text boxes (closest pair first; a pair with another
     node between them waits until no closer pair is left), then the boxes in the order of the
     group tree, each group's two members left-top first. Ties break by creation order."""
     if not boxes:
         return []
+    if len(boxes) > MAX_BOXES:
+        raise TooManyBoxes(
+            f"{len(boxes):,} text boxes on one page, more than the {MAX_BOXES:,} the reader puts "
+            "in reading order"
+        )
     nodes = [_Node(n, b.x0, b.y0, b.x1, b.y1, box=b) for n, b in enumerate(boxes)]
     plane: Plane = Plane(bbox)
     plane.extend(nodes)
@@ -479,7 +492,12 @@ def _reading_order(bbox: Rect, boxes: list[_Box]) -> list[_Box]:
     ]
     heapq.heapify(heap)
     merged: set[int] = set()
+    countdown = CHECK_EVERY
     while heap:
+        countdown -= 1
+        if not countdown:
+            countdown = CHECK_EVERY
+            check()
         blocked, gap, i, j = heapq.heappop(heap)
         if i in merged or j in merged:
             continue
@@ -515,7 +533,12 @@ def _walk(node: _Node, out: list[_Box]) -> None:
         _walk(kid, out)
 
 
-def _collect(container: LTLayoutContainer, boxes: list[list[GlyphLine]], rules: list[Rect]) -> None:
+def _collect(
+    container: LTLayoutContainer,
+    boxes: list[list[GlyphLine]],
+    rules: list[Rect],
+    check: Callable[[], None],
+) -> None:
     """Lay out one page or figure: its own text boxes first, then each figure's, in the order
     the figures were drawn; rules from anywhere in it."""
     glyphs: list[Glyph] = []
@@ -537,8 +560,8 @@ def _collect(container: LTLayoutContainer, boxes: list[list[GlyphLine]], rules: 
             rules.append(obj.bbox)
     if glyphs:
         lines = [line for line in _lines(glyphs) if not line.blank()]
-        for box in _reading_order(container.bbox, _boxes(container.bbox, lines)):
+        for box in _reading_order(container.bbox, _boxes(container.bbox, lines), check):
             ordered = sorted(box.lines, key=lambda line: -line.y1)
             boxes.append([[*line.items, None] for line in ordered])
     for figure in figures:
-        _collect(figure, boxes, rules)
+        _collect(figure, boxes, rules, check)

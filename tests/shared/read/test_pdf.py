@@ -5,6 +5,7 @@ alone: page selection, limits and clear errors for files that are no readable PD
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -427,3 +428,38 @@ def test_cells_1_on_the_filings(shared_raw: Path) -> None:
     better = read_pdf(amazon, pages="5", pdf_tables="cells-1").text
     assert "\n\t2022\t2023\nNet income (loss)\t$ (3,844)\t$ 3,172\n" in better
     assert "\nComprehensive income (loss)\t$ (4,833)\t$ 3,686\n" in better
+
+
+def test_a_page_of_scattered_glyphs_is_refused_not_ordered_for_ever() -> None:
+    """Ordering text boxes compares every pair: more than MAX_BOXES (2,000) boxes on one
+    page, such as a chart drawn as lone glyphs, is an error, not minutes and gigabytes."""
+    glyphs = b"".join(
+        b"BT /F1 5 Tf %d %d Td (x) Tj ET\n" % (10 + 14 * col, 10 + 12 * row)
+        for row in range(45)
+        for col in range(50)
+    )
+    data = build([text(72, 700, "A title"), Page(glyphs, media=(0, 0, 800, 600))])
+    assert read_pdf(data, pages="1").text == "A title"
+    with pytest.raises(ReadError, match=r"^page 2: 2,250 text boxes on one page, more than"):
+        read_pdf(data)
+
+
+def test_the_deadline_is_checked_inside_a_long_page() -> None:
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.pdfparser import PDFParser
+
+    from groundswell.shared.read.pdf_engine import CHECK_EVERY, PageReader
+
+    data = build([b"q Q " * (3 * CHECK_EVERY) + text(72, 700, "late")])
+    page = next(PDFPage.create_pages(PDFDocument(PDFParser(io.BytesIO(data)))))
+    calls: list[int] = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise ReadTimeout("too long")
+
+    with pytest.raises(ReadTimeout):
+        PageReader(check=check).read(page)
+    assert len(calls) == 2
