@@ -78,19 +78,24 @@ def _form_streams(resources: Any, seen: set[int]) -> list[PDFStream]:
 
 
 @pytest.mark.corpus
-def test_every_content_stream_of_the_raw_pdfs(shared_raw: Path) -> None:
+def test_content_streams_of_the_raw_pdfs(shared_raw: Path) -> None:
+    """Every third page of every raw PDF, with the forms it draws (pdfminer's parser is slow;
+    the reader's parity tests read every page our way)."""
     pages = forms = answered = 0
     for path in sorted(shared_raw.glob("*.pdf")):
         with path.open("rb") as fh:
             document = PDFDocument(PDFParser(fh))
-            for page in PDFPage.create_pages(document):
+            seen: set[int] = set()  # a form drawn on many pages is compared once
+            for n, page in enumerate(PDFPage.create_pages(document)):
+                if n % 3:
+                    continue
                 pages += 1
                 answered += not agree([stream_value(s).get_data() for s in page.contents])
                 if page.resources:
-                    for form in _form_streams(page.resources, set()):
+                    for form in _form_streams(page.resources, seen):
                         forms += 1
                         answered += not agree([form.get_data()])
-    assert pages == 285 and answered == pages + forms  # no stream needed pdfminer's parser
+    assert pages == 102 and answered == pages + forms  # no stream needed pdfminer's parser
 
 
 CASES = [
