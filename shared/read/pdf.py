@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
+from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
@@ -34,7 +34,7 @@ from groundswell.shared.admit.digest import text_digest
 
 from . import ReadError, Reading, ReadTimeout, parse_pages
 from .guard import check_deadline
-from .pdf_engine import Glyph, GlyphLine, PageReader, TooManyBoxes
+from .pdf_engine import Document, Glyph, GlyphLine, PageReader, TooManyBoxes
 from .pdf_grid import ruled_tables
 from .pdf_tables import Line, Word, compose
 
@@ -117,7 +117,7 @@ def read_pdf(
     wanted = None if pages is None else page_numbers(pages)
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
-        document = PDFDocument(PDFParser(io.BytesIO(data)), password="")
+        document = Document(PDFParser(io.BytesIO(data)), password="")
         all_pages = list(PDFPage.create_pages(document))
     except PDFPasswordIncorrect:
         raise ReadError("the PDF is encrypted and needs a password; decrypt it first") from None

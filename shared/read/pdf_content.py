@@ -27,6 +27,7 @@ Rules followed (pdfminer.six 20260107, ``psparser``):
 
 from __future__ import annotations
 
+import binascii
 import re
 from typing import Any
 
@@ -213,7 +214,13 @@ def _scan(data: bytes, bounds: list[int]) -> list[Any]:
 def _hex(token: bytes) -> bytes:
     """A hex string's bytes (``<`` and its digits, spaces allowed; an odd last digit d is
     the byte d)."""
-    digits = _SPACE.sub(b"", token[1:])
+    digits = token[1:]
+    if not len(digits) % 2:
+        try:
+            return binascii.unhexlify(digits)
+        except binascii.Error:  # spaces between the digits
+            pass
+    digits = _SPACE.sub(b"", digits)
     if len(digits) % 2:
         return bytes.fromhex(digits[:-1].decode()) + bytes((int(digits[-1:], 16),))
     return bytes.fromhex(digits.decode())

@@ -20,20 +20,28 @@ groundgate 0.11.0 reads. The work is ours, arranged to cost less:
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cryptography.hazmat.decrepit.ciphers.algorithms import ARC4
+from cryptography.hazmat.primitives.ciphers import Cipher
 from pdfminer import settings as pdfminer_settings
 from pdfminer.converter import PDFPageAggregator
 from pdfminer.layout import LTChar, LTFigure, LTLayoutContainer, LTLine, LTRect
+from pdfminer.pdfdocument import (
+    PDFDocument,
+    PDFStandardSecurityHandler,
+    PDFStandardSecurityHandlerV4,
+)
 from pdfminer.pdffont import PDFUnicodeNotDefined
 from pdfminer.pdfinterp import PDFInterpreterError, PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdftypes import stream_value
 from pdfminer.psparser import PSKeyword, keyword_name
-from pdfminer.utils import Plane, apply_matrix_rect, mult_matrix
+from pdfminer.utils import Plane, apply_matrix_rect
 
 from .pdf_content import content_objects
 from .pdf_grid import THIN
@@ -47,11 +55,53 @@ LINE_MARGIN = 0.5
 WORD_MARGIN = 0.1
 BOXES_FLOW = 0.5
 
+_NUMBERS = (int, float)
 CHECK_EVERY = 4096  # operators (or box pairs) between two looks at the deadline
 # The reading order compares every pair of a page's text boxes (pdfminer's algorithm), so its
 # memory grows with the square of their number: a page of more boxes (typically a chart or
 # a map drawn as scattered glyphs; real pages have a few hundred at most) is refused.
 MAX_BOXES = 2000
+
+
+# -- decryption ----------------------------------------------------------------------------
+
+
+def _rc4(key: bytes, data: bytes) -> bytes:
+    """RC4 by OpenSSL (through ``cryptography``, a dependency of pdfminer's): pdfminer's own
+    RC4 builds its output one byte at a time, in time quadratic in the stream's length."""
+    return Cipher(ARC4(key), mode=None).decryptor().update(data)
+
+
+class _RC4Streams:
+    """The Standard security handler's per-object RC4 (PDF 1.7, 7.6.2, algorithm 1): the
+    document key, the object and generation numbers (3 and 2 bytes, little-endian), MD5, then
+    RC4 with the first n + 5 bytes of the digest (at most 16)."""
+
+    key: bytes | None
+
+    def decrypt_rc4(self, objid: int, genno: int, data: bytes) -> bytes:
+        assert self.key is not None
+        base = self.key + objid.to_bytes(4, "little")[:3] + genno.to_bytes(4, "little")[:2]
+        return _rc4(hashlib.md5(base).digest()[: min(len(base), 16)], data)
+
+
+class _Handler(_RC4Streams, PDFStandardSecurityHandler):
+    pass
+
+
+class _HandlerV4(_RC4Streams, PDFStandardSecurityHandlerV4):
+    pass
+
+
+class Document(PDFDocument):
+    """pdfminer's document, decrypting RC4 streams with OpenSSL (the same bytes, faster)."""
+
+    security_handler_registry: ClassVar[dict[int, type[PDFStandardSecurityHandler]]] = {
+        **PDFDocument.security_handler_registry,
+        1: _Handler,
+        2: _Handler,
+        4: _HandlerV4,
+    }
 
 
 class TooManyBoxes(ValueError):
@@ -207,6 +257,17 @@ class _Interpreter(PDFPageInterpreter):
             return None
         return func, func.__code__.co_argcount - 1
 
+    def do_Td(self, tx: Any, ty: Any) -> None:
+        # pdfminer's, without its casting helpers for plain numbers
+        if tx.__class__ in _NUMBERS and ty.__class__ in _NUMBERS:
+            tx_, ty_ = float(tx), float(ty)
+            state = self.textstate
+            a, b, c, d, e, f = state.matrix
+            state.matrix = (a, b, c, d, tx_ * a + ty_ * c + e, tx_ * b + ty_ * d + f)
+            state.linematrix = (0, 0)
+        else:
+            super().do_Td(tx, ty)
+
     def do_TJ(self, seq: Any) -> None:
         # the device keeps no graphic state, so there is nothing to copy for it
         if self.textstate.font is None:
@@ -240,11 +301,20 @@ class _GlyphDevice(PDFPageAggregator):
 
     def render_string(self, textstate: Any, seq: Any, ncs: Any, graphicstate: Any) -> None:
         font = textstate.font
-        vertical, multibyte, descent, known = self._font(font)
+        facts = self._fonts.get(font)
+        vertical, multibyte, descent, known = self._font(font) if facts is None else facts
         if vertical:  # rare: pdfminer's own path, then its LTChars made Glyphs
             super().render_string(textstate, seq, ncs, graphicstate)
             return
-        a, b, c, d, e, f = mult_matrix(textstate.matrix, self.ctm)
+        # mult_matrix(textstate.matrix, self.ctm), written out
+        a1, b1, c1, d1, e1, f1 = textstate.matrix
+        a0, b0, c0, d0, e0, f0 = self.ctm
+        a = a0 * a1 + c0 * b1
+        b = b0 * a1 + d0 * b1
+        c = a0 * c1 + c0 * d1
+        d = b0 * c1 + d0 * d1
+        e = a0 * e1 + c0 * f1 + e0
+        f = b0 * e1 + d0 * f1 + f0
         fontsize = textstate.fontsize
         scaling = textstate.scaling * 0.01
         charspace = textstate.charspace * scaling
@@ -256,9 +326,9 @@ class _GlyphDevice(PDFPageAggregator):
         # pdfminer's expressions term by term (translate_matrix, then apply_matrix_pt at each
         # corner, then min and max in its argument order), so that every float is the same.
         # The terms that do not depend on the glyph are computed once per string.
-        a0, b0 = a * 0, b * 0
+        a_0, b_0 = a * 0, b * 0
         cl, dl, ch, dh = c * lo, d * lo, c * hi, d * hi
-        x_lb0, y_lb0, x_lt0, y_lt0 = a0 + cl, b0 + dl, a0 + ch, b0 + dh
+        x_lb0, y_lb0, x_lt0, y_lt0 = a_0 + cl, b_0 + dl, a_0 + ch, b_0 + dh
         glyphs = self.cur_item._objs
         char = self._char
         x, y = textstate.linematrix
