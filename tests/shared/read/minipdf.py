@@ -102,9 +102,10 @@ def build(
     *,
     encryption: Encryption | None = None,
     compress: bool = False,
+    font2: bytes | None = None,
 ) -> bytes:
     """A complete PDF file: catalog, page tree, two fonts (/F1 Helvetica; /F2 the same with
-    ligatures at codes 128 and 129), the pages."""
+    ligatures at codes 128 and 129, or the font dictionary ``font2``), the pages."""
     pages = [p if isinstance(p, Page) else Page(p) for p in pages]
     objects: dict[int, bytes] = {}
     streams: dict[int, bytes] = {}
@@ -136,8 +137,8 @@ def build(
     objects[3] = (
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
     )
-    # codes 128 and 129 draw the fi and fl ligature glyphs
-    objects[4] = (
+    # codes 128 and 129 draw the fi and fl ligature glyphs (unless font2 gives another font)
+    objects[4] = font2 or (
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding"
         b" << /Type /Encoding /BaseEncoding /WinAnsiEncoding /Differences [128 /fi /fl] >> >>"
     )

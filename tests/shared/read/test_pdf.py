@@ -197,7 +197,16 @@ TOKENS = (
     b"BT /F#31 11 Tf 72 500 Td (name with a hex escape) Tj ET\n"
 )
 
+IDENTITY_V = (  # a CID font written top to bottom, with no ToUnicode: codes read as (cid:N)
+    b"<< /Type /Font /Subtype /Type0 /BaseFont /Helvetica /Encoding /Identity-V"
+    b" /DescendantFonts [<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Helvetica"
+    b" /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 1000 >>] >>"
+)
+CID_RUN = b"BT /F2 12 Tf 100 700 Td <00410042004300200044> Tj ET\n" + text(72, 400, "Across")
+
 CASES: dict[str, bytes] = {
+    "vertical-font": build([CID_RUN], font2=IDENTITY_V),
+    "undefined-codes": build([CID_RUN], font2=IDENTITY_V.replace(b"Identity-V", b"Identity-H")),
     "superscripts": build(
         [
             text(72, 700, "Cells 10")
