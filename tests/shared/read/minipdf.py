@@ -38,6 +38,7 @@ class Page:
     crop: tuple[float, float, float, float] | None = None
     rotate: int = 0
     extra: dict[str, bytes] = field(default_factory=dict)  # more page dictionary entries
+    forms: dict[str, bytes] = field(default_factory=dict)  # form XObjects: name -> content
 
 
 @dataclass
@@ -109,6 +110,7 @@ def build(
     pages = [p if isinstance(p, Page) else Page(p) for p in pages]
     objects: dict[int, bytes] = {}
     streams: dict[int, bytes] = {}
+    stream_entries: dict[int, bytes] = {}  # more stream dictionary entries
     kids = []
     number = 5
     for page in pages:
@@ -119,10 +121,21 @@ def build(
             refs.append(b"%d 0 R" % (number + 1 + len(refs)))
         kids.append(b"%d 0 R" % number)
         contents = refs[0] if not isinstance(page.content, list) else b"[" + b" ".join(refs) + b"]"
+        fonts = b"/Font << /F1 3 0 R /F2 4 0 R >>"
+        forms = []
+        for name, content in page.forms.items():
+            at = number + 1 + len(parts) + len(forms)
+            streams[at] = content
+            stream_entries[at] = (
+                b" /Type /XObject /Subtype /Form /BBox " + _rect(page.media)
+                + b" /Resources << " + fonts + b" >>"
+            )  # fmt: skip
+            forms.append(b"/" + name.encode() + b" %d 0 R" % at)
+        xobjects = b" /XObject << " + b" ".join(forms) + b" >>" if forms else b""
         entries = [
             b"/Type /Page /Parent 2 0 R",
             b"/MediaBox " + _rect(page.media),
-            b"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >>",
+            b"/Resources << " + fonts + xobjects + b" >>",
             b"/Contents " + contents,
         ]
         if page.crop is not None:
@@ -131,7 +144,7 @@ def build(
             entries.append(b"/Rotate %d" % page.rotate)
         entries.extend(b"/" + k.encode() + b" " + v for k, v in page.extra.items())
         objects[number] = b"<< " + b" ".join(entries) + b" >>"
-        number += 1 + len(parts)
+        number += 1 + len(parts) + len(forms)
     objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objects[2] = b"<< /Type /Pages /Kids [" + b" ".join(kids) + b"] /Count %d >>" % len(pages)
     objects[3] = (
@@ -167,7 +180,13 @@ def build(
                 filters = b" /Filter /FlateDecode"
             if encryption is not None:
                 data = rc4(encryption.object_key(number), data)
-            out += b"%d 0 obj\n<< /Length %d%s >>\nstream\n" % (number, len(data), filters)
+            entries = stream_entries.get(number, b"")
+            out += b"%d 0 obj\n<< /Length %d%s%s >>\nstream\n" % (
+                number,
+                len(data),
+                filters,
+                entries,
+            )
             out += data + b"\nendstream\nendobj\n"
         else:
             out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"

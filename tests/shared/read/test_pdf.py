@@ -206,6 +206,24 @@ CID_RUN = b"BT /F2 12 Tf 100 700 Td <00410042004300200044> Tj ET\n" + text(72, 4
 
 CASES: dict[str, bytes] = {
     "vertical-font": build([CID_RUN], font2=IDENTITY_V),
+    "form-xobjects": build(
+        [
+            Page(
+                text(72, 700, "On the page") + b"/Fm1 Do q 0.5 0 0 0.5 300 100 cm /Fm2 Do Q\n",
+                forms={
+                    "Fm1": text(72, 650, "In a form") + text(72, 630, "Its second line"),
+                    "Fm2": text(72, 700, "A scaled form") + b"/Fm1 Do\n",  # draws Fm1 again
+                },
+            )
+        ]
+    ),
+    "inline-image": build(
+        [
+            text(72, 700, "Before the image")
+            + b"q 20 0 0 20 72 600 cm BI /W 2 /H 2 /BPC 8 /CS /G ID \x00\xff(\x80 EI Q\n"
+            + text(72, 560, "After the image")
+        ]
+    ),
     "undefined-codes": build([CID_RUN], font2=IDENTITY_V.replace(b"Identity-V", b"Identity-H")),
     "superscripts": build(
         [
