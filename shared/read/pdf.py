@@ -33,7 +33,7 @@ from pdfminer.pdfparser import PDFParser
 from groundswell.shared.admit.digest import text_digest
 
 from . import ReadError, Reading, ReadTimeout, parse_pages
-from .guard import check_deadline
+from .guard import check_deadline, has_pdf_header, looks_like
 from .pdf_engine import Document, Glyph, GlyphLine, PageReader, TooManyBoxes
 from .pdf_grid import ruled_tables
 from .pdf_tables import Line, Word, compose
@@ -65,17 +65,18 @@ SPELLED = str.maketrans(
 
 # Reader option ``pdf_tables``: readings of tables that are better than groundgate's, by name.
 #
-# ``cells-1``: the cells of a number table as a reader sees them. groundgate makes each text
-# line of pdfminer's at least one cell, and keeps a lone currency sign as a cell only where other
-# rows print one in the same column; a footnote mark such as "(3)" that pdfminer sets apart from
-# its label counts as a figure. Either breaks the columns, and the rows then lose every tab. In
-# Apple's 10-Q for Q1 2023 (page 10, net sales by category) groundgate writes
+# ``cells-1``: the cells of a number table as a reader sees them. groundgate keeps a lone
+# currency sign as a cell only where other rows print one in the same column, and counts a
+# footnote mark such as "(3)", that pdfminer sets apart from its label, as a figure. Either breaks
+# the columns, and the rows then lose every tab. In Apple's 10-Q for Q1 2023 (page 10, net sales
+# by category) groundgate writes
 #     "2022 2021"  (set apart by blank lines)
 #     "iPhone ® (1) $ 65,775 $ 71,628"
 #     "Services (3) 20,766 19,516"
-# where no amount can be told from its column. With ``cells-1``, two lines of a row closer than
-# a cell gap are one cell (the mark stays with its label) and a cell of currency signs joins the
-# figure after it; the same rows read
+# where no amount can be told from its column. With ``cells-1`` a cell of currency signs joins
+# the figure after it, and a cell of footnote marks ("(3)", "(1)(2)", "® (1)") right after a
+# label joins the label, unless a figure of the table stands above or below it (then "(3)" is
+# an amount); the same rows read
 #     "<tab>2022<tab>2021"
 #     "iPhone ® (1)<tab>$ 65,775<tab>$ 71,628"
 #     "Services (3)<tab>20,766<tab>19,516"
@@ -154,20 +155,9 @@ def _diagnose(data: bytes, error: BaseException) -> str:
     """A plain reason why pdfminer could not read the file."""
     if not data:
         return "the file is empty (0 bytes), not a PDF"
-    head = data[:1024]
-    if b"%PDF-" not in head:
-        sniff = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-        if sniff.startswith((b"<!doctype html", b"<html")) or b"<html" in sniff[:512]:
-            kind = "an HTML page"
-        elif sniff.startswith(b"<?xml") or sniff.startswith(b"<"):
-            kind = "XML or markup"
-        elif sniff.startswith(b"pk\x03\x04"):
-            kind = "a ZIP archive (such as a Word or Excel file)"
-        elif sniff.startswith((b"\x89png", b"\xff\xd8\xff", b"gif8")):
-            kind = "an image"
-        else:
-            kind = "something else"
-        return f"not a PDF: the file has no %PDF- header and looks like {kind}"
+    if not has_pdf_header(data):
+        seems = looks_like(data)
+        return "not a PDF (no %PDF- header)" + (f"; it looks like {seems}" if seems else "")
     if b"%%EOF" not in data[-2048:]:
         return (
             f"the PDF is truncated or damaged: it ends without %%EOF after {len(data)} bytes "

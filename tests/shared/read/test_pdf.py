@@ -323,9 +323,12 @@ def test_a_zero_byte_file(tmp_path: Path) -> None:
 def test_html_named_pdf(tmp_path: Path) -> None:
     page = b"<!DOCTYPE html>\n<html><head><title>404</title></head><body>Not found</body></html>"
     _, message = _refused(tmp_path, page)
-    assert message == "not a PDF: the file has no %PDF- header and looks like an HTML page"
+    assert message == "not a PDF (no %PDF- header); it looks like HTML"
     _, message = _refused(tmp_path, b"PK\x03\x04" + bytes(100))
-    assert "looks like a ZIP archive" in message
+    assert (
+        message
+        == "not a PDF (no %PDF- header); it looks like a ZIP archive (such as .docx or .xlsx)"
+    )
 
 
 def test_truncated_files(tmp_path: Path) -> None:
