@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cryptography.hazmat.decrepit.ciphers.algorithms import ARC4
 from cryptography.hazmat.primitives.ciphers import Cipher
 from pdfminer import settings as pdfminer_settings
 from pdfminer.converter import PDFPageAggregator
@@ -45,6 +44,11 @@ from pdfminer.utils import Plane, apply_matrix_rect
 
 from .pdf_content import content_objects
 from .pdf_grid import THIN
+
+try:  # cryptography 43 and later
+    from cryptography.hazmat.decrepit.ciphers.algorithms import ARC4
+except ImportError:  # pragma: no cover - older cryptography (pdfminer needs 36 or later)
+    from cryptography.hazmat.primitives.ciphers.algorithms import ARC4  # type: ignore[no-redef]
 
 Rect = tuple[float, float, float, float]
 
