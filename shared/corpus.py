@@ -30,6 +30,13 @@ SCHEMA_KEY = "schema.json"
 
 SUFFIX = {DOCUMENTS: ".txt", CLAIMS: ".jsonl", CANDIDATES: ".json", LABELS: ".json"}
 
+# A document's source file: its ending (compared without regard to case) names its format.
+# Text is verified byte for byte; any other format is read first (a ``read`` unit).
+DOCUMENT_FORMATS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xml": "xml", ".txt": "text"}
+# The greatest key a document id can have in documents/ (``.xml`` sorts after every other
+# ending, in any case): a listing past ``documents/<id>.xml`` has passed all of its sources.
+LAST_DOCUMENT_SUFFIX = ".xml"
+
 
 def document_key(doc_id: str) -> str:
     return f"{DOCUMENTS}{doc_id}.txt"
@@ -47,10 +54,23 @@ def labels_key(doc_id: str) -> str:
     return f"{LABELS}{doc_id}.json"
 
 
+def source_format(key: str) -> str | None:
+    """The format of a document source key by its ending (``.PDF`` is ``pdf``), or None."""
+    dot = key.rfind(".")
+    return DOCUMENT_FORMATS.get(key[dot:].lower()) if dot > key.rfind("/") else None
+
+
 def doc_id_of(key: str, prefix: str) -> str | None:
     """The document id in a listed key, or None when the key is not a corpus input."""
+    if not key.startswith(prefix):
+        return None
+    if prefix == DOCUMENTS:
+        if source_format(key) is None:
+            return None
+        doc_id = key[len(prefix) : key.rfind(".")]
+        return doc_id if doc_id and "/" not in doc_id else None
     suffix = SUFFIX[prefix]
-    if not key.startswith(prefix) or not key.endswith(suffix):
+    if not key.endswith(suffix):
         return None
     doc_id = key[len(prefix) : len(key) - len(suffix)]
     return doc_id if doc_id and "/" not in doc_id else None

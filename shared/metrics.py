@@ -64,6 +64,26 @@ INPUT_ERRORS = Counter(
     ["kind", "scope"],
 )
 
+# Reading (PDF, HTML, XML read to text by read units). Counted when a file is read now: a
+# reading found in storage reads nothing and moves none of them.
+READS = Counter(
+    "groundswell_reads",
+    "Source files read, by format (pdf, html, xml) and status: computed, or failed (a read "
+    "error, pages without a text layer, or the time limit).",
+    ["format", "status"],
+)
+READ_SECONDS = Histogram(
+    "groundswell_read_duration_seconds",
+    "Wall time of reading one source file, by format.",
+    ["format"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)
+READ_PAGES = Counter(
+    "groundswell_read_pages",
+    "Pages of the PDFs read (files read now, not readings found in storage).",
+    ["format"],
+)
+
 # Task machinery.
 TASK_DURATION = Histogram(
     "groundswell_task_duration_seconds",

@@ -27,7 +27,14 @@ def receipt_key(kind: str, fingerprint: str) -> str:
     return f"receipts/{kind}/{fingerprint[:2]}/{fingerprint}.json"
 
 
-def verify_fingerprint(document_sha256: str, claims_sha256: str, policy_fingerprint: str) -> str:
+def verify_fingerprint(
+    document_sha256: str | None,
+    claims_sha256: str,
+    policy_fingerprint: str,
+    source: dict[str, Any] | None = None,
+) -> str:
+    """``source`` (``{"sha256", "format", "reader"}``) for a document read from a PDF, HTML or
+    XML file, whose ``document_sha256`` is then the digest of the text read."""
     from groundswell.shared.verify import ENGINE_REVISION
 
     return json_sha256(
@@ -37,12 +44,17 @@ def verify_fingerprint(document_sha256: str, claims_sha256: str, policy_fingerpr
             "claims_sha256": claims_sha256,
             "policy": policy_fingerprint,
             "engine": ENGINE_REVISION,
+            **({"source": source} if source else {}),
         }
     )
 
 
 def admit_fingerprint(
-    document_sha256: str, candidates_sha256: str, schema_sha256: str, policy_fingerprint: str
+    document_sha256: str | None,
+    candidates_sha256: str,
+    schema_sha256: str,
+    policy_fingerprint: str,
+    source: dict[str, Any] | None = None,
 ) -> str:
     from groundswell.shared.admit import ENGINE_REVISION
 
@@ -54,6 +66,7 @@ def admit_fingerprint(
             "schema_sha256": schema_sha256,
             "policy": policy_fingerprint,
             "engine": ENGINE_REVISION,
+            **({"source": source} if source else {}),
         }
     )
 

@@ -114,6 +114,8 @@ def _claims(text: str, receipt: dict[str, Any], gold: dict[str, Any]) -> list[di
                 "claim": _text(record.get("claim")),
                 "snippet": _snippet(text, cert.get("start"), cert.get("end")),
                 "label": _label(label, bool(cert.get("grounded"))),
+                # A PDF with a layout: the pages of the located span.
+                "pages": ", ".join(str(p) for p in row.get("pages") or []),
             }
         )
     return out

@@ -272,7 +272,11 @@ class Pipeline:
         self.log_dir = log_dir
 
     def start_worker(
-        self, name: str, queues: str = "verify,admit,control", concurrency: int = 1, **extra: object
+        self,
+        name: str,
+        queues: str = "read,verify,admit,control",
+        concurrency: int = 1,
+        **extra: object,
     ) -> WorkerProcess:
         metrics_port = int(extra.pop("metrics_port", 0))  # type: ignore[call-overload]
         proc = WorkerProcess(

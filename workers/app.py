@@ -12,12 +12,13 @@ import contextlib
 
 from celery import Celery
 
-from groundswell.shared.runs.service import ADMIT, FINALIZE, PLAN, SCHEDULE, VERIFY
+from groundswell.shared.runs.service import ADMIT, FINALIZE, PLAN, READ, SCHEDULE, VERIFY
 from groundswell.shared.settings import Settings, get_settings
 
-QUEUES = ("verify", "admit", "control")
+QUEUES = ("read", "verify", "admit", "control")
 TASK_NAMES = {
     PLAN: "groundswell.plan",
+    READ: "groundswell.read",
     VERIFY: "groundswell.verify",
     ADMIT: "groundswell.admit",
     FINALIZE: "groundswell.finalize",
@@ -26,6 +27,7 @@ TASK_NAMES = {
 }
 QUEUE_OF = {
     PLAN: "control",
+    READ: "read",  # reading PDFs is CPU-heavy: its own queue and workers
     VERIFY: "verify",
     ADMIT: "admit",
     FINALIZE: "control",

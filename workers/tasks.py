@@ -18,6 +18,11 @@ def plan(self: GroundswellTask, run_id: RunId) -> None:
     self.service.plan(run_id)
 
 
+@app.task(base=BatchTask, bind=True, name="groundswell.read", pydantic=True)
+def read(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
+    self.service.execute(run_id, batch, self.token)
+
+
 @app.task(base=BatchTask, bind=True, name="groundswell.verify", pydantic=True)
 def verify(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
     self.service.execute(run_id, batch, self.token)

@@ -128,7 +128,11 @@ def worker_argv(
 
 @main.command()
 @click.option(
-    "--queues", "-Q", default="verify,admit,control", show_default=True, help="Queues to consume."
+    "--queues",
+    "-Q",
+    default="read,verify,admit,control",
+    show_default=True,
+    help="Queues to consume.",
 )
 @click.option("--concurrency", "-c", type=int, default=None, help="Pool processes (default: CPUs).")
 @click.option(
@@ -181,10 +185,11 @@ def worker(
     settings = _settings()
     _require_broker(settings, "worker")
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
-    unknown = set(wanted) - {"verify", "admit", "control"}
+    unknown = set(wanted) - {"read", "verify", "admit", "control"}
     if unknown or not wanted:
         _fail(
-            f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: use verify, admit, control"
+            f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: "
+            "use read, verify, admit, control"
         )
     if autoscale and pool not in (None, "prefork"):
         _fail(f"--autoscale needs the prefork pool, not {pool}", 2)

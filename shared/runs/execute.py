@@ -25,7 +25,7 @@ from groundswell.shared.runs.index import IndexMissing, RunIndex
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.segments import Segment, read_segment, sum_counters, write_segment
 from groundswell.shared.runs.state import BatchSpec, RunStore
-from groundswell.shared.runs.units import VERIFY, UnitResult, UnitRunner
+from groundswell.shared.runs.units import READ, VERIFY, UnitResult, UnitRunner
 from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
@@ -117,16 +117,22 @@ class Lease(threading.Thread):
 
 
 def halves(spec: BatchSpec) -> list[BatchSpec]:
+    """A read batch's halves both name the batches it holds: the first recorded sends them
+    (their documents of the other half are then read by the unit that needs them)."""
     middle = len(spec.doc_ids) // 2
-    return [
-        BatchSpec(f"{spec.batch}.0", spec.kind, spec.doc_ids[:middle]),
-        BatchSpec(f"{spec.batch}.1", spec.kind, spec.doc_ids[middle:]),
-    ]
+    out = []
+    for suffix, ids in ((".0", spec.doc_ids[:middle]), (".1", spec.doc_ids[middle:])):
+        sources = {d: spec.sources[d] for d in ids if d in spec.sources} if spec.sources else {}
+        out.append(BatchSpec(spec.batch + suffix, spec.kind, ids, sources or None, spec.then))
+    return out
 
 
 def given_up(spec: BatchSpec, deliveries: int, why: str) -> Segment:
     """A unit that never finished, as a failed row that says why."""
     doc_id = spec.doc_ids[0]
+    if spec.kind == READ:  # its units then read the document themselves, or fail the same way
+        counters = {"units.read.failed": 1, "read.failed.lost": 1}
+        return Segment(spec.batch, spec.kind, [], counters)
     file = claims_key(doc_id) if spec.kind == VERIFY else candidates_key(doc_id)
     error = InputError(file, f"gave up after {deliveries} deliveries that did not finish: {why}")
     result = UnitResult(spec.kind, doc_id, "failed", errors=[error])
@@ -161,9 +167,18 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
                 ctx.output, run_id, given_up(spec, begun.attempts - 1, begun.why or LOST)
             )
             return _record(service, ctx, segment, "gave up")
+    if spec.kind == READ:
+        with Lease(runs, run_id, batch, token, settings.lease_seconds):
+            read = sum_counters(ctx.runner.read(d, spec.source(d)) for d in spec.doc_ids)
+        # A read batch has no index rows: its units' results are its documents' readings.
+        fresh = {k: v for k, v in read.items() if k == "units.read.computed"}
+        segment = Segment(batch, READ, [], read, fresh)
+        return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
     with Lease(runs, run_id, batch, token, settings.lease_seconds):
         results = [
-            ctx.runner.verify(d) if spec.kind == VERIFY else ctx.runner.admit(d)
+            ctx.runner.verify(d, spec.source(d))
+            if spec.kind == VERIFY
+            else ctx.runner.admit(d, spec.source(d))
             for d in spec.doc_ids
         ]
     rows = [r.row() for r in results]
@@ -180,10 +195,18 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
 
     run_id = ctx.record.id
     recorded = service.runs.record(
-        run_id, segment.batch, segment.units, segment.failed, segment.counters
+        run_id,
+        segment.batch,
+        segment.units,
+        segment.failed,
+        segment.counters,
+        service.queued_lease_until(),
     )
     if not recorded.fresh:
         return "duplicate"
+    # The batches that waited for this read batch (no chord: this record released them, once).
+    for spec in recorded.released:
+        service.enqueue(spec.kind, [run_id, spec.batch])
     fresh = segment.counters if segment.fresh is None else segment.fresh
     metrics.observe_batch(segment.kind, segment.rows, fresh, ctx.record.policy)
     if recorded.resume_planning:

@@ -50,7 +50,10 @@ FETCH_THREADS = 16
 def unit_counts(counters: dict[str, int]) -> dict[str, dict[str, int]]:
     """``units.<kind>.<status>`` counters as ``{kind: {planned, computed, cached, failed, done}}``."""
     out: dict[str, dict[str, int]] = {}
-    for kind in ("verify", "admit"):
+    kinds = (
+        ("read", "verify", "admit") if any(k.startswith("units.read.") for k in counters) else ()
+    )
+    for kind in kinds or ("verify", "admit"):
         row = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("computed", "cached", "failed")}
         would = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("would_compute", "would_reuse")}
         row["done"] = sum(row.values()) + sum(would.values())

@@ -105,7 +105,11 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
                 return None
             # Inputs that made no unit are counted while planning (in Redis, and in the plan
             # steps a rebuild reads); the rest of the counts come from the segments.
-            planned = {k: v for k, v in runs.counters(run_id).items() if k.startswith("ignored.")}
+            planned = {
+                k: v
+                for k, v in runs.counters(run_id).items()
+                if k.startswith(("ignored.", "documents.format."))
+            }
             summary = _summary(output, record, {**build.counters, **planned}, manifest)
         state, finished = summary["state"], summary["finished_at"]
         if not record.dry_run:

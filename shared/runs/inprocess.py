@@ -15,11 +15,11 @@ from typing import Any
 
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.runs.finalize import IndexBuild, build_summary, delete_prefixes
-from groundswell.shared.runs.layout import batch_id, run_prefix
-from groundswell.shared.runs.plan import CorpusPlanner, batches
+from groundswell.shared.runs.layout import run_prefix
+from groundswell.shared.runs.plan import CorpusPlanner, step_batches
 from groundswell.shared.runs.segments import Segment, sum_counters, write_segment
 from groundswell.shared.runs.service import engines
-from groundswell.shared.runs.units import VERIFY, UnitRunner
+from groundswell.shared.runs.units import READ, VERIFY, UnitRunner
 from groundswell.shared.settings import Settings
 from groundswell.shared.storage import open_store
 
@@ -42,12 +42,22 @@ def run_in_process(
     run_id = f"in-process-{secrets.token_hex(4)}"
     done = 0
     try:
-        plan = batches(units, settings.batch_bytes, settings.batch_max_units)
-        for seq, (kind, doc_ids) in enumerate(plan):
-            results = [runner.verify(d) if kind == VERIFY else runner.admit(d) for d in doc_ids]
-            rows = [r.row() for r in results]
-            counters = sum_counters(r.counters() for r in results)
-            write_segment(output, run_id, Segment(batch_id(seq), kind, rows, counters))
+        # Read batches come before the batches they hold, as the pipeline runs them.
+        for spec in step_batches(units, settings.batch_bytes, settings.batch_max_units):
+            kind, doc_ids = spec.kind, spec.doc_ids
+            if kind == READ:
+                counters = sum_counters(runner.read(d, spec.source(d)) for d in doc_ids)
+                write_segment(output, run_id, Segment(spec.batch, kind, [], counters))
+            else:
+                results = [
+                    runner.verify(d, spec.source(d))
+                    if kind == VERIFY
+                    else runner.admit(d, spec.source(d))
+                    for d in doc_ids
+                ]
+                rows = [r.row() for r in results]
+                counters = sum_counters(r.counters() for r in results)
+                write_segment(output, run_id, Segment(spec.batch, kind, rows, counters))
             done += len(doc_ids)
             if progress:
                 progress(done, len(units))
@@ -61,7 +71,6 @@ def run_in_process(
             "policy": policy.identity(),
             "engines": engines(),
         }
-        ignored = {k: v for k, v in planner.ignored.items() if v}
-        return build_summary(run, {**build.counters, **ignored}, manifest)
+        return build_summary(run, {**build.counters, **planner.counters()}, manifest)
     finally:
         delete_prefixes(output, [run_prefix(run_id)])

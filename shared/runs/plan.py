@@ -17,11 +17,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from groundswell.shared.corpus import CANDIDATES, CLAIMS, DOCUMENTS, SUFFIX, InputError, doc_id_of
+from groundswell.shared.corpus import (
+    CANDIDATES,
+    CLAIMS,
+    DOCUMENTS,
+    LAST_DOCUMENT_SUFFIX,
+    SUFFIX,
+    InputError,
+    doc_id_of,
+    document_key,
+    source_format,
+)
 from groundswell.shared.runs.layout import batch_id, plan_key
 from groundswell.shared.runs.models import iso, utcnow
 from groundswell.shared.runs.state import BatchSpec
-from groundswell.shared.runs.units import ADMIT, VERIFY, unit_key
+from groundswell.shared.runs.units import ADMIT, READ, VERIFY, unit_key
 from groundswell.shared.storage import ObjectInfo, ObjectStore, StorageRefused, drop_snapshot
 
 if TYPE_CHECKING:
@@ -35,6 +45,8 @@ class PlannedUnit:
     kind: str
     doc_id: str
     weight: int  # bytes the unit reads: document plus claims or candidates
+    # The source file when it is not documents/<id>.txt; a list when the id has several.
+    source: str | list[str] | None = None
 
     @property
     def key(self) -> str:
@@ -56,7 +68,8 @@ class _Stream:
             return True
         if self.last_key is None:
             return False
-        return (self.prefix + doc_id + SUFFIX[self.prefix]).encode() <= self.last_key
+        suffix = LAST_DOCUMENT_SUFFIX if self.prefix == DOCUMENTS else SUFFIX[self.prefix]
+        return (self.prefix + doc_id + suffix).encode() <= self.last_key
 
     def position(self) -> bytes:
         """How far this listing has read, comparable across listings (``<id><suffix>``).
@@ -103,6 +116,13 @@ class CorpusPlanner:
         self.listed = 0  # keys the cursor passed (each once, across resumes)
         # Inputs that make no unit, counted once each as the cursor passes them.
         self.ignored = {"ignored.files": 0, "ignored.documents_without_units": 0}
+        # Documents by format (``documents.format.pdf``), counted once each like ``ignored``.
+        self.formats: dict[str, int] = {}
+        self.sources: dict[str, list[str]] = {}  # source keys of the pending ids
+
+    def counters(self) -> dict[str, int]:
+        """What planning counts: inputs that made no unit, documents by format."""
+        return {k: v for k, v in {**self.ignored, **self.formats}.items() if v}
 
     @property
     def finished(self) -> bool:
@@ -133,6 +153,8 @@ class CorpusPlanner:
                 continue
             stream.read.append((info.key, doc_id))
             self.pending.setdefault(doc_id, {})[stream.prefix] = info.size
+            if stream.prefix == DOCUMENTS:
+                self.sources.setdefault(doc_id, []).append(info.key)
         return True
 
     def _emit_final(self, take: Take | None) -> tuple[list[PlannedUnit], bool]:
@@ -142,24 +164,38 @@ class CorpusPlanner:
         stopped = False
         for doc_id in sorted(d for d in self.pending if all(s.passed(d) for s in self.streams)):
             seen = self.pending[doc_id]
+            keys = self.sources.get(doc_id, [])
+            entries = len(seen) + max(0, len(keys) - 1)  # read-queue entries of this id
             if doc_id in self.skip:
                 self.skip.discard(doc_id)
                 del self.pending[doc_id]
-                self.emitted[doc_id] = len(seen)
+                self.sources.pop(doc_id, None)
+                self.emitted[doc_id] = entries
                 continue
             doc_size = seen.get(DOCUMENTS, 0)
+            source: str | list[str] | None = None
+            if len(keys) > 1:
+                source = sorted(keys)  # two sources for one id: its units fail, unread
+            elif keys and keys[0] != document_key(doc_id):
+                source = keys[0]
             mine = []
             if CLAIMS in seen:
-                mine.append(PlannedUnit(VERIFY, doc_id, doc_size + seen[CLAIMS]))
+                mine.append(PlannedUnit(VERIFY, doc_id, doc_size + seen[CLAIMS], source))
             if CANDIDATES in seen:
-                mine.append(PlannedUnit(ADMIT, doc_id, doc_size + seen[CANDIDATES]))
+                mine.append(PlannedUnit(ADMIT, doc_id, doc_size + seen[CANDIDATES], source))
+            if mine and isinstance(source, str) and source_format(source) != "text":
+                mine.insert(0, PlannedUnit(READ, doc_id, doc_size, source))
             if take is not None and not take(mine):
                 stopped = True
                 break
             del self.pending[doc_id]
-            self.emitted[doc_id] = len(seen)
+            self.sources.pop(doc_id, None)
+            self.emitted[doc_id] = entries
             if DOCUMENTS in seen:
                 self.documents += 1
+                fmt = "conflict" if len(keys) > 1 else source_format(keys[0]) if keys else None
+                name = f"documents.format.{fmt}"
+                self.formats[name] = self.formats.get(name, 0) + 1
                 if not mine:
                     self.ignored["ignored.documents_without_units"] += 1
             units += mine
@@ -183,7 +219,12 @@ class CorpusPlanner:
         step before that document (planning's window is full).
         """
         units: list[PlannedUnit] = []
-        for _ in range(max(pages, len(self.streams))):
+        listed, pulls = self.listed, 0
+        # At least ``pages`` pulls, and on until the cursor moves: a step that passed nothing
+        # would be repeated as is by the next one (a document id is final only once every
+        # listing is past ``<id>.xml``, which may take one more page than its last source).
+        while pulls < max(pages, len(self.streams)) or (self.listed == listed and not units):
+            pulls += 1
             if not self._pull():
                 break
             more, stopped = self._emit_final(take)
@@ -252,6 +293,72 @@ def batches(
     yield from batcher.finish()
 
 
+class StepBatcher:
+    """The batches of one planning step, read batches and the batches that wait for them.
+
+    Units of text documents are batched as :class:`Batcher` does. A document read from
+    another format has a ``read`` unit: read units are batched on their own (by source bytes),
+    and each read batch gets one verify and one admit batch of exactly its documents, held
+    until it is recorded, so a held batch never waits for two read batches.
+    """
+
+    def __init__(self, max_bytes: int, max_units: int) -> None:
+        self.plain = Batcher(max_bytes, max_units)
+        self.reads = Batcher(max_bytes, max_units)
+        self.waiting: dict[str, set[str]] = {}  # doc_id -> kinds that wait for its reading
+        self.sources: dict[str, Any] = {}
+
+    def add(self, unit: PlannedUnit) -> None:
+        if unit.source is not None:
+            self.sources[unit.doc_id] = unit.source
+        if unit.kind == READ:
+            self.reads.add(unit)
+            self.waiting[unit.doc_id] = set()
+        elif unit.doc_id in self.waiting:
+            self.waiting[unit.doc_id].add(unit.kind)
+        else:
+            self.plain.add(unit)
+
+    @property
+    def count(self) -> int:
+        """Batches so far, counting each read batch with the two it holds."""
+        return self.plain.count + 3 * self.reads.count
+
+    def _spec(self, batch: str, kind: str, ids: list[str], **extra: Any) -> BatchSpec:
+        sources = {d: self.sources[d] for d in ids if d in self.sources}
+        return BatchSpec(batch, kind, ids, sources or None, **extra)
+
+    def finish(self, seq: int, spread: int = 0) -> tuple[list[BatchSpec], int]:
+        """The step's batches numbered from ``seq``, and the next number."""
+        specs: list[BatchSpec] = []
+        for kind, ids in self.plain.finish(spread):
+            specs.append(self._spec(batch_id(seq), kind, ids))
+            seq += 1
+        for _, ids in self.reads.finish(spread):
+            read = batch_id(seq)
+            seq += 1
+            held = []
+            for kind in (VERIFY, ADMIT):
+                mine = [d for d in ids if kind in self.waiting[d]]
+                if mine:
+                    held.append(self._spec(batch_id(seq), kind, mine, after=read))
+                    seq += 1
+            specs.append(self._spec(read, READ, ids, then=[h.batch for h in held] or None))
+            specs += held
+        self.waiting, self.sources = {}, {}
+        return specs, seq
+
+
+def step_batches(
+    units: list[PlannedUnit], max_bytes: int, max_units: int, seq: int = 0
+) -> list[BatchSpec]:
+    """``units`` as numbered batches (see :class:`StepBatcher`)."""
+    batcher = StepBatcher(max_bytes, max_units)
+    for unit in units:
+        batcher.add(unit)
+    return batcher.finish(seq)[0]
+
+
 # -- planning a run, step by step ------------------------------------------------------------
 
 LAYOUT = (
@@ -318,7 +425,10 @@ class PlanStep:
         return json.dumps(
             {
                 "step": self.step,
-                "batches": [[b.batch, b.kind, b.doc_ids] for b in self.batches],
+                "batches": [
+                    [b.batch, b.kind, b.doc_ids, *([b.extras()] if b.extras() else [])]
+                    for b in self.batches
+                ],
                 "cursor": self.cursor,
                 "finished": self.finished,
                 "next_seq": self.next_seq,
@@ -331,7 +441,9 @@ class PlanStep:
     @classmethod
     def loads(cls, data: bytes) -> PlanStep:
         body = json.loads(data)
-        batches = [BatchSpec(b, kind, ids) for b, kind, ids in body["batches"]]
+        batches = [
+            BatchSpec.make(b[0], b[1], b[2], b[3] if len(b) > 3 else {}) for b in body["batches"]
+        ]
         return cls(
             body["step"],
             batches,
@@ -386,10 +498,12 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 return True
         if step is None:
             planner = CorpusPlanner(corpus, state.cursor, settings.list_page_size, run_id)
-            batcher = Batcher(settings.batch_bytes, settings.batch_max_units)
+            batcher = StepBatcher(settings.batch_bytes, settings.batch_max_units)
             room = max(1, window - state.outstanding)
 
-            def take(units: list[PlannedUnit], batcher: Batcher = batcher, room: int = room):
+            def take(
+                units: list[PlannedUnit], batcher: StepBatcher = batcher, room: int = room
+            ) -> bool:
                 if batcher.count >= room:
                     return False  # the window is full: the rest waits for the next step
                 for unit in units:
@@ -403,11 +517,8 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 fail_run(service, record, str(error), [error.as_dict()])
                 return True
             spread = 2 * service.worker_slots() if planner.finished else 0
-            specs, seq = [], state.next_seq
-            for kind, doc_ids in batcher.finish(spread):
-                specs.append(BatchSpec(batch_id(seq), kind, doc_ids))
-                seq += 1
-            counters = {k: v for k, v in planner.ignored.items() if v}
+            specs, seq = batcher.finish(state.next_seq, spread)
+            counters = planner.counters()
             if planner.listed:
                 counters["planning.listed"] = planner.listed
             step = PlanStep(number, specs, planner.cursor(), planner.finished, seq, counters)
@@ -425,7 +536,8 @@ def plan_run(service: RunService, run_id: str) -> bool:
         )
         if committed:
             for spec in step.batches:
-                service.enqueue(spec.kind, [run_id, spec.batch])
+                if not spec.held:  # a held batch is sent by the record of its read batch
+                    service.enqueue(spec.kind, [run_id, spec.batch])
         if step.finished:
             for prefix in STREAMS:
                 drop_snapshot(corpus, prefix, run_id)

@@ -174,10 +174,20 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
         except (KeyError, ValueError):
             return None
 
+    from groundswell.shared.runs.execute import context
+
+    runner = context(service, record).runner
+
     def document(doc_id: str) -> str | None:
         try:
             return corpus.get(document_key(doc_id)).decode("utf-8", "replace")
         except KeyError:
+            pass
+        # A document read from PDF, HTML or XML: its stored reading (never read here).
+        try:
+            doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
+            return doc.text() if doc.failure is None else None
+        except Exception:
             return None
 
     def labels(doc_id: str) -> dict[str, Any]:

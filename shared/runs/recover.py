@@ -163,7 +163,7 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
         return record
     steps = list(_plan_steps(output, run_id))
     last = steps[-1] if steps else None
-    pending, planned, batches_planned = [], {"verify": 0, "admit": 0}, 0
+    pending, planned, batches_planned = [], {"verify": 0, "admit": 0, "read": 0}, 0
     done, failed, batches_done, parts = 0, 0, 0, []
     groups = _groups(service, output, run_id)
     group = next(groups, None)
@@ -187,6 +187,7 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
     for kind, n in planned.items():
         if n:
             counters[f"units.{kind}.planned"] = n
+    planned.pop("read")  # the index holds verify and admit units; reads count in counters
     finished = bool(last and last.finished)
     state = "running" if finished else ("planning" if steps else "queued")
     record = record.model_copy(update={"state": state})

@@ -28,6 +28,7 @@ log = logging.getLogger("groundswell.runs")
 
 # Task names, shared by the enqueue callback and the Celery task registry.
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
+READ = "read"
 
 Enqueue = Callable[[str, list[Any]], None]
 

@@ -10,10 +10,13 @@ the run's record, index and summary. docs/run-bookkeeping.md explains the design
 Every transition is one Lua script, so each is atomic and costs one round trip:
 
 - ``commit_plan``: add a planning step's batches (compare-and-set on the step number, so a
-  duplicate planner changes nothing);
+  duplicate planner changes nothing); a batch that waits for a ``read`` batch is *held*:
+  pending (so it counts toward the run and the window) but without a lease, so it is neither
+  sent nor resent until its read batch is recorded;
 - ``begin``: take the lease of a pending batch and count the delivery;
 - ``record``: remove the batch from ``pending`` and, only if it was there, add its counters:
-  exactly once, however often the batch is delivered;
+  exactly once, however often the batch is delivered; recording a read batch releases the
+  batches it holds (they get a queued lease; the caller sends them);
 - ``split``: replace a pending batch by its two halves (a delivery of it died);
 - ``expired``: the pending batches whose lease ran out (lost messages, dead workers).
 """
@@ -35,9 +38,9 @@ PREFIX = "gs"
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
 
 _COMMIT_PLAN = """
--- KEYS: run, pending, leases, counters
+-- KEYS: run, pending, leases, counters, held
 -- ARGV: expected step, now, lease until, next seq, units, finished, cursor,
---       verify units, admit units, counters (JSON), then (batch, spec) pairs
+--       verify units, admit units, counters (JSON), then (batch, spec, held) triples
 if redis.call('HEXISTS', KEYS[1], 'record') == 0 then
   return {0, 0}  -- the run is unknown (Redis lost it): reconcile rebuilds it first
 end
@@ -46,9 +49,13 @@ if step ~= tonumber(ARGV[1]) then
   return {0, redis.call('HLEN', KEYS[2])}
 end
 local n = 0
-for i = 11, #ARGV, 2 do
+for i = 11, #ARGV, 3 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[i])
+  if ARGV[i + 2] == '1' then
+    redis.call('SADD', KEYS[5], ARGV[i])  -- no lease: sent when its read batch is recorded
+  else
+    redis.call('ZADD', KEYS[3], ARGV[3], ARGV[i])
+  end
   n = n + 1
 end
 for name, value in pairs(cjson.decode(ARGV[10])) do
@@ -156,14 +163,33 @@ return 1
 """
 
 _RECORD = """
--- KEYS: run, pending, leases, attempts, counters
--- ARGV: batch, units, failed units, now, then (counter, increment) pairs
-if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then
+-- KEYS: run, pending, leases, attempts, counters, held
+-- ARGV: batch, units, failed units, now, lease until, then (counter, increment) pairs
+local spec = redis.call('HGET', KEYS[2], ARGV[1])
+if not spec then
   return {0, redis.call('HLEN', KEYS[2]), 0, 0}
 end
+redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('SREM', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why')
-for i = 5, #ARGV, 2 do
+-- A read batch releases the batches that wait for it (each once: a half of a split read
+-- batch finds them released by the other half).
+local released = {}
+local held = cjson.decode(spec)['then']
+if type(held) == 'table' then
+  for _, b in ipairs(held) do
+    if redis.call('SREM', KEYS[6], b) == 1 then
+      local bspec = redis.call('HGET', KEYS[2], b)
+      if bspec then
+        redis.call('ZADD', KEYS[3], ARGV[5], b)
+        released[#released + 1] = b
+        released[#released + 1] = bspec
+      end
+    end
+  end
+end
+for i = 6, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[5], ARGV[i], ARGV[i + 1])
 end
 redis.call('HINCRBY', KEYS[1], 'units_done', ARGV[2])
@@ -181,7 +207,7 @@ local complete = 0
 if outstanding == 0 and redis.call('HGET', KEYS[1], 'plan_done') == '1' then
   complete = 1
 end
-return {1, outstanding, resume, complete}
+return {1, outstanding, resume, complete, released}
 """
 
 _EXPIRED = """
@@ -226,19 +252,52 @@ def redis_client(url: str) -> redis.Redis:
 
 @dataclass(frozen=True)
 class BatchSpec:
-    """A planned batch: its kind and documents (what a task needs besides the run)."""
+    """A planned batch: its kind and documents (what a task needs besides the run).
+
+    ``sources`` names each document's source file where it is not ``documents/<id>.txt``
+    (a list when an id has several: an input error of that id). A ``read`` batch lists in
+    ``then`` the batches that wait for it; each of those names it in ``after``.
+    """
 
     batch: str
     kind: str
     doc_ids: list[str]
+    sources: dict[str, Any] | None = None
+    then: list[str] | None = None
+    after: str | None = None
+
+    def extras(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.sources:
+            out["sources"] = self.sources
+        if self.then:
+            out["then"] = self.then
+        if self.after:
+            out["after"] = self.after
+        return out
+
+    @property
+    def held(self) -> bool:
+        """Sent only once its read batch is recorded."""
+        return self.after is not None
 
     def dumps(self) -> str:
-        return json.dumps({"kind": self.kind, "doc_ids": self.doc_ids}, separators=(",", ":"))
+        body = {"kind": self.kind, "doc_ids": self.doc_ids, **self.extras()}
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def loads(cls, batch: str, spec: str) -> BatchSpec:
         data = json.loads(spec)
-        return cls(batch, data["kind"], data["doc_ids"])
+        return cls.make(batch, data["kind"], data["doc_ids"], data)
+
+    @classmethod
+    def make(cls, batch: str, kind: str, doc_ids: list[str], extras: dict[str, Any]) -> BatchSpec:
+        return cls(
+            batch, kind, doc_ids, extras.get("sources"), extras.get("then"), extras.get("after")
+        )
+
+    def source(self, doc_id: str) -> Any:
+        return (self.sources or {}).get(doc_id)
 
 
 @dataclass(frozen=True)
@@ -257,6 +316,7 @@ class Recorded:
     outstanding: int
     resume_planning: bool
     run_complete: bool
+    released: tuple[BatchSpec, ...] = ()  # held batches this record released: send them
 
 
 @dataclass(frozen=True)
@@ -335,7 +395,12 @@ class RunStore:
         """Write a run's state (a new run, or one rebuilt from storage after a loss)."""
         pipe = self.r.pipeline()
         key = self._k(record.id)
-        pipe.delete(key, *self._batch_keys(record.id)[1:], self._k(record.id, "counters"))
+        pipe.delete(
+            key,
+            *self._batch_keys(record.id)[1:],
+            self._k(record.id, "counters"),
+            self._k(record.id, "held"),
+        )
         pipe.hset(
             key,
             mapping={
@@ -442,24 +507,32 @@ class RunStore:
         counters: dict[str, int] | None = None,
     ) -> tuple[bool, int]:
         """Add planning step ``step`` (1-based) if the run is at step - 1. (committed, pending)."""
+        # Units are what the index holds (verify, admit); read units count in counters.
         units = {"verify": 0, "admit": 0}
         args: list[Any] = []
         for spec in batches:
             units[spec.kind] = units.get(spec.kind, 0) + len(spec.doc_ids)
-            args += [spec.batch, spec.dumps()]
+            args += [spec.batch, spec.dumps(), 1 if spec.held else 0]
+        counters = dict(counters or {})
+        if units.get("read"):
+            counters["units.read.planned"] = units["read"]
         ok, pending = self._commit_plan(
-            keys=[*self._batch_keys(run_id)[:3], self._k(run_id, "counters")],
+            keys=[
+                *self._batch_keys(run_id)[:3],
+                self._k(run_id, "counters"),
+                self._k(run_id, "held"),
+            ],
             args=[
                 step - 1,
                 time.time(),
                 lease_until,
                 next_seq,
-                sum(units.values()),
+                units["verify"] + units["admit"],
                 1 if finished else 0,
                 json.dumps(cursor),
                 units["verify"],
                 units["admit"],
-                json.dumps(counters or {}),
+                json.dumps(counters),
                 *args,
             ],
         )
@@ -504,17 +577,28 @@ class RunStore:
         return bool(self._split(keys=self._batch_keys(run_id), args=args))
 
     def record(
-        self, run_id: str, batch: str, units: int, failed: int, counters: dict[str, int]
+        self,
+        run_id: str,
+        batch: str,
+        units: int,
+        failed: int,
+        counters: dict[str, int],
+        lease_until: float = 0.0,
     ) -> Recorded:
-        """Record a batch and add its counters, atomically and exactly once."""
-        args: list[Any] = [batch, units, failed, time.time()]
+        """Record a batch and add its counters, atomically and exactly once. Held batches
+        that waited for it get a lease until ``lease_until`` and are returned, to be sent."""
+        args: list[Any] = [batch, units, failed, time.time(), lease_until or time.time() + 3600]
         for name, value in counters.items():
             if value:
                 args += [name, int(value)]
-        fresh, outstanding, resume, complete = self._record(
-            keys=[*self._batch_keys(run_id), self._k(run_id, "counters")], args=args
+        out = self._record(
+            keys=[*self._batch_keys(run_id), self._k(run_id, "counters"), self._k(run_id, "held")],
+            args=args,
         )
-        return Recorded(fresh == 1, int(outstanding), resume == 1, complete == 1)
+        fresh, outstanding, resume, complete = out[:4]
+        raw = out[4] if len(out) > 4 else []
+        released = tuple(BatchSpec.loads(raw[i], raw[i + 1]) for i in range(0, len(raw), 2))
+        return Recorded(fresh == 1, int(outstanding), resume == 1, complete == 1, released)
 
     def expired(self, run_id: str, lease_until: float, limit: int = 1000) -> list[BatchSpec]:
         """Pending batches whose lease ran out; they get a new lease (the caller resends them)."""
@@ -613,7 +697,11 @@ class RunStore:
         pipe = self.r.pipeline()
         key = self._k(record.id)
         pipe.hset(key, mapping={"record": record.model_dump_json(), "state": record.state})
-        pipe.delete(*self._batch_keys(record.id)[1:], self._k(record.id, "counters"))
+        pipe.delete(
+            *self._batch_keys(record.id)[1:],
+            self._k(record.id, "counters"),
+            self._k(record.id, "held"),
+        )
         pipe.srem(f"{PREFIX}:active", record.id)
         pipe.expire(key, FINISHED_TTL_SECONDS)
         pipe.execute()

@@ -6,12 +6,13 @@ and the in-process core compute the same receipts and the same counters.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from groundswell.shared.corpus import (
+    DOCUMENTS,
     SCHEMA_KEY,
     InputError,
     InputFileError,
@@ -19,12 +20,14 @@ from groundswell.shared.corpus import (
     candidates_key,
     claims_key,
     decode_document,
+    doc_id_of,
     document_key,
     labels_key,
     parse_candidates,
     parse_claims,
     parse_labels,
     parse_schema,
+    source_format,
 )
 from groundswell.shared.policies import PolicyVersion
 from groundswell.shared.receipts import (
@@ -36,11 +39,20 @@ from groundswell.shared.receipts import (
     seal,
     verify_fingerprint,
 )
+from groundswell.shared.runs.reading import (
+    CONFLICT,
+    TIMEOUT,
+    StoredReading,
+    load_reading,
+    read_source,
+    reader,
+)
 from groundswell.shared.storage import ObjectStore, StorageRefused
 from groundswell.shared.summary import admit_unit_counts, verify_unit_counts
 
 VERIFY = "verify"
 ADMIT = "admit"
+READ = "read"  # a document read from PDF, HTML or XML: its units wait for its reading
 # Keep the result small: a run's error list is for reading, the counters carry the totals.
 MAX_ERRORS_PER_UNIT = 50
 
@@ -107,6 +119,42 @@ class UnitResult:
         return out
 
 
+@dataclass
+class Document:
+    """A unit's document: its file, the digest the receipt covers, and its text.
+
+    For a text file the digest is the file's and the text its decoding; for a file read
+    first (PDF, HTML, XML) the digest is the text's, ``source`` names the file's digest, its
+    format and the reader, and ``failure`` says why its reading cannot be verified against.
+    """
+
+    file: str
+    size: int
+    sha256: str | None
+    text: Callable[[], str]
+    source: dict[str, Any] | None = None
+    reading: StoredReading | None = None
+    failure: InputError | None = None
+
+    def pages(self, start: Any, end: Any) -> list[int] | None:
+        """The pages of the span [start, end) of a PDF with a layout (first and last)."""
+        if self.reading is None or not self.reading.layout or start is None or end is None:
+            return None
+        first, last = self.reading.page_of(start), self.reading.page_of(max(start, end - 1))
+        return [p for p in dict.fromkeys((first, last)) if p is not None] or None
+
+
+class Unread(Exception):
+    """A dry run found no stored reading of the document: its units would be computed."""
+
+
+def source_conflict(keys: list[str]) -> InputError:
+    return InputError(
+        keys[0],
+        f"the document has {len(keys)} source files ({', '.join(keys)}): one id, one file",
+    )
+
+
 class UnitRunner:
     """Runs units of one corpus under one policy, writing receipts to ``output``."""
 
@@ -130,6 +178,96 @@ class UnitRunner:
         self.max_bytes = max_bytes  # an input larger than this fails its unit, unread
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
         self._admit_parts: tuple[Any, Any] | Exception | None = None
+        # The last readings loaded: a document's verify and admit units often run together.
+        self._readings: OrderedDict[tuple[str, str], StoredReading] = OrderedDict()
+
+    # -- documents and their readings ---------------------------------------------------
+
+    def find_source(self, doc_id: str) -> str | list[str] | None:
+        """The source file of a document without a plan (one listing when it is not .txt)."""
+        if self.corpus.exists(document_key(doc_id)):
+            return None
+        keys = [
+            info.key
+            for page in self.corpus.list_pages(f"{DOCUMENTS}{doc_id}.")
+            for info in page
+            if doc_id_of(info.key, DOCUMENTS) == doc_id
+        ]
+        return keys[0] if len(keys) == 1 else (keys or None)
+
+    def _reading(self, sha: str, name: str) -> StoredReading | None:
+        stored = self._readings.get((sha, name))
+        if stored is None:
+            stored = load_reading(self.output, sha, name)
+            if stored is not None:
+                self._remember(stored)
+        return stored
+
+    def _remember(self, stored: StoredReading) -> None:
+        self._readings[(stored.source_sha256, stored.reader)] = stored
+        while len(self._readings) > 4:
+            self._readings.popitem(last=False)
+
+    def document(self, doc_id: str, source: Any = None, read_now: bool = True) -> Document:
+        """The unit's document; InputFileError when there is none to verify against (missing,
+        two sources, reading timed out); without ``read_now``, Unread when it is not read."""
+        if isinstance(source, list):
+            raise InputFileError(source_conflict(source))
+        file = source or document_key(doc_id)
+        data = self._get(file)
+        if data is None:
+            raise InputFileError(InputError(file, "no such document"))
+        sha = content_sha256(data)
+        if source_format(file) in (None, "text"):
+            return Document(file, len(data), sha, lambda: decode_document(data, file))
+        name = reader()
+        stored = self._reading(sha, name)
+        if stored is None:
+            if not read_now:
+                raise Unread(file)
+            # Its read unit has not stored it (a split or resent batch overtook it): read here.
+            stored = read_source(self.output, data, file, sha, name)
+            self._remember(stored)
+        if stored.error is not None and stored.error["cause"] == TIMEOUT:
+            raise InputFileError(InputError(file, stored.error["message"]))
+        text = stored.text or ""
+        return Document(
+            file,
+            len(data),
+            stored.text_sha256,
+            lambda: text,
+            {"sha256": sha, "format": stored.format, "reader": name},
+            stored,
+            stored.failure(file),
+        )
+
+    def read(self, doc_id: str, source: Any) -> dict[str, int]:
+        """A read unit: read the document's source file unless its reading is stored. Its
+        counters: ``units.read.<computed|cached>``, ``read.failed.<cause>``, ``read.pages``."""
+        if isinstance(source, list):
+            return {"units.read.failed": 1, f"read.failed.{CONFLICT}": 1}
+        file = source or document_key(doc_id)
+        try:
+            data = self._get(file)
+        except InputFileError:
+            data = None
+        if data is None:
+            return {"units.read.failed": 1, "read.failed.missing": 1}
+        sha, name = content_sha256(data), reader()
+        stored = self._reading(sha, name)
+        status = "cached"
+        if stored is None:
+            if self.dry_run:
+                return {"units.read.would_compute": 1}
+            stored = read_source(self.output, data, file, sha, name)
+            self._remember(stored)
+            status = "computed"
+        out = {f"units.read.{status}": 1}
+        if stored.cause:
+            out[f"read.failed.{stored.cause}"] = 1
+        if stored.pages:
+            out["read.pages"] = stored.pages
+        return out
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -271,35 +409,42 @@ class UnitRunner:
         return digest
 
     def _fingerprint(
-        self, kind: str, doc_data: bytes, data: bytes, schema_data: bytes | None = None
+        self, kind: str, doc: Document, data: bytes, schema_data: bytes | None = None
     ) -> tuple[str, dict[str, str]]:
-        """The receipt fingerprint of a unit and the digests of the inputs it covers."""
+        """The receipt fingerprint of a unit and the digests of the inputs it covers (for a
+        document read first: the text's digest, and the source file's digest and reader)."""
+        source = {"source": doc.source["sha256"]} if doc.source else {}
         if kind == VERIFY:
-            inputs = {"document": content_sha256(doc_data), "claims": content_sha256(data)}
+            inputs = {"document": doc.sha256, **source, "claims": content_sha256(data)}
             fp = verify_fingerprint(
-                inputs["document"], inputs["claims"], self.policy.verify_fingerprint
+                doc.sha256, inputs["claims"], self.policy.verify_fingerprint, doc.source
             )
-            return fp, inputs
+            return fp, inputs  # type: ignore[return-value]
         assert schema_data is not None
         inputs = {
-            "document": content_sha256(doc_data),
+            "document": doc.sha256,
+            **source,
             "candidates": content_sha256(data),
             "schema": content_sha256(schema_data),
         }
         fp = admit_fingerprint(
-            inputs["document"],
+            doc.sha256,
             inputs["candidates"],
             inputs["schema"],
             self.policy.admit_fingerprint,
+            doc.source,
         )
-        return fp, inputs
+        return fp, inputs  # type: ignore[return-value]
 
     def locate(self, kind: str, doc_id: str) -> str | None:
         """The key of the receipt a unit has (or will have) under this policy, from its
-        inputs alone; None when an input is missing or unusable."""
+        inputs alone; None when an input is missing or unusable (or not read yet)."""
         data = self._get(claims_key(doc_id) if kind == VERIFY else candidates_key(doc_id))
-        doc_data = self._get(document_key(doc_id))
-        if data is None or doc_data is None:
+        if data is None:
+            return None
+        try:
+            doc = self.document(doc_id, self.find_source(doc_id), read_now=False)
+        except (InputFileError, Unread):
             return None
         schema_data = None
         if kind == ADMIT:
@@ -307,33 +452,47 @@ class UnitRunner:
                 schema_data = self._schema_once()[0]
             except InputFileError:
                 return None
-        return receipt_key(kind, self._fingerprint(kind, doc_data, data, schema_data)[0])
+        return receipt_key(kind, self._fingerprint(kind, doc, data, schema_data)[0])
+
+    def _unread(self, kind: str, doc_id: str) -> UnitResult:
+        """A dry run's unit whose document is not read yet: it would be computed."""
+        return UnitResult(kind, doc_id, "would_compute", reason="unread")
+
+    def _document_for(self, kind: str, doc_id: str, source: Any) -> Document | UnitResult:
+        try:
+            return self.document(doc_id, source, read_now=not self.dry_run)
+        except Unread:
+            return self._unread(kind, doc_id)
+        except InputFileError as exc:
+            return self._failed(kind, doc_id, exc.error)
 
     # -- verification -------------------------------------------------------------------
 
-    def verify(self, doc_id: str) -> UnitResult:
+    def verify(self, doc_id: str, source: Any = None) -> UnitResult:
+        """``source``: the document's file when it is not ``documents/<id>.txt``."""
         try:
-            return self._verify(doc_id)
+            return self._verify(doc_id, source)
         except InputFileError as exc:
             return self._failed(VERIFY, doc_id, exc.error)
 
-    def _verify(self, doc_id: str) -> UnitResult:
-        doc_file, claims_file = document_key(doc_id), claims_key(doc_id)
+    def _verify(self, doc_id: str, source: Any = None) -> UnitResult:
+        claims_file = claims_key(doc_id)
         claims_data = self._get(claims_file)
         if claims_data is None:
             return self._failed(VERIFY, doc_id, InputError(claims_file, "no claims file"))
-        doc_data = self._get(doc_file)
-        if doc_data is None:
-            return self._failed(VERIFY, doc_id, InputError(doc_file, "no such document"))
+        doc = self._document_for(VERIFY, doc_id, source)
+        if isinstance(doc, UnitResult):
+            return doc
+        doc_file = doc.file
         labels, label_errors = self._labels(doc_id, VERIFY)
-        fp, inputs = self._fingerprint(VERIFY, doc_data, claims_data)
+        fp, inputs = self._fingerprint(VERIFY, doc, claims_data)
         return self._run(
             VERIFY,
             doc_id,
             fp,
             inputs,
-            len(doc_data),
-            lambda: self._verify_receipt(fp, doc_id, doc_data, claims_data, inputs),
+            doc.size,
+            lambda: self._verify_receipt(fp, doc_id, doc, claims_data, inputs),
             lambda receipt: (
                 verify_unit_counts(
                     ((r["record"].get("id"), r["certificate"]) for r in receipt.get("records", [])),
@@ -346,7 +505,7 @@ class UnitRunner:
         )
 
     def _verify_receipt(
-        self, fp: str, doc_id: str, doc_data: bytes, claims_data: bytes, inputs: dict[str, str]
+        self, fp: str, doc_id: str, doc: Document, claims_data: bytes, inputs: dict[str, str]
     ) -> dict[str, Any]:
         from groundswell.shared.verify import ENGINE_REVISION, Verifier
 
@@ -358,8 +517,13 @@ class UnitRunner:
             "policy": {"verify_fingerprint": self.policy.verify_fingerprint},
             "engine": {"verify": ENGINE_REVISION},
         }
+        if doc.source:
+            body["source"] = doc.source
+        if doc.failure is not None:
+            body["failure"] = _error_body(doc.failure)
+            return body
         try:
-            text = decode_document(doc_data, document_key(doc_id))
+            text = doc.text()
         except InputFileError as exc:
             body["failure"] = _error_body(exc.error)
             return body
@@ -384,40 +548,45 @@ class UnitRunner:
             else:
                 cert = verifier.verify(record["claim"])
             # The record is carried through untouched; the certificate sits beside it.
-            out.append({"line": line, "record": record, "certificate": cert.as_dict()})
+            item = {"line": line, "record": record, "certificate": cert.as_dict()}
+            pages = doc.pages(cert.start, cert.end)
+            if pages:
+                item["pages"] = pages  # where the located span is in the PDF
+            out.append(item)
         body["records"] = out
         body["errors"] = [_error_body(e) for e in errors]
         return body
 
     # -- admission ----------------------------------------------------------------------
 
-    def admit(self, doc_id: str) -> UnitResult:
+    def admit(self, doc_id: str, source: Any = None) -> UnitResult:
+        """``source``: the document's file when it is not ``documents/<id>.txt``."""
         try:
-            return self._admit(doc_id)
+            return self._admit(doc_id, source)
         except InputFileError as exc:
             return self._failed(ADMIT, doc_id, exc.error)
 
-    def _admit(self, doc_id: str) -> UnitResult:
-        doc_file, cand_file = document_key(doc_id), candidates_key(doc_id)
+    def _admit(self, doc_id: str, source: Any = None) -> UnitResult:
+        cand_file = candidates_key(doc_id)
         cand_data = self._get(cand_file)
         if cand_data is None:
             return self._failed(ADMIT, doc_id, InputError(cand_file, "no candidates file"))
-        doc_data = self._get(doc_file)
-        if doc_data is None:
-            return self._failed(ADMIT, doc_id, InputError(doc_file, "no such document"))
+        doc = self._document_for(ADMIT, doc_id, source)
+        if isinstance(doc, UnitResult):
+            return doc
         try:
             schema_data, schema = self._schema_once()
         except InputFileError as exc:
-            return self._failed(ADMIT, doc_id, exc.error, document_bytes=len(doc_data))
+            return self._failed(ADMIT, doc_id, exc.error, document_bytes=doc.size)
         labels, label_errors = self._labels(doc_id, ADMIT)
-        fp, inputs = self._fingerprint(ADMIT, doc_data, cand_data, schema_data)
+        fp, inputs = self._fingerprint(ADMIT, doc, cand_data, schema_data)
         return self._run(
             ADMIT,
             doc_id,
             fp,
             inputs,
-            len(doc_data),
-            lambda: self._admit_receipt(fp, doc_id, doc_data, cand_data, schema, inputs),
+            doc.size,
+            lambda: self._admit_receipt(fp, doc_id, doc, cand_data, schema, inputs),
             lambda receipt: (
                 admit_unit_counts(receipt["receipt"], labels),
                 [_error_from_body(e, cand_file) for e in receipt.get("errors", [])] + label_errors,
@@ -429,7 +598,7 @@ class UnitRunner:
         self,
         fp: str,
         doc_id: str,
-        doc_data: bytes,
+        doc: Document,
         cand_data: bytes,
         schema: dict[str, Any],
         inputs: dict[str, str],
@@ -446,8 +615,13 @@ class UnitRunner:
             "policy": {"admit_fingerprint": self.policy.admit_fingerprint},
             "engine": {"admit": ENGINE_REVISION, "spec": SPEC_VERSION},
         }
+        if doc.source:
+            body["source"] = doc.source
+        if doc.failure is not None:
+            body["failure"] = _error_body(doc.failure)
+            return body
         try:
-            text = decode_document(doc_data, document_key(doc_id))
+            text = doc.text()
             candidates, errors = parse_candidates(cand_data, candidates_key(doc_id))
         except InputFileError as exc:
             body["failure"] = _error_body(exc.error)

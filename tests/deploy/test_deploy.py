@@ -47,7 +47,7 @@ GROUNDSWELL_COMMANDS = {
     },
     "beat": set(),
 }
-QUEUES = {"verify", "admit", "control"}
+QUEUES = {"read", "verify", "admit", "control"}
 # Third-party images the stack may use (repository without the tag).
 KNOWN_IMAGES = {
     "redis",
@@ -75,10 +75,13 @@ COUNTERS = {
     "groundswell_batch_splits": {"task"},
     "groundswell_batches_resent": {"task"},
     "groundswell_runs_finished": {"state"},
+    "groundswell_reads": {"format", "status"},
+    "groundswell_read_pages": {"format"},
     "groundswell_http_requests": {"method", "route", "status"},
 }
 HISTOGRAMS = {
     "groundswell_task_duration_seconds": {"task", "queue"},
+    "groundswell_read_duration_seconds": {"format"},
     "groundswell_http_request_duration_seconds": {"method", "route"},
 }
 GAUGES = {
@@ -96,6 +99,7 @@ PER_CORPUS = {"groundswell_policy_grounding_rate", "groundswell_policy_escape_ra
 # Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
     "groundswell_task_duration_seconds",
+    "groundswell_read_duration_seconds",
     "groundswell_tasks_in_progress",
     "groundswell_task_peak_rss_bytes",
     "groundswell_task_last_success_timestamp_seconds",
@@ -351,6 +355,7 @@ def test_workers_cover_every_queue_once(services: dict) -> None:
     assert len(consumed) == len(set(consumed)), "one worker service per queue"
     assert queues.get("worker-verify") == {"verify", "control"}
     assert queues.get("worker-admit") == {"admit"}
+    assert queues.get("worker-read") == {"read"}
 
 
 def test_rabbitmq_is_a_profile_the_groundswell_services_may_wait_for(services: dict) -> None:
