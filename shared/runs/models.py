@@ -41,9 +41,11 @@ def timestamp(iso_time: str | None) -> float:
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """Time-ordered and readable: ``20261129T215000Z-3f9a1c``."""
+    """Time-ordered and readable: ``20261129T215000Z-1f43f9a1c``. The suffix starts with the
+    millisecond (three hex digits), so runs made in the same second still sort in order when
+    they are listed from storage alone."""
     now = now or utcnow()
-    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+    return f"{now:%Y%m%dT%H%M%SZ}-{now.microsecond // 1000:03x}{secrets.token_hex(3)}"
 
 
 class RunSpec(BaseModel):

@@ -199,3 +199,14 @@ def test_a_batch_costs_two_run_state_round_trips(runs, service_settings, tmp_pat
     finally:
         client.execute_command = original  # type: ignore[method-assign]
     assert calls == ["EVALSHA", "EVALSHA"], calls  # begin, record
+
+
+def test_run_ids_made_in_one_second_sort_in_the_order_they_were_made():
+    from datetime import UTC, datetime
+
+    from groundswell.shared.runs.models import new_run_id
+
+    times = [datetime(2026, 11, 30, 14, 0, 0, ms * 1000, tzinfo=UTC) for ms in (5, 17, 250, 999)]
+    for _ in range(50):  # whatever the random part
+        ids = [new_run_id(t) for t in times]
+        assert sorted(ids) == ids
