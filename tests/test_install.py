@@ -19,6 +19,7 @@ import pytest
 from groundswell.shared.cli import load_all, main
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from tests.conftest import API_KEY
+from tests.shared.read import minipdf
 
 pytestmark = pytest.mark.integration
 
@@ -130,6 +131,11 @@ def test_every_command_does_its_job_from_the_runtime_install(
     page = tmp_path / "page.HTML"  # reading needs no dev extra (groundgate is only its oracle)
     page.write_text("<p>The rate was <b>4.5</b> percent<sup>1</sup>.</p><p hidden>x</p>")
     assert ok("read", str(page)).stdout == "The rate was 4.5 percent^1."
+    # PDFs too: pdfminer.six and cryptography come with the runtime install.
+    pdf = tmp_path / "rate.PDF"
+    pdf.write_bytes(minipdf.build([minipdf.text(72, 700, "The rate was 4.5 percent.")]))
+    assert "4.5 percent" in ok("read", str(pdf), "--layout", str(tmp_path / "l.json")).stdout
+    assert '"pages"' in (tmp_path / "l.json").read_text(encoding="utf-8")
     # The review page: the templates ship with the package, and they escape.
     review = ok("report", str(receipt), str(doc), str(schema), str(candidates)).stdout
     assert '<mark class="o-admitted"' in review and "4.5 percent" in review

@@ -68,9 +68,10 @@ def _named_options(
     multiple=True,
     callback=_named_options,
     metavar="NAME=VALUE",
-    help="A named, versioned reader option (repeatable), e.g. xml_breaks=uslm-1: USLM titles, "
-    "margin notes and page markers on their own lines, numbers and headings set apart. "
-    "Without options the text is groundgate's.",
+    help="A named, versioned reader option (repeatable): xml_breaks=uslm-1 (USLM titles, "
+    "margin notes and page markers on their own lines, numbers and headings set apart); "
+    "pdf_tables=cells-1 (a currency sign stays with its amount and a footnote mark with its "
+    "label, so number-table rows keep their tabs). Without options the text is groundgate's.",
 )
 def read_command(
     file: str,
