@@ -81,7 +81,8 @@ def main() -> None:
     )
     if not files:
         raise SystemExit(f"no files to read in {folder}")
-    warm = min((p for p in files if p.suffix.lower() == ".pdf"), key=lambda p: p.stat().st_size)
+    pdfs = [p for p in files if p.suffix.lower() == ".pdf"]
+    warm = min(pdfs or files, key=lambda p: p.stat().st_size)
     groundgate_reading(warm)
     our_reading(warm)
 
