@@ -23,6 +23,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
+from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
 from groundswell.shared.summary import OUTCOMES, TIERS, VERDICTS
 
 CONTEXT = 90  # characters of source shown around a span
@@ -100,10 +101,57 @@ def _text(value: Any) -> str:
 # -- the report of a run ----------------------------------------------------------------------
 
 
-def _claims(text: str, receipt: dict[str, Any], gold: dict[str, Any]) -> list[dict[str, Any]]:
+def _points(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and value == value and abs(value) < 1e7 else None
+
+
+def _regions(layout: Any, start: Any, end: Any) -> list[dict[str, Any]]:
+    """Where a span (UTF-8 bytes) is on its PDF pages: a caption and an outline of each page
+    with the box of the span's words (``x``/``y``/``w``/``h`` in the page's points)."""
     out = []
-    for row in receipt.get("records") or []:
+    for r in span_regions(layout, start, end):
+        x0, top, x1, bottom = (_points(r[k]) for k in ("x0", "top", "x1", "bottom"))
+        if x0 is None or top is None or x1 is None or bottom is None:
+            continue
+        width, height = _points(r["width"]), _points(r["height"])
+        view = {
+            "page": _text(r["page"]),
+            "caption": f"page {r['page']}, x {x0:g}–{x1:g}, y {top:g}–{bottom:g}",
+            "outline": None,
+        }
+        if width and height and width > 0 and height > 0:
+            view["outline"] = {
+                "width": f"{width:g}",
+                "height": f"{height:g}",
+                "x": f"{x0:g}",
+                "y": f"{top:g}",
+                "w": f"{max(x1 - x0, 0):g}",
+                "h": f"{max(bottom - top, 0):g}",
+            }
+        out.append(view)
+    return out
+
+
+def _page_list(pages: Any) -> str:
+    return ", ".join(str(p) for p in pages if isinstance(p, int)) if isinstance(pages, list) else ""
+
+
+def _claims(
+    text: str, receipt: dict[str, Any], gold: dict[str, Any], layout: Any = None
+) -> list[dict[str, Any]]:
+    rows = receipt.get("records") or []
+    # Certificates give characters; the layout gives UTF-8 bytes.
+    to_bytes = (
+        utf8_offsets(text, (row["certificate"].get(k) for row in rows for k in ("start", "end")))
+        if layout
+        else {}
+    )
+    out = []
+    for row in rows:
         record, cert = row["record"], row["certificate"]
+        start, end = to_bytes.get(cert.get("start")), to_bytes.get(cert.get("end"))
+        pages = row.get("pages") or (span_pages(layout, start, end) if layout else [])
         verdict = cert.get("verdict")
         label = gold.get(str(record.get("id"))) if record.get("id") is not None else None
         out.append(
@@ -114,24 +162,36 @@ def _claims(text: str, receipt: dict[str, Any], gold: dict[str, Any]) -> list[di
                 "claim": _text(record.get("claim")),
                 "snippet": _snippet(text, cert.get("start"), cert.get("end")),
                 "label": _label(label, bool(cert.get("grounded"))),
-                # A PDF with a layout: the pages of the located span.
-                "pages": ", ".join(str(p) for p in row.get("pages") or []),
+                # A PDF with a layout: the pages of the located span, and where on them.
+                "pages": _page_list(pages),
+                "regions": _regions(layout, start, end) if layout else [],
             }
         )
     return out
 
 
 def _candidates(
-    text: str, decisions: list[dict[str, Any]], gold: dict[str, Any]
+    text: str,
+    decisions: list[dict[str, Any]],
+    gold: dict[str, Any],
+    pages: Any = None,
+    layout: Any = None,
 ) -> list[dict[str, Any]]:
+    """``pages``: the admission receipt's pages of each decision's evidence, by the
+    decision's index; ``layout``: the PDF's layout, when the evidence offsets are its own."""
+    pages = pages if isinstance(pages, dict) else {}
+
     def span(d: dict[str, Any]) -> dict[str, Any]:
         ev = d.get("evidence") if d.get("source") == "document" else None
         return ev if isinstance(ev, dict) else {}
 
     chars = char_offsets(text, (b for d in decisions for b in span(d).values()))
     out = []
-    for d in decisions:
+    for n, d in enumerate(decisions):
         ev = span(d)
+        on = pages.get(str(n)) or (
+            span_pages(layout, ev.get("start"), ev.get("end")) if layout else []
+        )
         cid = d.get("candidate_id")
         outcome = d.get("outcome")
         label = gold.get(str(cid)) if cid is not None else None
@@ -145,14 +205,21 @@ def _candidates(
                 "codes": [_text(c) for c in d.get("codes", [])],
                 "snippet": _snippet(text, chars.get(ev.get("start")), chars.get(ev.get("end"))),
                 "label": _label(label, outcome == "admitted"),
+                "pages": _page_list(on),
+                "regions": _regions(layout, ev.get("start"), ev.get("end")) if layout else [],
             }
         )
     return out
 
 
 def _document(
-    doc_id: str, text: str | None, units: dict[str, dict[str, Any]], labels: dict[str, Any]
+    doc_id: str,
+    text: str | None,
+    units: dict[str, dict[str, Any]],
+    labels: dict[str, Any],
+    layout: Any = None,
 ) -> dict[str, Any]:
+    """``layout``: the groundgate layout of a PDF's text read (its pages and word boxes)."""
     errors = [
         {
             "where": _text(e.get("file", "")) + (f":{e['line']}" if e.get("line") else ""),
@@ -166,13 +233,19 @@ def _document(
     if text is not None:
         verify = units.get("verify", {}).get("receipt")
         if verify:
-            claims = _claims(text, verify, labels.get("claims", {}))
+            claims = _claims(text, verify, labels.get("claims", {}), layout)
         admit = units.get("admit", {}).get("receipt")
         if admit and admit.get("receipt"):
             decisions = admit["receipt"].get("decisions", [])
             # Admission read the NFC form of a document that is not NFC: its spans are there.
             admitted_text = unicodedata.normalize("NFC", text) if admit.get("normalized") else text
-            candidates = _candidates(admitted_text, decisions, labels.get("candidates", {}))
+            candidates = _candidates(
+                admitted_text,
+                decisions,
+                labels.get("candidates", {}),
+                admit.get("pages"),
+                None if admit.get("normalized") else layout,
+            )
     return {"id": doc_id, "errors": errors, "claims": claims, "candidates": candidates}
 
 
@@ -236,11 +309,13 @@ def render_report(
     load_labels: Callable[[str], dict[str, Any]],
     max_documents: int = 50,
     total_documents: int | None = None,
+    load_layout: Callable[[str], dict[str, Any] | None] | None = None,
 ) -> str:
     """The HTML report of a run. ``index`` holds the rows of the documents to show (a run's
     reader picks them from its highlights); ``total_documents`` is how many the run has, for
     the note on the rest. Each document's text is read when its section is rendered, and let
-    go after it."""
+    go after it; ``load_layout`` gives a PDF's layout (called after ``load_document``), so
+    each located span shows the region of its words on its pages."""
     by_doc: dict[str, dict[str, dict[str, Any]]] = {}
     for row in index:
         by_doc.setdefault(row["doc_id"], {})[row["kind"]] = {"index": row}
@@ -255,7 +330,9 @@ def render_report(
     def documents() -> Iterator[dict[str, Any]]:
         for doc_id in shown:
             units = by_doc.pop(doc_id)
-            yield _document(doc_id, load_document(doc_id), units, load_labels(doc_id))
+            text = load_document(doc_id)
+            layout = load_layout(doc_id) if load_layout is not None and text is not None else None
+            yield _document(doc_id, text, units, load_labels(doc_id), layout)
 
     page = template("run_report.html").generate(
         **_summary_view(summary), documents=documents(), hidden=total - len(shown)

@@ -178,6 +178,8 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
 
     runner = context(service, record).runner
 
+    layouts: dict[str, Any] = {}  # the layout of the document just loaded (PDFs)
+
     def document(doc_id: str) -> str | None:
         try:
             return corpus.get(document_key(doc_id)).decode("utf-8", "replace")
@@ -186,7 +188,10 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
         # A document read from PDF, HTML or XML: its stored reading (never read here).
         try:
             doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
-            return doc.text() if doc.failure is None else None
+            if doc.failure is not None:
+                return None
+            layouts[doc_id] = doc.layout
+            return doc.text()
         except Exception:
             return None
 
@@ -197,4 +202,13 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
             return {}
 
     total = index.manifest.get("document_ids", len(shown))
-    return render_report(summary, rows, receipt, document, labels, max_documents, total)
+    return render_report(
+        summary,
+        rows,
+        receipt,
+        document,
+        labels,
+        max_documents,
+        total,
+        lambda d: layouts.pop(d, None),
+    )

@@ -82,15 +82,6 @@ class StoredReading:
             return self.error["cause"]
         return NO_TEXT if self.failure("") is not None else None
 
-    def page_of(self, offset: int | None) -> int | None:
-        """The page holding character ``offset`` of the text (PDFs with a layout)."""
-        if offset is None or not self.layout:
-            return None
-        for page in self.layout.get("pages", []):
-            if page["start"] <= offset < max(page["end"], page["start"] + 1):
-                return page["page"]
-        return None
-
     def dumps(self) -> bytes:
         body = {k: v for k, v in self.__dict__.items() if v is not None}
         body["reading_format"] = READING_FORMAT

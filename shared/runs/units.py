@@ -30,6 +30,7 @@ from groundswell.shared.corpus import (
     source_format,
 )
 from groundswell.shared.policies import PolicyVersion
+from groundswell.shared.read.regions import span_pages, utf8_offsets
 from groundswell.shared.receipts import (
     ReceiptError,
     admit_fingerprint,
@@ -136,12 +137,14 @@ class Document:
     reading: StoredReading | None = None
     failure: InputError | None = None
 
+    @property
+    def layout(self) -> dict[str, Any] | None:
+        return self.reading.layout if self.reading is not None else None
+
     def pages(self, start: Any, end: Any) -> list[int] | None:
-        """The pages of the span [start, end) of a PDF with a layout (first and last)."""
-        if self.reading is None or not self.reading.layout or start is None or end is None:
-            return None
-        first, last = self.reading.page_of(start), self.reading.page_of(max(start, end - 1))
-        return [p for p in dict.fromkeys((first, last)) if p is not None] or None
+        """The pages of the span [start, end) of a PDF with a layout, in UTF-8 byte offsets
+        of its text (the layout's, and admission evidence's): the receipts' ``pages``."""
+        return span_pages(self.layout, start, end) or None if self.layout else None
 
 
 class Unread(Exception):
@@ -529,7 +532,7 @@ class UnitRunner:
             return body
         records, errors = parse_claims(claims_data, claims_key(doc_id))
         verifier = Verifier(text, self.policy.verify_policy)
-        out = []
+        out: list[dict[str, Any]] = []
         for line, record in records:
             start, end = record.get("start"), record.get("end")
             if start is not None and end is not None:
@@ -548,11 +551,18 @@ class UnitRunner:
             else:
                 cert = verifier.verify(record["claim"])
             # The record is carried through untouched; the certificate sits beside it.
-            item = {"line": line, "record": record, "certificate": cert.as_dict()}
-            pages = doc.pages(cert.start, cert.end)
-            if pages:
-                item["pages"] = pages  # where the located span is in the PDF
-            out.append(item)
+            out.append({"line": line, "record": record, "certificate": cert.as_dict()})
+        if doc.layout:
+            # Where each located span is in the PDF: its character offsets in UTF-8 bytes,
+            # the layout's unit (one pass over the text for all of them).
+            certs = [item["certificate"] for item in out]
+            to_bytes = utf8_offsets(text, (c.get(k) for c in certs for k in ("start", "end")))
+            for item, cert_body in zip(out, certs, strict=True):
+                pages = doc.pages(
+                    to_bytes.get(cert_body.get("start")), to_bytes.get(cert_body.get("end"))
+                )
+                if pages:
+                    item["pages"] = pages
         body["records"] = out
         body["errors"] = [_error_body(e) for e in errors]
         return body
@@ -639,6 +649,18 @@ class UnitRunner:
         except PacketError as exc:
             body["failure"] = _error_body(_packet_error(doc_id, str(exc)))
             return body
+        if doc.layout and packet.note is None:
+            # Beside groundgate's receipt (never in it): the pages of each decision's document
+            # evidence, by the decision's index in the receipt; its offsets are UTF-8 bytes.
+            pages = {
+                str(n): found
+                for n, d in enumerate(body["receipt"].get("decisions") or [])
+                if d.get("source") == "document" and isinstance(d.get("evidence"), dict)
+                for found in [doc.pages(d["evidence"].get("start"), d["evidence"].get("end"))]
+                if found
+            }
+            if pages:
+                body["pages"] = pages
         body["records"] = candidates  # as given; the NFC move is a function of them
         body["errors"] = [_error_body(e) for e in errors]
         return body
