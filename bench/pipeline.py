@@ -18,6 +18,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,12 +35,14 @@ from groundswell.workers.embedded import RedisServer, WorkerProcess, service_env
 from tests.integration.corpus_gen import pick_documents, write_corpus  # noqa: E402
 
 
-def pipeline_runs(
-    corpus: str, workers: int, redis_url: str, work: Path, repeat: int
-) -> tuple[float, dict]:
-    """Best of ``repeat`` timed runs on warm workers (a first, untimed run warms them up)."""
-    output = work / f"out-{workers}w"
-    values = {"broker_url": redis_url, "storage_url": str(output)}  # default batching
+@contextmanager
+def running_workers(
+    workers: int, redis_url: str, output: Path, **settings: object
+) -> Iterator[RunService]:
+    """``workers`` worker processes (one pool process each, every queue) over a flushed
+    ``redis_url``, storing into ``output``, with other ``settings`` (default batching); the
+    service to submit runs to, once all answer."""
+    values = {"broker_url": redis_url, "storage_url": str(output), **settings}
     settings = Settings(**values)
     redis_client(redis_url).flushall()
     app = make_app(settings)
@@ -51,24 +55,37 @@ def pipeline_runs(
         while len(app.control.ping(timeout=0.5) or []) < workers:
             if time.monotonic() > deadline:
                 raise RuntimeError("workers did not answer within 60 s")
-        service = RunService(settings, RunStore(redis_client(redis_url)), enqueue_with(app))
+        yield RunService(settings, RunStore(redis_client(redis_url)), enqueue_with(app))
+    finally:
+        for proc in procs:
+            proc.stop()
+
+
+def timed_run(service: RunService, corpus: str) -> tuple[float, dict]:
+    """Wall-clock seconds from submitting a run of ``corpus`` to its end, and its summary."""
+    start = time.perf_counter()
+    record, _ = service.submit(RunSpec(corpus=corpus))
+    while not service.get(record.id).terminal:
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - start
+    return elapsed, service.summary(record.id) or {}
+
+
+def pipeline_runs(
+    corpus: str, workers: int, redis_url: str, work: Path, repeat: int
+) -> tuple[float, dict]:
+    """Best of ``repeat`` timed runs on warm workers (a first, untimed run warms them up)."""
+    output = work / f"out-{workers}w"
+    with running_workers(workers, redis_url, output) as service:
         best: tuple[float, dict] | None = None
         for attempt in range(repeat + 1):
             # Receipts are content-addressed: remove them so that every unit is computed again.
             shutil.rmtree(output / "receipts", ignore_errors=True)
-            start = time.perf_counter()
-            record, _ = service.submit(RunSpec(corpus=corpus))
-            while not service.get(record.id).terminal:
-                time.sleep(0.01)
-            elapsed = time.perf_counter() - start
-            summary = service.summary(record.id) or {}
+            elapsed, summary = timed_run(service, corpus)
             if attempt and (best is None or elapsed < best[0]):  # attempt 0 warms the workers
                 best = (elapsed, summary)
         assert best is not None
         return best
-    finally:
-        for proc in procs:
-            proc.stop()
 
 
 def main() -> None:

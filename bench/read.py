@@ -1,12 +1,20 @@
 """Benchmark: groundswell's readers against groundgate 0.11.0's ``read`` on ../shared/raw.
 
 Every file of the raw folder (15 PDFs, 3 inline-XBRL filings, 4 USLM XML files; never copied) is
-read in this one process by both readers, each the best of ``--repeat`` runs, alternating so
-that neither gets a warmer cache. Times are CPU seconds of the process (``--wall`` for wall-clock
-seconds): reading is single-threaded, and CPU time varies less with other load. Both readers are warmed up on one small PDF first (pdfminer
+read in this one process by both readers, each the best of ``--repeat`` runs (of 5 for a file
+read in under half a second), alternating so that neither gets a warmer cache. Times are CPU
+seconds of the process (``--wall`` for wall-clock seconds): reading is single-threaded, and CPU
+time varies less with other load. Both readers are warmed up on one small PDF first (pdfminer
 loads its font tables once per process). For each file: the seconds each reader took, the ratio
 (groundgate's time over ours: above 1 means we are faster) and whether the text, the layout
 JSON and the warnings are the same. Then the totals, for PDFs and for all files.
+
+Then the pipeline: the same files (copied to a temporary corpus, with one claim each quoting a
+line of the text) run through real workers (a private Redis; 1, then 2 worker processes, each
+warmed up on one small PDF first) from submit to the end of the run, wall-clock: documents and
+pages read per second, the ratio to the in-process reader above (its summed seconds) and what a
+second run of the same corpus reads (nothing: its readings are stored). ``--no-pipeline`` skips
+it.
 
 Not a test; run it with ``python bench/read.py`` (``--only pdf`` for the PDFs alone).
 """
@@ -15,7 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -52,6 +63,9 @@ def our_reading(path: Path) -> tuple[str, Any, tuple[str, ...]]:
     return reading.text, layout, tuple(reading.warnings)
 
 
+# A file read in under QUICK seconds is read QUICK_RUNS times by each reader (the best counts):
+# one run of a few milliseconds says little.
+QUICK, QUICK_RUNS = 0.5, 5
 CLOCK = time.process_time  # CPU seconds of this process: other load on the machine counts less
 
 
@@ -68,6 +82,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs per reader")
     parser.add_argument("--wall", action="store_true", help="wall-clock time, not CPU time")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--no-pipeline", action="store_true", help="the in-process part only")
     args = parser.parse_args()
     if args.wall:
         global CLOCK
@@ -87,17 +102,21 @@ def main() -> None:
     our_reading(warm)
 
     rows = []
+    texts: dict[Path, str] = {}
     header = f"{'file':34} {'KB':>6} {'groundgate s':>12} {'ours s':>8} {'ratio':>6}  same"
     print(header)
     print("-" * len(header))
     for path in files:
         theirs = ours = float("inf")
         expected = got = None
-        for _ in range(max(1, args.repeat)):
+        runs = 0
+        while runs < max(1, args.repeat) or (runs < QUICK_RUNS and ours < QUICK):
             t, expected = timed(groundgate_reading, path)
             theirs = min(theirs, t)
             t, got = timed(our_reading, path)
             ours = min(ours, t)
+            runs += 1
+        texts[path] = got[0]
         same = "text layout warnings" if expected == got else _what_differs(expected, got)
         row = {
             "file": path.name,
@@ -131,6 +150,72 @@ def main() -> None:
         )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    if not args.no_pipeline:
+        pipeline_reading(texts, warm, sum(r["ours"] for r in rows))
+
+
+def write_corpus(folder: Path, texts: dict[Path, str]) -> None:
+    """The files as documents, each with one claim: the first words of a line of its text."""
+    for sub in ("documents", "claims"):
+        (folder / sub).mkdir(parents=True)
+    for path, text in texts.items():
+        shutil.copyfile(path, folder / "documents" / path.name)
+        lines = [line.split() for line in text.splitlines()]
+        words = next((w for w in lines if len(w) >= 6), None) or text.split()
+        claim = {"id": "q1", "claim": " ".join(words[:8])}
+        (folder / "claims" / f"{path.stem}.jsonl").write_text(json.dumps(claim) + "\n")
+
+
+def pipeline_reading(texts: dict[Path, str], warm: Path, in_process: float) -> None:
+    from bench.pipeline import running_workers, timed_run
+    from groundswell.workers.embedded import RedisServer
+
+    work = Path(tempfile.mkdtemp(prefix="groundswell-bench-read-"))
+    corpus, warm_corpus = work / "corpus", work / "warm"
+    write_corpus(corpus, texts)
+    write_corpus(warm_corpus, {warm: texts[warm]})
+    documents = len(texts)
+    rows = []
+    redis_server = RedisServer().start()
+    try:
+        for workers in (1, 2):
+            output = work / f"out-{workers}w"
+            with running_workers(workers, redis_server.url, output) as service:
+                timed_run(service, str(warm_corpus))  # imports the readers in the pool
+                for stored in ("readings", "receipts"):  # what the warm-up run stored
+                    shutil.rmtree(output / stored, ignore_errors=True)
+                first = timed_run(service, str(corpus))
+                second = timed_run(service, str(corpus))
+            rows.append((workers, first, second))
+    finally:
+        redis_server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+    pages = rows[0][1][1].get("counts", {}).get("read.pages", 0)
+    print(
+        f"\npipeline: {documents} documents, {pages} PDF pages; seconds from submit to the end "
+        f"of the run (wall clock); {os.cpu_count()} CPUs"
+    )
+    header = (
+        f"{'mode':20} {'read':>4} {'s':>6} {'docs/s':>7} {'pages/s':>7} {'vs in-process':>13}"
+        "  second run"
+    )
+    print(header)
+    print("-" * len(header))
+    print(
+        f"{'in-process reader':20} {documents:4} {in_process:6.2f} {documents / in_process:7.2f} "
+        f"{pages / in_process:7.1f} {1:12.2f}x"
+    )
+    for workers, (elapsed, summary), (again, cached) in rows:
+        read = summary.get("units", {}).get("read", {}).get("computed", 0)
+        reread = cached.get("units", {}).get("read", {}).get("computed", 0)
+        failed = {k: v for k, v in summary.get("counts", {}).items() if k.startswith("read.failed")}
+        mode = f"pipeline, {workers} worker{'s' * (workers > 1)}"
+        print(
+            f"{mode:20} {read:4} {elapsed:6.2f} {documents / elapsed:7.2f} {pages / elapsed:7.1f} "
+            f"{in_process / elapsed:12.2f}x  {again:.2f} s, read {reread}"
+            + "".join(f"; {n} {k.removeprefix('read.failed.')}" for k, n in failed.items())
+        )
 
 
 def _what_differs(expected: Any, got: Any) -> str:

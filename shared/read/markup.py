@@ -164,10 +164,10 @@ class Flow:
 
 
 def _invisible(attrs: list[tuple[str, str | None]]) -> bool:
-    return any(
-        name == "hidden" or (name == "style" and value and _INVISIBLE.search(value))
-        for name, value in attrs
-    )
+    for name, value in attrs:  # a loop, not any(): most elements have one attribute or none
+        if name == "hidden" or (name == "style" and value and _INVISIBLE.search(value)):
+            return True
+    return False
 
 
 class _HTMLReader(HTMLParser):
