@@ -184,7 +184,8 @@ class CorpusPlanner:
             if CANDIDATES in seen:
                 mine.append(PlannedUnit(ADMIT, doc_id, doc_size + seen[CANDIDATES], source))
             if mine and isinstance(source, str) and source_format(source) != "text":
-                mine.insert(0, PlannedUnit(READ, doc_id, doc_size, source))
+                cost = READ_COST.get(source_format(source), 1)
+                mine.insert(0, PlannedUnit(READ, doc_id, doc_size * cost, source))
             if take is not None and not take(mine):
                 stopped = True
                 break
@@ -291,6 +292,13 @@ def batches(
     for unit in units:
         batcher.add(unit)
     yield from batcher.finish()
+
+
+# A read unit weighs its source's bytes times what reading a byte costs next to verifying one
+# (bench/read.py: a 10-Q PDF reads at about 150 KB/s, markup at 10 MB/s): read batches stay
+# a second or two of work, so the workers share a corpus of PDFs instead of one of them
+# reading the large ones in a single batch.
+READ_COST = {"pdf": 40, "html": 2, "xml": 2}
 
 
 class StepBatcher:

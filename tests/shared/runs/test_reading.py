@@ -37,14 +37,18 @@ def test_planning_holds_the_units_of_a_read_document_behind_its_read_batch(mixed
     units = list(CorpusPlanner(store, None, page_size=2))  # small pages: the merge across
     specs = step_batches(units, 4_000_000, 64)
     reads = [s for s in specs if s.kind == "read"]
-    assert len(reads) == 1
-    (read,) = reads
-    assert sorted(read.doc_ids) == ["bill", "filing", "protocol", "scan"]
-    assert read.source("bill") == "documents/bill.XML"
-    held = [s for s in specs if s.after == read.batch]
-    assert sorted(h.batch for h in held) == sorted(read.then or [])
-    assert {h.kind for h in held} == {"verify", "admit"}
-    assert sorted(held[0].doc_ids) == ["bill", "filing", "protocol", "scan"]
+    assert sorted(d for r in reads for d in r.doc_ids) == ["bill", "filing", "protocol", "scan"]
+    # Reading a PDF byte costs far more than verifying one: the two PDFs (82 and 64 KB) are
+    # not read in one batch of the 4 MB budget, so two workers share them.
+    assert not any({"protocol", "scan"} <= set(r.doc_ids) for r in reads)
+    bill = next(r for r in reads if "bill" in r.doc_ids)
+    assert bill.source("bill") == "documents/bill.XML"
+    for read in reads:  # each read batch holds the verify and admit batches of its documents
+        held = [s for s in specs if s.after == read.batch]
+        assert sorted(h.batch for h in held) == sorted(read.then or [])
+        assert {h.kind for h in held} <= {"verify", "admit"} and held
+        for h in held:
+            assert set(h.doc_ids) <= set(read.doc_ids)
     plain = [s for s in specs if s.kind != "read" and s.after is None]
     assert sorted(d for s in plain for d in s.doc_ids if s.kind == "verify") == ["note", "twice"]
     twice = next(s for s in plain if "twice" in s.doc_ids)
@@ -142,7 +146,7 @@ def test_held_batches_are_sent_once_by_the_record_of_their_read_batch(
     assert sent.pop(0) == ("plan", [record.id])
     service.plan(record.id)
     kinds = [k for k, _ in sent]
-    assert kinds.count("read") == 1
+    assert kinds.count("read") >= 2  # the PDFs are read in batches of their own
     # Sent: the read batch and the text documents' batches; the two held ones are not.
     held_before = {a[1] for k, a in sent if k in ("verify", "admit")}
     assert len(held_before) >= 2  # note and twice (maybe in two planning steps)
