@@ -70,6 +70,7 @@ class _Segment:
     orig_end: int
     nfc_start: int  # byte offsets in the NFC text
     nfc_end: int
+    part: str  # the segment's original characters
     inner: dict[int, int] = field(default_factory=dict)  # exact inner offsets: orig -> nfc
 
 
@@ -107,25 +108,19 @@ class NfcText:
             return seg.nfc_start
         if value in seg.inner:
             return seg.inner[value]
-        if not _on_boundary(self.original, seg, value):
+        if not _on_boundary(seg, value):
             return -1  # inside a character of the original: keep the span invalid
         return seg.nfc_end if end else seg.nfc_start
 
 
-def _on_boundary(original: str, seg: _Segment, value: int) -> bool:
-    # Only reached inside a segment, which is short: decode its bytes to find the boundaries.
+def _on_boundary(seg: _Segment, value: int) -> bool:
+    # Only reached inside a segment, which is short: walk its characters.
     pos = seg.orig_start
-    for ch in _segment_text(original, seg):
+    for ch in seg.part:
         if pos == value:
             return True
-        pos += len(ch.encode("utf-8", "surrogatepass"))
+        pos += _utf8_len(ch)
     return pos == value
-
-
-def _segment_text(original: str, seg: _Segment) -> str:
-    return original.encode("utf-8", "surrogatepass")[seg.orig_start : seg.orig_end].decode(
-        "utf-8", "surrogatepass"
-    )
 
 
 def _utf8_len(text: str) -> int:
@@ -157,7 +152,7 @@ def to_nfc(original: str) -> NfcText:
         part = original[start:end]
         out = normalize("NFC", part)
         pieces.append(out)
-        seg = _Segment(orig_b, orig_b + _utf8_len(part), nfc_b, nfc_b + _utf8_len(out))
+        seg = _Segment(orig_b, orig_b + _utf8_len(part), nfc_b, nfc_b + _utf8_len(out), part)
         if 1 < len(part) <= _MAX_INNER:
             for i in range(1, len(part)):
                 head = normalize("NFC", part[:i])
