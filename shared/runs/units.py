@@ -292,8 +292,8 @@ class UnitRunner:
         if data is None:
             return None, []
         labels, errors = parse_labels(data, file)
-        on_admit = [(e.field or "").startswith("candidates") for e in errors]
-        return labels, [e for e, a in zip(errors, on_admit, strict=True) if a == (kind == ADMIT)]
+        admits = kind == ADMIT
+        return labels, [e for e in errors if (e.field or "").startswith("candidates") == admits]
 
     def _schema_once(self) -> tuple[bytes, dict[str, Any]]:
         if self._schema is None:
