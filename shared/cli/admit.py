@@ -487,6 +487,37 @@ def check_receipt_command(
     Exit status: 0 the receipt re-derives, 1 it does not (each difference on stderr), 2 an
     input is invalid.
     """
+    verified_receipt(
+        receipt,
+        document,
+        schema,
+        candidates,
+        judgments=judgments,
+        policy=policy,
+        references=references,
+        document_source=document_source,
+        packs=packs,
+        pack_dir=pack_dir,
+    )
+    click.echo("receipt verified")
+
+
+def verified_receipt(
+    receipt: str,
+    document: str,
+    schema: str,
+    candidates: str,
+    *,
+    judgments: str | None = None,
+    policy: str | None = None,
+    references: str | None = None,
+    document_source: str | None = None,
+    packs: tuple[str, ...] = (),
+    pack_dir: str | None = None,
+) -> tuple[dict[str, Any], str]:
+    """check-receipt's check: the SPEC receipt and the text it re-derives on (the document
+    as the run read it, for a receipt stored by a run). Exit 1 with each difference on
+    stderr; an invalid input raises InputError."""
     raw = _read_bytes(receipt)
     spec_receipt, unit = _stored_receipt(parse_json(_decode(raw, receipt), receipt), raw, receipt)
     doc_bytes = _read_bytes(document)
@@ -528,7 +559,7 @@ def check_receipt_command(
         for p in problems:
             click.echo(f"mismatch: {p}", err=True)
         raise SystemExit(1)
-    click.echo("receipt verified")
+    return spec_receipt, text
 
 
 def _as_the_run_read(

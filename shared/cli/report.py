@@ -12,10 +12,8 @@ stored by a run; DOC may be - (standard input).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +22,9 @@ from click.core import ParameterSource
 
 from groundswell.shared.cli.admit import (
     InputError,
-    _as_the_run_read,
-    _decode,
-    _read_bytes,
-    _stored_receipt,
-    check_receipt_command,
-    parse_json,
     read_json,
     receipt_options,
+    verified_receipt,
 )
 from groundswell.shared.cli.app import main
 
@@ -57,17 +50,6 @@ def _write(pieces: Iterable[str], output: str | None) -> None:
         raise
 
 
-@contextlib.contextmanager
-def _stdin(data: bytes) -> Iterator[None]:
-    """Standard input holding ``data`` again, for a second reader of a document given as -."""
-    saved = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
-    try:
-        yield
-    finally:
-        sys.stdin = saved
-
-
 def review_receipt(
     receipt: str,
     document: str,
@@ -84,25 +66,12 @@ def review_receipt(
     invalid input), then render its review page. ``inputs`` are check-receipt's options."""
     from groundswell.shared.report import iter_review, layout_pages
 
-    raw = _read_bytes(receipt)
-    spec, unit = _stored_receipt(parse_json(_decode(raw, receipt), receipt), raw, receipt)
-    if not isinstance(spec, dict):
-        raise InputError(f"{receipt}: a receipt is a JSON object")
-    doc_bytes = _read_bytes(document)
     try:
-        # Its "receipt verified" is left out: stdout may be the page, and the page says it.
-        with _stdin(doc_bytes), contextlib.redirect_stdout(io.StringIO()):
-            check_receipt_command.callback(receipt, document, schema, candidates, **inputs)
+        spec, text = verified_receipt(receipt, document, schema, candidates, **inputs)
     except SystemExit as exc:
         if exc.code == 1:
             click.echo("groundswell: not rendering a receipt that does not match", err=True)
         raise
-    text = _decode(doc_bytes, document)
-    if unit is not None:  # the offsets are into the document as the run read it
-        cand_bytes = _read_bytes(candidates)
-        text = _as_the_run_read(
-            unit, (document, doc_bytes), text, (candidates, cand_bytes), schema
-        )[0]
     pages = None
     if layout is not None:
         try:
