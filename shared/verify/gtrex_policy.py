@@ -19,19 +19,22 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundswell.shared.repair.policy import (
+    REPAIR_MODES,
+    SALVAGE_POLICIES,
+    RepairPolicy,
+    RepairSettings,
+)
 from groundswell.shared.verify.policy import VERDICT_SETTINGS, PolicyError, VerifyPolicy
+
+__all__ = ["REPAIR_MODES", "SALVAGE_POLICIES", "GtrexPolicy", "RepairSettings"]
 
 GTREX_SCHEMA = "gtrex/policy/2"
 GTREX_REVISIONS = (6, 7)
-REPAIR_MODES = ("off", "substitute", "annotate")
-SALVAGE_POLICIES = ("off", "longest_grounded")
-# gtrex's built-in policies: only DEFAULT substitutes; STRICT and PERMISSIVE only verify.
-BUILTIN_REPAIR_MODES = {"strict": "off", "default": "substitute", "permissive": "off"}
-
 _VERIFY_FIELDS = ("ladder_name", "ladder", *VERDICT_SETTINGS)
 _REPAIR_FIELDS = (
     "repair_mode",
@@ -49,63 +52,15 @@ _KNOWN_FIELDS = {*_IDENTITY_FIELDS, "fingerprint", "migrated_from"}
 
 
 @dataclass(frozen=True)
-class RepairSettings:
-    """gtrex's repair settings: recorded and printed; nothing in groundswell repairs yet."""
-
-    repair_mode: str = "substitute"
-    salvage_policy: str = "off"
-    repair_threshold: float | None = None
-    # The other repair fields of a gtrex policy file (guards, aligner), as the file gives them.
-    other: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.repair_mode not in REPAIR_MODES:
-            raise PolicyError(
-                f"repair_mode must be one of {', '.join(REPAIR_MODES)}, not {self.repair_mode!r}"
-            )
-        if self.salvage_policy not in SALVAGE_POLICIES:
-            raise PolicyError(
-                f"salvage_policy must be one of {', '.join(SALVAGE_POLICIES)}, "
-                f"not {self.salvage_policy!r}"
-            )
-        t = self.repair_threshold
-        if t is not None and (
-            isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t <= 1
-        ):
-            raise PolicyError(f"repair_threshold must be null or a number in [0, 1], not {t!r}")
-
-    @classmethod
-    def for_policy(cls, policy: VerifyPolicy) -> RepairSettings:
-        """gtrex's repair settings for a policy of that name (gtrex's Policy() otherwise)."""
-        return cls(repair_mode=BUILTIN_REPAIR_MODES.get(policy.name, "substitute"))
-
-    def lines(self) -> list[str]:
-        threshold = (
-            "(none: the policy sets none; gtrex's uncalibrated default is 0.65)"
-            if self.repair_threshold is None
-            else repr(self.repair_threshold)
-        )
-        out = [
-            f"  repair_mode          {self.repair_mode}",
-            f"  salvage_policy       {self.salvage_policy}",
-            f"  repair_threshold     {threshold}",
-        ]
-        out += [f"  {name:<20} {_short(value)}" for name, value in self.other.items()]
-        return out
-
-
-@dataclass(frozen=True)
 class GtrexPolicy:
     verify: VerifyPolicy
     repair: RepairSettings
     fingerprint: str | None  # gtrex's, when the file states it
     notes: tuple[str, ...] = ()
 
-
-def _short(value: Any) -> str:
-    if isinstance(value, list) and len(value) > 6:
-        return f"{len(value)} entries"
-    return json.dumps(value, ensure_ascii=False)
+    @property
+    def repair_policy(self) -> RepairPolicy:
+        return RepairPolicy(self.verify, self.repair)
 
 
 def is_gtrex_policy(data: Any) -> bool:
@@ -164,12 +119,7 @@ def from_gtrex(data: Mapping[str, Any], *, name: str = "gtrex") -> GtrexPolicy:
         f" (gtrex fingerprint {stated})" if isinstance(stated, str) else ""
     )
     policy = VerifyPolicy.from_dict(mapped)
-    repair = RepairSettings(
-        repair_mode=data.get("repair_mode", "substitute"),
-        salvage_policy=data.get("salvage_policy", "off"),
-        repair_threshold=data.get("repair_threshold"),
-        other={k: data[k] for k in _REPAIR_FIELDS[3:] if k in data},
-    )
+    repair = RepairSettings.from_dict({k: data[k] for k in _REPAIR_FIELDS if k in data})
     notes: list[str] = []
     if stated is not None:
         if not isinstance(stated, str):

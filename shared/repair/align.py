@@ -1,0 +1,483 @@
+"""Locating a near-miss quotation in its source: token seeds, candidate regions, local alignment.
+
+Same model and scores as gtrex 1.1.0's aligner (scorer revision 4), so a threshold means the
+same thing in both: the document is tokenized once (numbers with their separators, letter and
+digit runs, each punctuation mark alone); a number's key is its canonical value (``1,200`` is
+``1200``) and a word's key is casefolded; every claim k-gram found in the document seeds a
+diagonal; the best-supported diagonals, padded, are the regions where an affine-gap
+Smith-Waterman alignment runs; the span it picks is tidied at the edges and scored by blending
+token coverage with the normalized alignment score.
+
+What is ours is the cost. The document's keys and spans sit in flat arrays and the k-gram
+table holds ints; a claim of fewer than k tokens looks up its first hits instead of scanning
+every token; and a region whose best conceivable score (every claim token it holds matched)
+cannot beat the best alignment found so far is never aligned. Regions are aligned best-bound
+first and ties go to the region earlier in the document, which is gtrex's order, so the pruned
+search returns the same span and the same score, bit for bit.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from groundswell.shared.text.offsets import OffsetMap
+from groundswell.shared.verify.engine import TOKEN
+
+SCORER_ID = "groundswell.align.seeded_smith_waterman"
+# Bump whenever a score can change for the same claim, source and parameters: a calibration is
+# bound to it.
+SCORER_REVISION = 1
+
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+_TRIM_LEADING = " \t\n\r.,;:!?" + _CLOSERS
+_TRIM_TRAILING = " \t\n\r,;:" + _OPENERS
+# A bound within this of the best score is aligned anyway (scores are sums of a few floats).
+_SLACK = 1e-9
+
+
+class AlignmentError(ValueError):
+    """Alignment parameters that cannot be used."""
+
+
+def _integer(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AlignmentError(f"{name} must be an integer, not {value!r}")
+    if value < minimum:
+        raise AlignmentError(f"{name} must be >= {minimum}, not {value}")
+    return value
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AlignmentError(f"{name} must be a number, not {value!r}")
+    try:
+        result = float(value)
+    except OverflowError:
+        raise AlignmentError(f"{name} is too large") from None
+    if not math.isfinite(result):
+        raise AlignmentError(f"{name} must be finite, not {value!r}")
+    return result
+
+
+@dataclass(frozen=True)
+class AlignmentParams:
+    """Every knob of the aligner (gtrex's names and defaults); all are in the scorer identity."""
+
+    seed_ngram: int = 3
+    match_score: float = 2.0
+    mismatch_score: float = -1.0
+    gap_open: float = -2.0
+    gap_extend: float = -0.5
+    max_regions: int = 24
+    region_pad_tokens: int = 12
+    coverage_weight: float = 0.65
+    case_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        _integer("seed_ngram", self.seed_ngram, 1)
+        _integer("max_regions", self.max_regions, 1)
+        _integer("region_pad_tokens", self.region_pad_tokens, 0)
+        # Floats, so 2 and 2.0 are one configuration with one fingerprint.
+        match = _number("match_score", self.match_score)
+        if match <= 0:
+            raise AlignmentError(f"match_score must be > 0, not {match}")
+        object.__setattr__(self, "match_score", match)
+        for name in ("mismatch_score", "gap_open", "gap_extend"):
+            value = _number(name, getattr(self, name))
+            if value > 0:
+                raise AlignmentError(f"{name} must be <= 0, not {value}")
+            object.__setattr__(self, name, value)
+        weight = _number("coverage_weight", self.coverage_weight)
+        if not 0 <= weight <= 1:
+            raise AlignmentError(f"coverage_weight must be in [0, 1], not {weight}")
+        object.__setattr__(self, "coverage_weight", weight)
+        if not isinstance(self.case_sensitive, bool):
+            raise AlignmentError(
+                f"case_sensitive must be true or false, not {self.case_sensitive!r}"
+            )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seed_ngram": self.seed_ngram,
+            "match_score": self.match_score,
+            "mismatch_score": self.mismatch_score,
+            "gap_open": self.gap_open,
+            "gap_extend": self.gap_extend,
+            "max_regions": self.max_regions,
+            "region_pad_tokens": self.region_pad_tokens,
+            "coverage_weight": self.coverage_weight,
+            "case_sensitive": self.case_sensitive,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AlignmentParams:
+        if not isinstance(data, dict):
+            raise AlignmentError("alignment must be a JSON object")
+        unknown = set(data) - set(cls().as_dict())
+        if unknown:
+            raise AlignmentError(f"unknown alignment fields: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The source span that best explains a claim, with its scores (full precision)."""
+
+    score: float
+    coverage: float
+    alignment_score: float
+    start: int
+    end: int
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "coverage": self.coverage,
+            "alignment_score": self.alignment_score,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+        }
+
+
+def _decimal_point_starts(text: str, i: int) -> bool:
+    """Whether the digits at ``i`` follow a '.' that begins the number (not 'No.5', '...5')."""
+    if i == 0 or text[i - 1] != ".":
+        return False
+    return i == 1 or not (text[i - 2].isalnum() or text[i - 2] in "._")
+
+
+def trim_span(text: str, start: int, end: int, reach: int = 48) -> tuple[int, int]:
+    """Tidy a span's edges without changing what it says: spaces and dangling punctuation go,
+    and an unbalanced bracket is extended to its partner within ``reach`` characters before
+    it is dropped (dropping the ``(`` of ``($10.0 million)`` would make a loss a profit)."""
+    while start < end and text[start] in _TRIM_LEADING:
+        if (
+            text[start] == "."
+            and start + 1 < end
+            and text[start + 1].isdecimal()
+            and _decimal_point_starts(text, start + 1)
+        ):
+            break
+        start += 1
+    while end > start and text[end - 1] in _TRIM_TRAILING:
+        end -= 1
+    for _ in range(4):
+        piece = text[start:end]
+        opens = sum(piece.count(c) for c in _OPENERS)
+        closes = sum(piece.count(c) for c in _CLOSERS)
+        if opens == closes:
+            break
+        if opens > closes:
+            limit = min(len(text), end + reach)
+            found = [p for p in (text.find(c, end, limit) for c in _CLOSERS) if p >= 0]
+            if found:
+                end = min(found) + 1
+                continue
+            if text[start] in _OPENERS:
+                start += 1
+                continue
+        else:
+            opener = max(text.rfind(c, max(0, start - reach), start) for c in _OPENERS)
+            if opener >= 0:
+                start = opener
+                continue
+            if text[end - 1] in _CLOSERS:
+                end -= 1
+                continue
+        break
+    return start, end
+
+
+class TokenKeys:
+    """Comparison keys of tokens: a whole number is its canonical value, a word is casefolded
+    (unless case-sensitive). Memoized, since a document repeats most of its tokens."""
+
+    def __init__(self, case_sensitive: bool) -> None:
+        self.case_sensitive = case_sensitive
+        self._memo: dict[str, str] = {}
+
+    def key(self, token: str) -> str:
+        got = self._memo.get(token)
+        if got is None:
+            got = self._memo[token] = self._compute(token)
+        return got
+
+    def _compute(self, token: str) -> str:
+        # Only an entire numeric token is a number: 'Q3' and '3' stay distinct.
+        if token[0].isdecimal() or token[0] == ".":
+            from groundswell.shared.repair.numbers import numeric_sequence
+
+            values = numeric_sequence(token)
+            if len(values) == 1 and all(c.isdecimal() or c in ".," for c in token):
+                return "\x00number:" + values[0]
+        return token if self.case_sensitive else token.casefold()
+
+    def keys(self, text: str) -> list[str]:
+        key = self.key
+        return [key(t) for t in TOKEN.findall(text)]
+
+
+def token_count(text: str) -> int:
+    return len(TOKEN.findall(text))
+
+
+class AlignIndex:
+    """One document, tokenized once, serving the alignment of any number of claims.
+
+    ``text`` is the projection the aligner reads (the ladder's first tier: the original with
+    parser markers separated) and ``omap`` maps it back to ``source``.
+    """
+
+    def __init__(
+        self, source: str, text: str, omap: OffsetMap, params: AlignmentParams | None = None
+    ) -> None:
+        self.source = source
+        self.text = text
+        self.omap = omap
+        self.params = params or AlignmentParams()
+        self._keys = TokenKeys(self.params.case_sensitive)
+        key = self._keys.key
+        starts = array("q")
+        ends = array("q")
+        keys: list[str] = []
+        for m in TOKEN.finditer(text):
+            a, b = m.span()
+            starts.append(a)
+            ends.append(b)
+            keys.append(key(m.group()))
+        self.starts = starts
+        self.ends = ends
+        self.keys = keys
+        # Each distinct key gets a small int; a k-gram is a tuple of ints.
+        ids: dict[str, int] = {}
+        self._ids = ids
+        self._coded = [ids.setdefault(k, len(ids)) for k in keys]
+        self._grams: dict[tuple[int, ...], list[int]] | None = None
+        self._positions: dict[int, list[int]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    # --- seeds ------------------------------------------------------------------------------
+
+    def _gram_table(self) -> dict[tuple[int, ...], list[int]]:
+        if self._grams is None:
+            k = self.params.seed_ngram
+            coded = self._coded
+            table: dict[tuple[int, ...], list[int]] = {}
+            for position, gram in enumerate(zip(*(coded[i:] for i in range(k)), strict=False)):
+                got = table.get(gram)
+                if got is None:
+                    table[gram] = [position]
+                else:
+                    got.append(position)
+            self._grams = table
+        return self._grams
+
+    def _position_table(self) -> dict[int, list[int]]:
+        if self._positions is None:
+            table: dict[int, list[int]] = {}
+            for position, code in enumerate(self._coded):
+                got = table.get(code)
+                if got is None:
+                    table[code] = [position]
+                else:
+                    got.append(position)
+            self._positions = table
+        return self._positions
+
+    def _regions(self, claim_keys: Sequence[str]) -> list[tuple[int, int]]:
+        """Candidate regions in token positions, sorted and merged: the ``max_regions`` best
+        supported diagonals (ties in order of first hit), padded on both sides."""
+        params = self.params
+        k = params.seed_ngram
+        n = len(claim_keys)
+        ids = self._ids
+        diagonals: dict[int, list[int]] = {}
+        if n < k:
+            # Every source token holding any claim key is a hit on its own diagonal, so the
+            # top diagonals are simply the first hits in the document.
+            table = self._position_table()
+            lists = [table[c] for c in {ids[key] for key in claim_keys if key in ids}]
+            for position in islice(heapq.merge(*lists), params.max_regions):
+                diagonals[position] = [position]
+            ranked = list(diagonals.values())
+        else:
+            table = self._gram_table()
+            codes = [ids.get(key, -1) for key in claim_keys]
+            for offset in range(n - k + 1):
+                for position in table.get(tuple(codes[offset : offset + k]), ()):
+                    got = diagonals.get(position - offset)
+                    if got is None:
+                        diagonals[position - offset] = [position]
+                    else:
+                        got.append(position)
+            if not diagonals:
+                return []
+            ranked = sorted(diagonals.values(), key=len, reverse=True)[: params.max_regions]
+        pad = params.region_pad_tokens
+        total = len(self.keys)
+        regions = sorted(
+            (max(0, min(members) - pad), min(total, max(members) + n + pad)) for members in ranked
+        )
+        merged: list[tuple[int, int]] = []
+        for lo, hi in regions:
+            if merged and lo <= merged[-1][1]:
+                if hi > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        return merged
+
+    # --- alignment --------------------------------------------------------------------------
+
+    def best_span(self, claim: str) -> Alignment | None:
+        """The source span that best explains ``claim`` (None when nothing seeds or aligns)."""
+        claim_keys = self._keys.keys(claim)
+        if not claim_keys or not self.keys:
+            return None
+        regions = self._regions(claim_keys)
+        if not regions:
+            return None
+        params = self.params
+        n = len(claim_keys)
+        wanted = Counter(claim_keys)
+        # The most a region could score is every claim token it holds matched, in order.
+        bounds = []
+        for order, (lo, hi) in enumerate(regions):
+            have = Counter(self.keys[lo:hi])
+            held = sum(min(count, have[key]) for key, count in wanted.items())
+            bounds.append((-held, order))
+        bounds.sort()
+        best: Alignment | None = None
+        best_order = -1
+        ceiling = params.match_score * n
+        weight = params.coverage_weight
+        for negative_held, order in bounds:
+            if best is not None and -negative_held / n + _SLACK < best.score:
+                break  # sorted by bound: no later region can win either
+            lo, hi = regions[order]
+            found = smith_waterman(claim_keys, self.keys[lo:hi], params)
+            if found is None:
+                continue
+            raw, w_start, w_end, matched = found
+            token_lo, token_hi = lo + w_start, lo + w_end
+            if token_hi <= token_lo:
+                continue
+            a, b = trim_span(self.text, self.starts[token_lo], self.ends[token_hi - 1])
+            if b <= a:
+                continue
+            start, end = self.omap.span(a, b)
+            start, end = trim_span(self.source, start, end)
+            if end <= start:
+                continue
+            coverage = matched / n
+            alignment_score = max(0.0, min(1.0, raw / ceiling)) if ceiling else 0.0
+            score = weight * coverage + (1.0 - weight) * alignment_score
+            if best is None or score > best.score or (score == best.score and order < best_order):
+                best = Alignment(
+                    score, coverage, alignment_score, start, end, self.source[start:end]
+                )
+                best_order = order
+        return best
+
+
+def smith_waterman(
+    query: Sequence[str], target: Sequence[str], params: AlignmentParams
+) -> tuple[float, int, int, int] | None:
+    """Affine-gap local alignment of two key sequences: ``(score, target_start, target_end,
+    matched)`` of the best cell (the first in row-major order on ties), or None.
+
+    Three states per cell (a match or mismatch, a gap in the target, a gap in the query), each
+    carrying the start and the matched count of the path that reached it, so only two rows are
+    kept. Ties between states go to the diagonal, then the target gap, then the query gap; a
+    gap is opened rather than extended on equal scores: the same choices as gtrex, which make
+    the same start and count.
+    """
+    n, m = len(query), len(target)
+    if n == 0 or m == 0:
+        return None
+    match, mismatch = params.match_score, params.mismatch_score
+    g_open, g_ext = params.gap_open, params.gap_extend
+    neg = -math.inf
+    width = m + 1
+    p_main = [0.0] * width
+    p_start = [0] * width
+    p_hits = [0] * width
+    p_gt = [neg] * width
+    p_gt_start = [0] * width
+    p_gt_hits = [0] * width
+    best = 0.0
+    best_start = best_end = best_hits = 0
+    columns = range(1, width)
+    for i in range(n):
+        q = query[i]
+        main = [0.0] * width
+        start = [0] * width
+        hits = [0] * width
+        gt = [neg] * width
+        gt_start = [0] * width
+        gt_hits = [0] * width
+        gq, gq_start, gq_hits = neg, 0, 0
+        left_main = 0.0
+        left_start = 0
+        left_hits = 0
+        for j in columns:
+            # Gap in the target: from the row above.
+            up = p_main[j]
+            opened = up + g_open
+            extended = p_gt[j] + g_ext
+            if opened >= extended:
+                t_score, t_start, t_hits = opened, p_start[j], p_hits[j]
+            else:
+                t_score, t_start, t_hits = extended, p_gt_start[j], p_gt_hits[j]
+            gt[j] = t_score
+            gt_start[j] = t_start
+            gt_hits[j] = t_hits
+            # Gap in the query: along this row.
+            opened = left_main + g_open
+            extended = gq + g_ext
+            if opened >= extended:
+                gq, gq_start, gq_hits = opened, left_start, left_hits
+            else:
+                gq = extended
+            diag_prev = p_main[j - 1]
+            is_match = q == target[j - 1]
+            diagonal = diag_prev + (match if is_match else mismatch)
+            score = diagonal
+            if t_score > score:
+                score = t_score
+            if gq > score:
+                score = gq
+            if score <= 0.0:
+                score = 0.0
+                s, h = j, 0
+            elif score == diagonal:
+                if diag_prev > 0:
+                    s, h = p_start[j - 1], p_hits[j - 1] + is_match
+                else:
+                    s, h = j - 1, int(is_match)
+            elif score == t_score:
+                s, h = t_start, t_hits
+            else:
+                s, h = gq_start, gq_hits
+            main[j] = left_main = score
+            start[j] = left_start = s
+            hits[j] = left_hits = h
+            if score > best:
+                best, best_start, best_end, best_hits = score, s, j, h
+        p_main, p_start, p_hits = main, start, hits
+        p_gt, p_gt_start, p_gt_hits = gt, gt_start, gt_hits
+    if best <= 0.0:
+        return None
+    return best, best_start, best_end, best_hits
