@@ -272,28 +272,14 @@ class AlignIndex:
 
     def _gram_table(self) -> dict[tuple[int, ...], list[int]]:
         if self._grams is None:
-            k = self.params.seed_ngram
             coded = self._coded
-            table: dict[tuple[int, ...], list[int]] = {}
-            for position, gram in enumerate(zip(*(coded[i:] for i in range(k)), strict=False)):
-                got = table.get(gram)
-                if got is None:
-                    table[gram] = [position]
-                else:
-                    got.append(position)
-            self._grams = table
+            grams = zip(*(coded[i:] for i in range(self.params.seed_ngram)), strict=False)
+            self._grams = _positions(grams)
         return self._grams
 
     def _position_table(self) -> dict[int, list[int]]:
         if self._positions is None:
-            table: dict[int, list[int]] = {}
-            for position, code in enumerate(self._coded):
-                got = table.get(code)
-                if got is None:
-                    table[code] = [position]
-                else:
-                    got.append(position)
-            self._positions = table
+            self._positions = _positions(self._coded)
         return self._positions
 
     def _regions(self, claim_keys: Sequence[str]) -> list[tuple[int, int]]:
@@ -390,6 +376,18 @@ class AlignIndex:
                 )
                 best_order = order
         return best
+
+
+def _positions(items: Any) -> dict[Any, list[int]]:
+    """Where each item occurs, in order."""
+    table: dict[Any, list[int]] = {}
+    for position, item in enumerate(items):
+        got = table.get(item)
+        if got is None:
+            table[item] = [position]
+        else:
+            got.append(position)
+    return table
 
 
 def smith_waterman(
