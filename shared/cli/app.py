@@ -35,6 +35,7 @@ COMMAND_MODULES = {
     "diff": "policies",
     "report": "report",
     "read": "read",
+    "repair": "repair",
     "calibrate": "calibrate",
 }
 
