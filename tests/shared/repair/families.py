@@ -102,7 +102,7 @@ def corpus_root() -> Path:
     return get_settings().shared_corpus
 
 
-def corpus_index(root: Path | None = None) -> list[dict]:
+def read_index(root: Path | None = None) -> list[dict]:
     path = (root or corpus_root()) / "index.jsonl"
     if not path.exists():
         return []
