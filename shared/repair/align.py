@@ -21,10 +21,13 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
+from operator import add, itemgetter, mul, sub
+from re import Match
 from typing import Any
 
 from groundswell.shared.text.offsets import OffsetMap
@@ -246,40 +249,49 @@ class AlignIndex:
         self.omap = omap
         self.params = params or AlignmentParams()
         self._keys = TokenKeys(self.params.case_sensitive)
+        # One regex pass; everything else maps in C over the tokens, computing each distinct
+        # token's key once.
+        matches = list(TOKEN.finditer(text))
+        texts = list(map(Match.group, matches))
+        self.starts = array("q", map(Match.start, matches))
+        self.ends = array("q", map(Match.end, matches))
+        del matches
         key = self._keys.key
-        starts = array("q")
-        ends = array("q")
-        keys: list[str] = []
-        for m in TOKEN.finditer(text):
-            a, b = m.span()
-            starts.append(a)
-            ends.append(b)
-            keys.append(key(m.group()))
-        self.starts = starts
-        self.ends = ends
-        self.keys = keys
-        # Each distinct key gets a small int; a k-gram is a tuple of ints.
         ids: dict[str, int] = {}
+        code_of = {t: ids.setdefault(key(t), len(ids)) for t in dict.fromkeys(texts)}
+        key_of = {t: key(t) for t in code_of}
+        self.keys = list(map(key_of.__getitem__, texts))
+        # Each distinct key gets a small int; a k-gram is one int in base len(ids).
         self._ids = ids
-        self._coded = [ids.setdefault(k, len(ids)) for k in keys]
-        self._grams: dict[tuple[int, ...], list[int]] | None = None
-        self._positions: dict[int, list[int]] | None = None
+        self._coded = list(map(code_of.__getitem__, texts))
+        self._grams: _Lookup | None = None
+        self._positions: _Lookup | None = None
 
     def __len__(self) -> int:
         return len(self.keys)
 
     # --- seeds ------------------------------------------------------------------------------
 
-    def _gram_table(self) -> dict[tuple[int, ...], list[int]]:
+    def _gram_value(self, codes: Sequence[int]) -> int:
+        base = len(self._ids)
+        value = 0
+        for code in codes:
+            value = value * base + code
+        return value
+
+    def _gram_table(self) -> _Lookup:
         if self._grams is None:
             coded = self._coded
-            grams = zip(*(coded[i:] for i in range(self.params.seed_ngram)), strict=False)
-            self._grams = _positions(grams)
+            base = len(self._ids)
+            values: Any = coded
+            for i in range(1, self.params.seed_ngram):
+                values = map(add, map(mul, values, repeat(base)), coded[i:])
+            self._grams = _Lookup(list(values))
         return self._grams
 
-    def _position_table(self) -> dict[int, list[int]]:
+    def _position_table(self) -> _Lookup:
         if self._positions is None:
-            self._positions = _positions(self._coded)
+            self._positions = _Lookup(self._coded)
         return self._positions
 
     def _regions(self, claim_keys: Sequence[str]) -> list[tuple[int, int]]:
@@ -289,32 +301,43 @@ class AlignIndex:
         k = params.seed_ngram
         n = len(claim_keys)
         ids = self._ids
-        diagonals: dict[int, list[int]] = {}
         if n < k:
             # Every source token holding any claim key is a hit on its own diagonal, so the
             # top diagonals are simply the first hits in the document.
             table = self._position_table()
-            lists = [table[c] for c in {ids[key] for key in claim_keys if key in ids}]
-            for position in islice(heapq.merge(*lists), params.max_regions):
-                diagonals[position] = [position]
-            ranked = list(diagonals.values())
+            lists = [table.find(c) for c in {ids[key] for key in claim_keys if key in ids}]
+            ranked = [(p, p) for p in islice(heapq.merge(*lists), params.max_regions)]
         else:
             table = self._gram_table()
             codes = [ids.get(key, -1) for key in claim_keys]
-            for offset in range(n - k + 1):
-                for position in table.get(tuple(codes[offset : offset + k]), ()):
-                    got = diagonals.get(position - offset)
-                    if got is None:
-                        diagonals[position - offset] = [position]
-                    else:
-                        got.append(position)
-            if not diagonals:
+            grams = [
+                self._gram_value(codes[o : o + k]) if -1 not in codes[o : o + k] else -1
+                for o in range(n - k + 1)
+            ]
+            # Hits per diagonal (position - offset), counted in C; a Counter keeps its keys in
+            # order of first hit, which breaks ties between equally supported diagonals.
+            counts: Counter[int] = Counter()
+            for offset, gram in enumerate(grams):
+                positions = table.find(gram) if gram >= 0 else ()
+                if positions:
+                    counts.update(map(sub, positions, repeat(offset)) if offset else positions)
+            if not counts:
                 return []
-            ranked = sorted(diagonals.values(), key=len, reverse=True)[: params.max_regions]
+            top = sorted(counts.items(), key=itemgetter(1), reverse=True)[: params.max_regions]
+            ranked = []
+            values = table.values
+            for diagonal, _ in top:
+                # The first and last claim offsets whose gram sits on this diagonal.
+                on = [
+                    o
+                    for o in range(max(0, -diagonal), min(len(grams), len(values) - diagonal))
+                    if values[diagonal + o] == grams[o]
+                ]
+                ranked.append((diagonal + on[0], diagonal + on[-1]))
         pad = params.region_pad_tokens
         total = len(self.keys)
         regions = sorted(
-            (max(0, min(members) - pad), min(total, max(members) + n + pad)) for members in ranked
+            (max(0, first - pad), min(total, last + n + pad)) for first, last in ranked
         )
         merged: list[tuple[int, int]] = []
         for lo, hi in regions:
@@ -378,16 +401,19 @@ class AlignIndex:
         return best
 
 
-def _positions(items: Any) -> dict[Any, list[int]]:
-    """Where each item occurs, in order."""
-    table: dict[Any, list[int]] = {}
-    for position, item in enumerate(items):
-        got = table.get(item)
-        if got is None:
-            table[item] = [position]
-        else:
-            got.append(position)
-    return table
+class _Lookup:
+    """Where each value occurs, ascending: the positions sorted by value (a stable sort keeps
+    equal values in position order), found by bisection. Built in C, no dict of lists."""
+
+    def __init__(self, values: list[int]) -> None:
+        self.values = values
+        self.order = sorted(range(len(values)), key=values.__getitem__)
+        self.sorted = list(map(values.__getitem__, self.order))
+
+    def find(self, value: int) -> list[int]:
+        lo = bisect_left(self.sorted, value)
+        hi = bisect_right(self.sorted, value, lo)
+        return self.order[lo:hi]
 
 
 def smith_waterman(
