@@ -367,7 +367,7 @@ def test_generated_sources() -> None:
     rng = random.Random(20261130)
     checked = 0
     disagreements = {"numbers": 0, "polarity": 0}
-    for _ in range(600):
+    for _ in range(500):
         source = _text(rng, rng.randint(1, 25))
         pair = Pair(source)
         for _ in range(6):
@@ -380,7 +380,7 @@ def test_generated_sources() -> None:
             checked += 1
         _readers_agree(source)
     # The generator reaches both answers of both guards often.
-    assert checked == 3600
+    assert checked == 3000
     assert min(disagreements.values()) > 300
     assert max(disagreements.values()) < checked - 300
 
@@ -437,7 +437,7 @@ def test_generated_tables() -> None:
     against a span with a newline and a gap of three or more spaces."""
     rng = random.Random(11)
     relaxed = 0
-    for _ in range(400):
+    for _ in range(250):
         source = _table(rng)
         pair = Pair(source)
         figures = [m.group() for m in _NUMBER_RE.finditer(source)]
@@ -449,7 +449,7 @@ def test_generated_tables() -> None:
             claim = rng.choice(["Revenue ", ""]) + rng.choice([" ", "\n"]).join(shuffled)
             relaxed += pair.check(claim, start, end)[0]
             pair.check(" ".join(source[start:end].split()), start, end)
-    assert relaxed > 50
+    assert relaxed > 30
 
 
 def test_custom_vocabulary() -> None:
@@ -490,7 +490,7 @@ def test_property(source: str, claim: str, cut: tuple[int, int]) -> None:
 
 def _corpus_documents(corpus: Path) -> list[Path]:
     documents = sorted((corpus / "documents").glob("*.txt"))
-    # A spread of kinds and sizes: every 25th document, plus the largest few kinds of text.
+    # A spread of kinds and sizes: every 25th document in name order.
     return documents[::25]
 
 
@@ -509,14 +509,14 @@ def test_corpus_spans(shared_corpus: Path) -> None:
         hits = [m.start() for m in interesting.finditer(source)]
         if not hits:
             continue
-        for _ in range(40):
+        for _ in range(30):
             at = rng.choice(hits)
             start = max(0, at - rng.randint(0, 80))
             end = min(len(source), at + rng.randint(1, 160))
             claim = _perturb(rng, source[start:end])
             pair.check(claim, start, end)
             checked += 1
-    assert checked > 1500
+    assert checked > 1200
 
 
 @pytest.mark.corpus
