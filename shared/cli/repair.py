@@ -153,6 +153,9 @@ def repair(
     """
     if calibration_path and threshold is not None:
         raise InvalidInput("pass --threshold or --calibration, not both")
+    risk = policy.risk()
+    if risk:
+        click.echo(f"WARNING: {risk}", err=True)
     source = "threshold_flag" if threshold is not None else "policy"
     if threshold is not None:
         policy = policy.with_threshold(threshold)

@@ -38,8 +38,13 @@ REPAIR_MODES = ("off", "substitute", "annotate")
 SALVAGE_POLICIES = ("off", "longest_grounded")
 # Never calibrated (gtrex's hand-picked value): a repair at it says so.
 DEFAULT_REPAIR_THRESHOLD = 0.65
-# gtrex's built-in policies: only the default one substitutes.
-BUILTIN_REPAIR_MODES = {"strict": "off", "default": "substitute", "permissive": "off"}
+# gtrex's built-in policies: only the default one substitutes; the permissive one also has
+# its guards off (it exists to measure, not to repair).
+BUILTIN_REPAIR_SETTINGS: dict[str, dict[str, Any]] = {
+    "strict": {"repair_mode": "off"},
+    "default": {"repair_mode": "substitute"},
+    "permissive": {"repair_mode": "off", "numeric_guard": False, "polarity_guard": False},
+}
 THRESHOLD_SOURCES = ("calibration", "threshold_flag", "policy", "default")
 
 
@@ -156,7 +161,7 @@ class RepairSettings:
     @classmethod
     def for_policy(cls, policy: VerifyPolicy) -> RepairSettings:
         """gtrex's settings for its built-in policy of that name (substitute otherwise)."""
-        return cls(repair_mode=BUILTIN_REPAIR_MODES.get(policy.name, "substitute"))
+        return cls(**BUILTIN_REPAIR_SETTINGS.get(policy.name, {}))
 
     def lines(self) -> list[str]:
         """For ``explain``: every setting in force."""
@@ -214,6 +219,20 @@ class RepairPolicy:
         except TypeError as exc:
             raise PolicyError(str(exc)) from None
         return RepairPolicy(verify, settings)
+
+    def risk(self) -> str | None:
+        """Why this policy may store text that says something else than the claim, if it may."""
+        unsound = any(
+            not t.sound for t in self.verify.resolved_ladder.tiers[: self.verify.accept_index + 1]
+        )
+        guards_off = not (self.settings.numeric_guard and self.settings.polarity_guard)
+        if unsound and guards_off and self.settings.repair_mode == "substitute":
+            return (
+                "this policy accepts an unsound tier, substitutes, and has the numeric or "
+                "polarity guard off: a repair can store source text whose figures or negation "
+                "differ from the claim; use repair mode off or annotate, or keep both guards on"
+            )
+        return None
 
     def with_threshold(self, threshold: float) -> RepairPolicy:
         return self.with_changes(repair_threshold=threshold)
