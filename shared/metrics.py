@@ -14,6 +14,10 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from groundswell.shared.repair.engine import ACTIONS as REPAIR_ACTIONS
+from groundswell.shared.repair.engine import STAGES as REPAIR_STAGES
+from groundswell.shared.summary import REPAIRED
+
 # Domain metrics: what was verified and admitted, under which policy. They count the work
 # done: a unit whose receipt was found in the cache (a repeated run) adds nothing to them.
 CLAIMS = Counter(
@@ -33,7 +37,8 @@ DECISION_CODES = Counter(
 )
 LABELLED = Counter(
     "groundswell_labelled",
-    "Claims and candidates that carry a gold label (the denominator of escape rates).",
+    "Claims and candidates that carry a gold label (the denominator of escape rates); kind "
+    "'repair': labelled claims kept by a repair (the denominator of wrong repairs).",
     ["policy", "version", "kind"],
 )
 ESCAPES = Counter(
@@ -41,6 +46,18 @@ ESCAPES = Counter(
     "Labelled-wrong extractions that got through: fabricated quotations accepted, "
     "wrong values admitted without review.",
     ["policy", "version", "kind"],
+)
+REPAIRS = Counter(
+    "groundswell_repairs",
+    "Claims through the repair cascade (policies that repair), by policy, action (accepted, "
+    "normalized, salvaged, substituted, annotated, rejected) and the stage that decided it.",
+    ["policy", "version", "action", "stage"],
+)
+WRONG_REPAIRS = Counter(
+    "groundswell_wrong_repairs",
+    "Claims kept by a repair (salvaged, substituted, annotated) whose gold label says the "
+    'quotation is not genuine; the denominator is groundswell_labelled_total{kind="repair"}.',
+    ["policy", "version", "action"],
 )
 DOCUMENTS = Counter(
     "groundswell_documents",
@@ -210,6 +227,8 @@ def observe_batch(
             if key.startswith("claims.at."):
                 verdict, _, tier = key[len("claims.at.") :].partition(".")
                 CLAIMS.labels(name, version, verdict, tier).inc(value)
+        if fresh.get("repairs"):
+            _observe_repairs(name, version, fresh)
     else:
         for key, value in fresh.items():
             if key.startswith("candidates.outcome."):
@@ -222,6 +241,23 @@ def observe_batch(
         LABELLED.labels(name, version, label_kind).inc(fresh[f"{prefix}.labelled"])
     if fresh.get(f"{prefix}.escapes"):
         ESCAPES.labels(name, version, label_kind).inc(fresh[f"{prefix}.escapes"])
+
+
+def _observe_repairs(name: str, version: str, fresh: dict[str, int]) -> None:
+    """Repair actions by stage, and wrong repairs, from a batch's counters (labels only from
+    the fixed sets, so a malformed counter cannot add a series)."""
+    for key, value in fresh.items():
+        if key.startswith("repairs.at."):
+            action, _, stage = key[len("repairs.at.") :].partition(".")
+            if action in REPAIR_ACTIONS and stage in REPAIR_STAGES:
+                REPAIRS.labels(name, version, action, stage).inc(value)
+    labelled = 0
+    for action in REPAIRED:
+        labelled += fresh.get(f"repairs.labelled.{action}", 0)
+        if fresh.get(f"repairs.wrong.{action}"):
+            WRONG_REPAIRS.labels(name, version, action).inc(fresh[f"repairs.wrong.{action}"])
+    if labelled:
+        LABELLED.labels(name, version, "repair").inc(labelled)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

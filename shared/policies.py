@@ -8,19 +8,30 @@ permissive verification, each with groundgate's default admission) are registere
 Each part has its own fingerprint over every setting that can move a verdict plus its engine
 revision, so a new version that changes only admission settings recomputes no verification
 receipt, and the reverse.
+
+The verification part may enable the repair cascade (gtrex 1.1.0's): a ``repair`` object in
+``verify`` with gtrex's setting names (``repair_mode``, ``salvage_policy``, ``repair_threshold``,
+the guards' knobs, ``alignment``) and optionally ``calibration``: the sha256 of a calibration
+stored in the registry (``calibrations/<sha256>.json``, content-addressed, create-once; see
+:meth:`PolicyRegistry.put_calibration`). The threshold in force is the calibration's, else
+``repair_threshold``, else the uncalibrated default (0.65), and the version records which.
+Publishing refuses a calibration made under another repair configuration. The repair settings
+enter the verification fingerprint only when repair is on (a mode other than ``off``), so a
+version without them keeps its fingerprint and its receipts.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from groundswell.shared.canonical import canonical_json, json_sha256
+from groundswell.shared.canonical import canonical_json, json_sha256, sha256_hex
 
 if TYPE_CHECKING:
     from groundswell.shared.storage import ObjectStore
@@ -29,6 +40,10 @@ POLICY_REF = re.compile(r"^(?P<name>[a-z][a-z0-9_-]{0,63})(?:@(?P<version>[1-9][
 PREFIX = "policies/"
 # Keys of a verification policy's dict that describe it rather than configure it.
 _VERIFY_META = ("name", "version", "description", "fingerprint", "engine_revision", "schema")
+# The repair object inside the verification part, and what it may hold (gtrex's names).
+REPAIR = "repair"
+CALIBRATIONS = "calibrations/"
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class PolicyError(ValueError):
@@ -47,10 +62,19 @@ class PolicyVersion:
     admit: dict[str, Any] | None = None
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # The calibration document ``verify.repair.calibration`` names, as the registry stored it
+    # (loaded with the version; not part of its content, which holds the digest).
+    calibration: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
+
+    @property
+    def repair_document(self) -> dict[str, Any] | None:
+        """The ``repair`` object of the verification part, as published (None: none)."""
+        doc = self.verify.get(REPAIR)
+        return doc if isinstance(doc, dict) else None
 
     @cached_property
     def verify_policy(self):
@@ -63,7 +87,7 @@ class PolicyVersion:
         with regex_engine("re2"):
             return VerifyPolicy.from_dict(
                 {
-                    **self.verify,
+                    **{k: v for k, v in self.verify.items() if k != REPAIR},
                     "name": self.name,
                     "version": self.version,
                     "description": self.description,
@@ -71,9 +95,23 @@ class PolicyVersion:
             )
 
     @cached_property
+    def repair(self) -> RepairPart | None:
+        """The repair cascade this version runs on every claim (None: repair is off)."""
+        doc = self.repair_document
+        if doc is None:
+            return None
+        return repair_part(self.verify_policy, doc, self.calibration)
+
+    @cached_property
     def verify_fingerprint(self) -> str:
-        """Covers every verification setting and the verification engine revision."""
-        return self.verify_policy.fingerprint
+        """Covers every verification setting and the verification engine revision, and, when
+        the version repairs, the repair identity (settings, threshold and its source)."""
+        repair = self.repair
+        if repair is None:
+            return self.verify_policy.fingerprint
+        return json_sha256({"verify": self.verify_policy.fingerprint, "repair": repair.identity})[
+            :16
+        ]
 
     @cached_property
     def admit_fingerprint(self) -> str:
@@ -85,14 +123,17 @@ class PolicyVersion:
         ]
 
     def identity(self) -> dict[str, Any]:
-        """What a run and a summary record about the policy."""
-        return {
+        """What a run and a summary record about the policy (``repair`` only when it repairs)."""
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "ref": self.ref,
             "verify_fingerprint": self.verify_fingerprint,
             "admit_fingerprint": self.admit_fingerprint,
         }
+        if self.repair is not None:
+            out["repair"] = self.repair.identity
+        return out
 
     def content(self) -> dict[str, Any]:
         """What makes a version: compared when the same version is published again."""
@@ -116,6 +157,119 @@ class PolicyVersion:
             admit=data.get("admit"),
             description=data.get("description", ""),
         )
+
+
+@dataclass(frozen=True)
+class RepairPart:
+    """A version's repair: the cascade's policy (with the threshold in force), where that
+    threshold came from, and the calibration's digest when it came from one."""
+
+    policy: Any  # RepairPolicy
+    threshold: float
+    threshold_source: str  # calibration | policy | default
+    calibration: str | None = None
+
+    @cached_property
+    def identity(self) -> dict[str, Any]:
+        """What receipts and fingerprints record: changing any of it recomputes them."""
+        from groundswell.shared.repair.align import SCORER_REVISION
+
+        return {
+            "fingerprint": self.policy.fingerprint,
+            "repair_mode": self.policy.settings.repair_mode,
+            "threshold": self.threshold,
+            "threshold_source": self.threshold_source,
+            "calibration": self.calibration,
+            "scorer_revision": SCORER_REVISION,
+        }
+
+    def repairer(self, text: str, verifier: Any) -> Any:
+        """The cascade over ``text``, sharing ``verifier``'s projections."""
+        from groundswell.shared.repair import Repairer
+
+        repairer = Repairer(text, self.policy, verifier=verifier, warn=False)
+        repairer.threshold_source = self.threshold_source  # "calibration" is ours to say
+        return repairer
+
+
+def repair_settings(doc: dict[str, Any]) -> Any:
+    """The cascade's settings of a ``repair`` object (its ``calibration`` aside)."""
+    from dataclasses import fields
+
+    from groundswell.shared.repair import RepairSettings
+    from groundswell.shared.verify.policy import PolicyError as VerifyPolicyError
+
+    if not isinstance(doc, dict):
+        raise PolicyError("repair must be an object of gtrex's repair settings")
+    known = {f.name for f in fields(RepairSettings)} | {"calibration"}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise PolicyError(
+            f"unknown repair settings: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
+    try:
+        return RepairSettings.from_dict({k: v for k, v in doc.items() if k != "calibration"})
+    except (VerifyPolicyError, TypeError, ValueError) as exc:
+        raise PolicyError(f"repair: {exc}") from None
+
+
+def repair_part(
+    verify_policy: Any, doc: dict[str, Any], calibration: dict[str, Any] | None
+) -> RepairPart | None:
+    """A version's repair from its ``repair`` object and the calibration it names (the
+    stored document); None when the mode is ``off``. The threshold in force: the
+    calibration's, else ``repair_threshold``, else the uncalibrated default."""
+    from dataclasses import replace
+
+    from groundswell.shared.repair import DEFAULT_REPAIR_THRESHOLD, RepairPolicy
+    from groundswell.shared.repair.calibration import Calibration
+
+    settings = repair_settings(doc)
+    if settings.repair_mode == "off":
+        return None
+    digest = doc.get("calibration")
+    if digest is not None:
+        if not isinstance(digest, str) or not SHA256.match(digest):
+            raise PolicyError(
+                "repair.calibration must be the sha256 (64 hex digits) of a calibration"
+            )
+        if calibration is None:
+            raise PolicyError(
+                f"calibration {digest} is not loaded (read the version from its registry)"
+            )
+        try:
+            found = Calibration.from_dict(calibration)
+            found.check_binding(RepairPolicy(verify_policy, settings).identities())
+        except (TypeError, ValueError) as exc:
+            raise PolicyError(f"repair.calibration {digest[:16]}: {exc}") from None
+        threshold, source = found.threshold, "calibration"
+    elif settings.repair_threshold is not None:
+        threshold, source = settings.repair_threshold, "policy"
+    else:
+        threshold, source = DEFAULT_REPAIR_THRESHOLD, "default"
+    policy = RepairPolicy(verify_policy, replace(settings, repair_threshold=threshold))
+    return RepairPart(policy, threshold, source, digest)
+
+
+def calibration_document(document: Any) -> dict[str, Any]:
+    """The risk calibration a document holds (a bare calibration, or a calibrate report's
+    ``risk`` part), in its stored form; PolicyError when it is not one repair can deploy."""
+    from groundswell.shared.repair.calibration import RISK_METHOD, Calibration
+
+    if not isinstance(document, dict):
+        raise PolicyError("a calibration is a JSON object")
+    try:  # a calibrate report holds it as its "risk" part
+        calibration = Calibration.from_dict(document.get("risk", document))
+        # What repair deploys bounds false acceptance, under the policy it was made for.
+        if calibration.method != RISK_METHOD or not calibration.bound:
+            state = "bound" if calibration.bound else "unbound (made without a policy)"
+            raise ValueError(
+                f"repair deploys a bound {RISK_METHOD} calibration; this one is "
+                f"{calibration.method}, {state}"
+            )
+    except (TypeError, ValueError) as exc:
+        raise PolicyError(f"not a usable risk calibration: {exc}") from None
+    return calibration.as_dict()
 
 
 class PolicyDocument(BaseModel):
@@ -166,18 +320,41 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return match.group("name"), (int(version) if version and version != "latest" else None)
 
 
-def check_parts(verify: dict[str, Any], admit: dict[str, Any] | None) -> dict[str, Any]:
-    """Validate both parts with their engines; return the complete verification settings."""
+def check_parts(
+    verify: dict[str, Any],
+    admit: dict[str, Any] | None,
+    calibration: Callable[[str], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Validate both parts with their engines; return the complete verification settings.
+
+    ``calibration`` reads a stored calibration by digest, for a ``repair`` object that names
+    one: its binding must match the repair configuration."""
     from groundswell.shared.admit import PacketError
     from groundswell.shared.admit import admit as admit_packet
     from groundswell.shared.text.transforms import regex_engine
     from groundswell.shared.verify import VerifyPolicy
 
+    repair = verify.get(REPAIR)
     try:
         with regex_engine("re2"):  # what the workers will run it with
-            complete = VerifyPolicy.from_dict(verify).as_dict()
+            checked = VerifyPolicy.from_dict({k: v for k, v in verify.items() if k != REPAIR})
+            complete = checked.as_dict()
     except ValueError as exc:
         raise PolicyError(f"verify: {exc}") from None
+    if repair is not None:
+        digest = repair.get("calibration") if isinstance(repair, dict) else None
+        found = None
+        if isinstance(digest, str) and SHA256.match(digest):
+            if calibration is None:
+                raise PolicyError("verify.repair.calibration: no registry to read it from")
+            found = calibration(digest)
+        try:
+            repair_part(checked, repair, found)
+        except PolicyError as exc:
+            raise PolicyError(
+                f"verify.{exc}" if str(exc).startswith("repair") else f"verify.repair: {exc}"
+            ) from None
+        complete[REPAIR] = repair
     if admit is not None:
         try:
             admit_packet("x", {"fields": {}}, [], admit)
@@ -239,8 +416,41 @@ class PolicyRegistry:
                     f"policy {name} has no version {version} (versions: {', '.join(map(str, known))})"
                 ) from None
             policy = PolicyVersion.from_dict(json.loads(data))
+            digest = (policy.repair_document or {}).get("calibration")
+            if isinstance(digest, str) and SHA256.match(digest):
+                policy = replace(policy, calibration=self.get_calibration(digest))
             self._cache[cache_key] = policy
         return policy
+
+    # -- calibrations of the repair threshold -----------------------------------------------
+
+    @staticmethod
+    def calibration_key(digest: str) -> str:
+        return f"{CALIBRATIONS}{digest}.json"
+
+    def put_calibration(self, document: dict[str, Any]) -> str:
+        """Store a risk calibration (or a calibrate report's risk part) once; return its
+        sha256, which a policy's ``verify.repair.calibration`` names. Storing it again is a
+        no-op; an unbound or coverage calibration is refused."""
+        data = canonical_json(calibration_document(document))
+        digest = sha256_hex(data)
+        self.store.put(self.calibration_key(digest), data, create_only=True)
+        return digest
+
+    def get_calibration(self, digest: str) -> dict[str, Any]:
+        """A stored calibration by its sha256 (checked against its bytes)."""
+        if not SHA256.match(digest):
+            raise PolicyError(f"{digest!r} is not a sha256 (64 lowercase hex digits)")
+        try:
+            data = self.store.get(self.calibration_key(digest))
+        except KeyError:
+            raise PolicyError(
+                f"no calibration {digest} in the registry (store it first: "
+                "groundswell policy calibration FILE)"
+            ) from None
+        if sha256_hex(data) != digest:
+            raise PolicyError(f"the stored calibration {digest} does not match its digest")
+        return json.loads(data)
 
     def resolve(self, ref: str) -> PolicyVersion:
         name, version = parse_ref(ref)
@@ -269,6 +479,8 @@ class PolicyRegistry:
         elif existing:
             base = self.get(doc.name, existing[-1])
         verify = {**(base.verify if base else {}), **doc.verify}
+        if REPAIR in doc.verify and doc.verify[REPAIR] is None:
+            del verify[REPAIR]  # "repair": null drops the base's repair
         for key in _VERIFY_META:
             verify.pop(key, None)
         admit = doc.admit if doc.admit is not None else (base.admit if base else None)
@@ -279,7 +491,7 @@ class PolicyRegistry:
             description = (
                 f"{base.ref} with {', '.join(changed) or 'nothing'} changed" if base else ""
             )
-        verify = check_parts(verify, admit)
+        verify = check_parts(verify, admit, self.get_calibration)
         for key in _VERIFY_META:
             verify.pop(key, None)
         if version is None:
@@ -304,6 +516,9 @@ class PolicyRegistry:
         return self._put(candidate)
 
     def _put(self, policy: PolicyVersion) -> tuple[PolicyVersion, bool]:
+        digest = (policy.repair_document or {}).get("calibration")
+        if isinstance(digest, str) and policy.calibration is None:
+            policy = replace(policy, calibration=self.get_calibration(digest))
         data = canonical_json(policy.as_dict())
         if self.store.put(self.key(policy.name, policy.version), data, create_only=True):
             return policy, True

@@ -12,11 +12,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from groundswell.shared.corpus import Labels
+from groundswell.shared.repair.engine import ACTIONS as REPAIR_ACTIONS
 
 # The verification ladder, tightest first; rates "through a tier" accumulate in this order.
 TIERS = ("exact", "whitespace", "typography", "case", "skeleton")
 VERDICTS = ("grounded", "grounded_loose", "stitched", "unlocated", "degenerate")
 OUTCOMES = ("admitted", "needs_verification", "rejected")
+# Actions that keep a claim the source does not say as given: wrong when its label is false.
+REPAIRED = ("salvaged", "substituted", "annotated")
 
 
 def verify_unit_counts(
@@ -46,6 +49,34 @@ def verify_unit_counts(
             counts["claims.labelled_fabricated"] += 1
             if accepted:
                 counts["claims.escapes"] += 1
+    return counts
+
+
+def repair_unit_counts(
+    repairs: Iterable[tuple[Any, Mapping[str, Any]]], labels: Labels | None
+) -> Counter[str]:
+    """Counters of the repair cascade from ``(claim id, repair dict)`` pairs: ``repairs``,
+    ``repairs.action.<action>``, ``repairs.stage.<stage>``, ``repairs.at.<action>.<stage>``,
+    ``repairs.changed``; with labels, ``repairs.labelled.<action>`` for the repaired actions
+    (salvaged, substituted, annotated) and ``repairs.wrong`` / ``repairs.wrong.<action>``:
+    the claims so kept whose label says the quotation is not genuine."""
+    counts: Counter[str] = Counter()
+    gold = labels.claims if labels else {}
+    for claim_id, repair in repairs:
+        action, stage = repair.get("action"), repair.get("stage")
+        counts["repairs"] += 1
+        counts[f"repairs.action.{action}"] += 1
+        counts[f"repairs.stage.{stage}"] += 1
+        counts[f"repairs.at.{action}.{stage}"] += 1
+        if repair.get("changed"):
+            counts["repairs.changed"] += 1
+        label = gold.get(str(claim_id)) if claim_id is not None else None
+        if label is None or action not in REPAIRED:
+            continue
+        counts[f"repairs.labelled.{action}"] += 1
+        if not label:
+            counts["repairs.wrong"] += 1
+            counts[f"repairs.wrong.{action}"] += 1
     return counts
 
 
@@ -105,7 +136,7 @@ def rates(counts: Mapping[str, int]) -> dict[str, Any]:
         running += counts.get(f"claims.tier.{tier}", 0)
         through[tier] = _share(running, claims)
     candidates = counts.get("candidates", 0)
-    return {
+    out = {
         "claims_accepted": _share(counts.get("claims.accepted", 0), claims),
         "claims_located_through_tier": through,
         "claims_escape_rate": _share(
@@ -122,6 +153,16 @@ def rates(counts: Mapping[str, int]) -> dict[str, Any]:
             counts.get("candidates.right_admitted", 0), counts.get("candidates.labelled_right", 0)
         ),
     }
+    repairs = counts.get("repairs", 0)
+    if repairs:  # only a run under a policy that repairs has them
+        labelled = sum(counts.get(f"repairs.labelled.{a}", 0) for a in REPAIRED)
+        out["repairs"] = {
+            action: _share(counts.get(f"repairs.action.{action}", 0), repairs)
+            for action in REPAIR_ACTIONS
+        }
+        out["repairs_kept"] = _share(repairs - counts.get("repairs.action.rejected", 0), repairs)
+        out["wrong_repair_rate"] = _share(counts.get("repairs.wrong", 0), labelled)
+    return out
 
 
 def merkle_root(leaves: Iterable[bytes]) -> str:

@@ -49,7 +49,7 @@ from groundswell.shared.runs.reading import (
     reader,
 )
 from groundswell.shared.storage import ObjectStore, StorageRefused
-from groundswell.shared.summary import admit_unit_counts, verify_unit_counts
+from groundswell.shared.summary import admit_unit_counts, repair_unit_counts, verify_unit_counts
 
 VERIFY = "verify"
 ADMIT = "admit"
@@ -497,10 +497,7 @@ class UnitRunner:
             doc.size,
             lambda: self._verify_receipt(fp, doc_id, doc, claims_data, inputs),
             lambda receipt: (
-                verify_unit_counts(
-                    ((r["record"].get("id"), r["certificate"]) for r in receipt.get("records", [])),
-                    labels,
-                ),
+                _verify_counts(receipt.get("records", []), labels),
                 [_error_from_body(e, claims_file) for e in receipt.get("errors", [])]
                 + label_errors,
             ),
@@ -512,6 +509,7 @@ class UnitRunner:
     ) -> dict[str, Any]:
         from groundswell.shared.verify import ENGINE_REVISION, Verifier
 
+        repair = self.policy.repair
         body: dict[str, Any] = {
             "kind": VERIFY,
             "fingerprint": fp,
@@ -520,6 +518,10 @@ class UnitRunner:
             "policy": {"verify_fingerprint": self.policy.verify_fingerprint},
             "engine": {"verify": ENGINE_REVISION},
         }
+        if repair is not None:
+            # Only a version that repairs says so: without repair the receipt is as before.
+            body["policy"]["repair"] = repair.identity
+            body["engine"]["repair"] = repair.identity["scorer_revision"]
         if doc.source:
             body["source"] = doc.source
         if doc.failure is not None:
@@ -532,6 +534,8 @@ class UnitRunner:
             return body
         records, errors = parse_claims(claims_data, claims_key(doc_id))
         verifier = Verifier(text, self.policy.verify_policy)
+        # The cascade shares the verifier's projections: the document is normalized once.
+        repairer = repair.repairer(text, verifier) if repair is not None else None
         out: list[dict[str, Any]] = []
         for line, record in records:
             start, end = record.get("start"), record.get("end")
@@ -548,6 +552,14 @@ class UnitRunner:
                     )
                     continue
                 cert = verifier.verify_at(record["claim"], start, end)
+            elif repairer is not None:
+                # A claim bound to offsets is verified there and never moved; the others go
+                # through the cascade, whose first step is this certificate.
+                result = repairer.repair(record["claim"])
+                item = {"line": line, "record": record, "certificate": result.before.as_dict()}
+                item["repair"] = repair_body(result)
+                out.append(item)
+                continue
             else:
                 cert = verifier.verify(record["claim"])
             # The record is carried through untouched; the certificate sits beside it.
@@ -664,6 +676,34 @@ class UnitRunner:
         body["records"] = candidates  # as given; the NFC move is a function of them
         body["errors"] = [_error_body(e) for e in errors]
         return body
+
+
+def repair_body(result: Any) -> dict[str, Any]:
+    """A claim's repair in its receipt: gtrex's fields (``Repair.as_dict``) without
+    ``before``, which is the record's ``certificate`` (:func:`repair_result` puts it back)."""
+    body = result.as_dict()
+    del body["before"]
+    return body
+
+
+def repair_result(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The full repair result (gtrex's fields, ``Repair.as_dict``) of a receipt's record, or
+    None when the record was not repaired."""
+    body = item.get("repair")
+    return None if body is None else {**body, "before": item["certificate"]}
+
+
+def _verify_counts(records: list[dict[str, Any]], labels: Labels | None) -> Counter[str]:
+    counts = verify_unit_counts(
+        ((r["record"].get("id"), r["certificate"]) for r in records), labels
+    )
+    if any("repair" in r for r in records):
+        counts.update(
+            repair_unit_counts(
+                ((r["record"].get("id"), r["repair"]) for r in records if "repair" in r), labels
+            )
+        )
+    return counts
 
 
 def _error_body(error: InputError) -> dict[str, Any]:

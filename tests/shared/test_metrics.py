@@ -52,3 +52,37 @@ def test_corpus_labels_are_short_distinct_and_name_no_folder():
     odd = corpus_label("/x/" + "é ü/" * 3 + "a" * 100)
     assert re.fullmatch(r"[A-Za-z0-9._-]{1,32}-[0-9a-f]{8}", odd), odd
     assert re.fullmatch(r"[0-9a-f]{8}", corpus_label("/"))
+
+
+def test_repair_actions_by_stage_and_wrong_repairs_are_exported_with_bounded_labels():
+    from prometheus_client import REGISTRY
+
+    from groundswell.shared.metrics import observe_batch
+
+    fresh = {
+        "claims": 4,
+        "repairs": 4,
+        "repairs.at.substituted.alignment": 2,
+        "repairs.at.rejected.numeric_guard": 1,
+        "repairs.at.salvaged.fragment_salvage": 1,
+        "repairs.at.rejected.run-1234": 7,  # not a stage: never a label
+        "repairs.labelled.substituted": 2,
+        "repairs.labelled.salvaged": 1,
+        "repairs.wrong": 1,
+        "repairs.wrong.substituted": 1,
+    }
+    policy = {"name": "metrics-repair", "version": 3}
+
+    def value(name: str, **labels: str) -> float | None:
+        return REGISTRY.get_sample_value(
+            name, {"policy": "metrics-repair", "version": "3", **labels}
+        )
+
+    observe_batch("verify", [], fresh, policy)
+    observe_batch("verify", [], {"claims": 1}, policy)  # a batch without repair adds nothing
+    assert value("groundswell_repairs_total", action="substituted", stage="alignment") == 2
+    assert value("groundswell_repairs_total", action="rejected", stage="numeric_guard") == 1
+    assert value("groundswell_repairs_total", action="rejected", stage="run-1234") is None
+    assert value("groundswell_wrong_repairs_total", action="substituted") == 1
+    assert value("groundswell_wrong_repairs_total", action="salvaged") is None
+    assert value("groundswell_labelled_total", kind="repair") == 3

@@ -91,3 +91,41 @@ def test_the_streamed_merkle_root_equals_the_whole_tree_for_every_count_and_resu
                 stream = MerkleStream(stream.state())
         assert stream.root() == merkle_root(leaves), n
         assert len(stream.stack) <= max(1, n.bit_length())
+
+
+def test_repair_counts_by_action_and_stage_and_wrong_repairs_against_labels():
+    from groundswell.shared.summary import repair_unit_counts
+
+    repairs = [
+        ("a", {"action": "accepted", "stage": "verify", "changed": False}),
+        ("b", {"action": "normalized", "stage": "verify", "changed": True}),
+        ("c", {"action": "substituted", "stage": "alignment", "changed": True}),
+        ("d", {"action": "substituted", "stage": "alignment", "changed": True}),
+        ("e", {"action": "annotated", "stage": "alignment", "changed": False}),
+        ("f", {"action": "salvaged", "stage": "fragment_salvage", "changed": True}),
+        ("g", {"action": "rejected", "stage": "numeric_guard", "changed": False}),
+        (None, {"action": "substituted", "stage": "alignment", "changed": True}),
+    ]
+    labels = Labels(
+        claims={"a": False, "b": False, "c": True, "d": False, "e": False, "f": True, "g": False}
+    )
+    counts = repair_unit_counts(repairs, labels)
+    assert counts["repairs"] == 8 and counts["repairs.changed"] == 5
+    assert counts["repairs.action.substituted"] == 3 == counts["repairs.at.substituted.alignment"]
+    assert counts["repairs.stage.alignment"] == 4 and counts["repairs.stage.verify"] == 2
+    assert counts["repairs.at.rejected.numeric_guard"] == 1
+    # Wrong repairs: kept by a repair, labelled not genuine (d, e). A claim accepted or
+    # normalized as given (a, b) is verification's escape, not repair's; g was refused.
+    assert counts["repairs.wrong"] == 2
+    assert counts["repairs.wrong.substituted"] == counts["repairs.wrong.annotated"] == 1
+    assert "repairs.wrong.salvaged" not in counts
+    assert counts["repairs.labelled.substituted"] == 2 and counts["repairs.labelled.salvaged"] == 1
+    assert repair_unit_counts(repairs, None)["repairs.wrong"] == 0
+
+    # Additive, and their rates appear only where repairs were counted.
+    total = merge(counts, counts)
+    assert total["repairs.wrong"] == 4 and total["repairs.action.substituted"] == 6
+    shares = rates(total)
+    assert shares["repairs"]["substituted"] == 0.375 and shares["repairs_kept"] == 0.875
+    assert shares["wrong_repair_rate"] == 0.5  # 4 wrong of 8 labelled repairs
+    assert "repairs" not in rates({"claims": 3}) and "wrong_repair_rate" not in rates({})

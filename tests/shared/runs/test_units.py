@@ -101,3 +101,90 @@ def test_an_invalid_schema_is_blamed_on_the_schema(tmp_path):
     result = runner.admit("d")
     assert result.status == "failed"
     assert result.errors[0].file == "schema.json", result.errors
+
+
+# -- verification with repair ------------------------------------------------------------------
+
+SAMPLE_DOC = "ntsb-cen24la118"  # near misses substituted (one labelled false), guards, offsets
+
+
+def _sample_runner(tmp_path, repair: dict | None):
+    from importlib.resources import files
+
+    corpus = open_store(str(files("groundswell.shared.sample") / "corpus"))
+    output = open_store(str(tmp_path / "out"))
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    ref = "default@1"
+    if repair is not None:
+        ref = registry.publish(
+            {"name": "fix", "extends": "default@1", "verify": {"repair": repair}}
+        )[0].ref
+    return UnitRunner(corpus, output, registry.resolve(ref)), corpus, output
+
+
+def test_without_repair_a_verification_receipt_is_byte_identical_to_before(tmp_path):
+    runner, _, _ = _sample_runner(tmp_path, None)
+    result = runner.verify(SAMPLE_DOC)
+    # Pinned before repair existed: cached receipts stay valid.
+    assert result.receipt_key == (
+        "receipts/verify/cb/cb5f49bcd85ac6134d018fa1777bd03f58fdd4c23943479092b612a3a810c463.json"
+    )
+    assert result.receipt_sha256 == (
+        "24b2ecd6216f3dfb7fd43c3a4ed7b14ff5394fb5824987e43b818a320359b4d3"
+    )
+    assert not any(k.startswith("repairs") for k in result.counts)
+
+
+def test_a_policy_that_repairs_runs_each_claim_through_the_cascade(tmp_path):
+    from groundswell.shared.receipts import open_receipt
+    from groundswell.shared.repair import Repairer
+    from groundswell.shared.runs.units import repair_result
+    from groundswell.shared.verify import Verifier
+
+    repair = {"repair_mode": "substitute", "salvage_policy": "longest_grounded"}
+    runner, corpus, output = _sample_runner(tmp_path, repair)
+    result = runner.verify(SAMPLE_DOC)
+    assert result.status == "computed" and not result.errors
+    body = open_receipt(output.get(result.receipt_key), result.receipt_key)
+    assert body["policy"]["repair"]["threshold_source"] == "default"
+    assert body["policy"]["repair"]["threshold"] == 0.65 and body["engine"]["repair"] == 1
+
+    # Each record's repair re-derives: the cascade run on its own gives gtrex's fields.
+    text = corpus.get(f"documents/{SAMPLE_DOC}.txt").decode()
+    policy = runner.policy.repair.policy
+    alone = Repairer(text, policy, verifier=Verifier(text, policy.verify), warn=False)
+    alone.threshold_source = "default"  # the policy set none: the default's, recorded as such
+    repaired = [item for item in body["records"] if "repair" in item]
+    for item in repaired:
+        assert "before" not in item["repair"]
+        assert repair_result(item) == json.loads(
+            json.dumps(alone.repair(item["record"]["claim"]).as_dict())
+        )
+    # A claim bound to offsets is verified there, never moved.
+    bound = [item for item in body["records"] if "start" in item["record"]]
+    assert bound and all("repair" not in item for item in bound)
+    assert len(repaired) + len(bound) == len(body["records"])
+
+    by_id = {item["record"]["id"]: item["repair"] for item in repaired}
+    q07 = by_id["q07"]  # genuine, reformatted by the model
+    assert (q07["action"], q07["stage"]) == ("substituted", "alignment")
+    assert q07["after"]["grounded"] and q07["alignment"]["text"] == q07["after"]["span_text"]
+    counts = result.counts
+    assert counts["repairs"] == len(repaired)
+    assert counts["repairs.action.substituted"] == 2 == counts["repairs.at.substituted.alignment"]
+    assert counts["repairs.at.rejected.numeric_guard"] >= 1
+    assert counts["repairs.at.rejected.polarity_guard"] >= 1
+    # q14 is labelled false and was substituted: a wrong repair.
+    assert counts["repairs.wrong"] == counts["repairs.wrong.substituted"] == 1
+    # The certificate counters are the claims as the model wrote them, as without repair.
+    plain, _, _ = _sample_runner(tmp_path / "plain", None)
+    before = plain.verify(SAMPLE_DOC).counts
+    assert {k: v for k, v in counts.items() if not k.startswith("repairs")} == dict(before)
+
+    # Cached on a second run; a threshold change is another receipt.
+    assert runner.verify(SAMPLE_DOC).status == "cached"
+    stricter, _, _ = _sample_runner(tmp_path / "t", {**repair, "repair_threshold": 0.95})
+    other = stricter.verify(SAMPLE_DOC)
+    assert other.receipt_key != result.receipt_key
+    assert other.counts["repairs.action.substituted"] < counts["repairs.action.substituted"]
