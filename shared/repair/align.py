@@ -443,11 +443,9 @@ def smith_waterman(
     p_gt_hits = [0] * width
     best = 0.0
     best_start = best_end = best_hits = 0
-    columns = range(1, width)
-    for i in range(n):
-        q = query[i]
+    for q in query:
         main = [0.0] * width
-        start = [0] * width
+        start = list(range(width))  # a zero cell starts (restarts) where it is
         hits = [0] * width
         gt = [neg] * width
         gt_start = [0] * width
@@ -456,50 +454,61 @@ def smith_waterman(
         left_main = 0.0
         left_start = 0
         left_hits = 0
-        for j in columns:
-            # Gap in the target: from the row above.
+        diag_prev = 0.0
+        for j, t in enumerate(target, 1):
+            # Gap in the target (from the row above); a gap state at or below zero can never
+            # decide a positive cell, so it is not kept.
             up = p_main[j]
             opened = up + g_open
             extended = p_gt[j] + g_ext
             if opened >= extended:
-                t_score, t_start, t_hits = opened, p_start[j], p_hits[j]
+                t_score = opened
+                if opened > 0.0:
+                    gt[j] = opened
+                    gt_start[j] = t_start = p_start[j]
+                    gt_hits[j] = t_hits = p_hits[j]
             else:
-                t_score, t_start, t_hits = extended, p_gt_start[j], p_gt_hits[j]
-            gt[j] = t_score
-            gt_start[j] = t_start
-            gt_hits[j] = t_hits
-            # Gap in the query: along this row.
+                t_score = extended
+                if extended > 0.0:
+                    gt[j] = extended
+                    gt_start[j] = t_start = p_gt_start[j]
+                    gt_hits[j] = t_hits = p_gt_hits[j]
+            # Gap in the query (along this row).
             opened = left_main + g_open
             extended = gq + g_ext
             if opened >= extended:
                 gq, gq_start, gq_hits = opened, left_start, left_hits
             else:
                 gq = extended
-            diag_prev = p_main[j - 1]
-            is_match = q == target[j - 1]
-            diagonal = diag_prev + (match if is_match else mismatch)
+            if q == t:
+                diagonal = diag_prev + match
+                is_match = 1
+            else:
+                diagonal = diag_prev + mismatch
+                is_match = 0
             score = diagonal
             if t_score > score:
                 score = t_score
             if gq > score:
                 score = gq
             if score <= 0.0:
-                score = 0.0
-                s, h = j, 0
-            elif score == diagonal:
-                if diag_prev > 0:
-                    s, h = p_start[j - 1], p_hits[j - 1] + is_match
-                else:
-                    s, h = j - 1, int(is_match)
-            elif score == t_score:
-                s, h = t_start, t_hits
+                left_main, left_start, left_hits = 0.0, j, 0
             else:
-                s, h = gq_start, gq_hits
-            main[j] = left_main = score
-            start[j] = left_start = s
-            hits[j] = left_hits = h
-            if score > best:
-                best, best_start, best_end, best_hits = score, s, j, h
+                if score == diagonal:
+                    if diag_prev > 0:
+                        s, h = p_start[j - 1], p_hits[j - 1] + is_match
+                    else:
+                        s, h = j - 1, is_match
+                elif score == t_score:
+                    s, h = t_start, t_hits
+                else:
+                    s, h = gq_start, gq_hits
+                main[j] = left_main = score
+                start[j] = left_start = s
+                hits[j] = left_hits = h
+                if score > best:
+                    best, best_start, best_end, best_hits = score, s, j, h
+            diag_prev = up
         p_main, p_start, p_hits = main, start, hits
         p_gt, p_gt_start, p_gt_hits = gt, gt_start, gt_hits
     if best <= 0.0:
