@@ -11,17 +11,16 @@ message names the file and line) or a requested calibration fails; 2 for a usage
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from groundswell.shared.cli.app import main
-from groundswell.shared.cli.verify import InvalidInput, _stdout_bytes, policy_options
+from groundswell.shared.cli.repair import repair_policy_options
+from groundswell.shared.cli.verify import InvalidInput, _stdout_bytes
 from groundswell.shared.repair.calibration import (
     REPORT_METHODS,
     CalibrationInputError,
@@ -29,7 +28,6 @@ from groundswell.shared.repair.calibration import (
     read_labelled,
 )
 from groundswell.shared.repair.policy import RepairPolicy
-from groundswell.shared.verify.gtrex_policy import REPAIR_MODES, SALVAGE_POLICIES, GtrexPolicy
 
 
 class _Probability(click.ParamType):
@@ -55,39 +53,6 @@ class _Probability(click.ParamType):
 
 LEVEL = _Probability(open_interval=True)
 PROBABILITY = _Probability(open_interval=False)
-
-
-def repair_policy_options(f: Any) -> Any:
-    """gtrex's policy flags and repair flags; the command gets the policy they describe as
-    ``policy`` (a RepairPolicy)."""
-
-    @functools.wraps(f)
-    def command(
-        *args: Any,
-        policy: GtrexPolicy,
-        repair_mode: str | None,
-        salvage: str | None,
-        **kwargs: Any,
-    ) -> Any:
-        settings = policy.repair
-        changes = {
-            k: v for k, v in (("repair_mode", repair_mode), ("salvage_policy", salvage)) if v
-        }
-        if changes:
-            settings = replace(settings, **changes)
-        return f(*args, policy=RepairPolicy(policy.verify, settings), **kwargs)
-
-    command = click.option(
-        "--salvage",
-        type=click.Choice(SALVAGE_POLICIES),
-        help="gtrex's fragment salvage (part of what the scores depend on).",
-    )(command)
-    command = click.option(
-        "--repair-mode",
-        type=click.Choice(REPAIR_MODES),
-        help="gtrex's repair mode (part of what the scores depend on).",
-    )(command)
-    return policy_options(command)
 
 
 def _write_report(output: str, report: dict[str, Any]) -> None:

@@ -198,3 +198,31 @@ def test_missing_argument_and_file(tmp_path: Path) -> None:
     mine, other = run_ours([missing]), run_gtrex([missing])
     assert mine[0] == other[0] == 1
     assert f"{missing}: cannot read" in mine[2]
+
+
+def test_repair_deploys_the_report_under_its_own_policy_only(tmp_path: Path) -> None:
+    source = tmp_path / "labelled.jsonl"
+    source.write_text(rows(15, 300))
+    report = tmp_path / "report.json"
+    assert run_ours([str(source), "-o", str(report)])[0] == 0
+    threshold = json.loads(report.read_text())["risk"]["threshold"]
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(
+        json.dumps({"claim": "Revenue rose five percent", "source": "Revenue rose 5 percent."})
+        + "\n"
+    )
+    repaired = tmp_path / "repaired.jsonl"
+    done = CliRunner().invoke(
+        main, ["repair", str(claims), "--calibration", str(report), "-o", str(repaired)]
+    )
+    assert done.exit_code == 0, done.output
+    assert json.loads(repaired.read_text())["groundswell"]["threshold"] == threshold
+    done = CliRunner().invoke(
+        main, ["repair", str(claims), "--calibration", str(report), "--policy", "strict"]
+    )
+    assert done.exit_code == 1 and f"{report}: " in done.stderr
+    # gtrex's own report parses, and is refused for its gtrex fingerprints.
+    other = tmp_path / "gtrex.json"
+    assert run_gtrex([str(source), "-o", str(other)])[0] == 0
+    done = CliRunner().invoke(main, ["repair", str(claims), "--calibration", str(other)])
+    assert done.exit_code == 1 and "made by gtrex 1.1.0" in done.stderr
