@@ -224,11 +224,11 @@ class RepairClaimFactory(ClaimFactory):
             # it misses verification and aligns just after the negation.
             *_, m = self._around(re.compile(r"\b(?:not|no|never|cannot|without)\s+\w"), 0, 0)
             i = self._word_at(m.end() - 1)
-            j = i + rng.randint(7, 16)
+            j = min(i + rng.randint(7, 16), len(self.words) - 1)
             a, b = self._words(i, j)
             if j - i < 4:
                 return Claim(family, text[a:b])
-            return Claim(family, self._drop(a, b, rng.randint(i + 2, min(j, len(self.words)) - 1)))
+            return Claim(family, self._drop(a, b, rng.randint(i + 2, j - 1)))
         if family == "modal_changed":
             a, b, m = self._around(_MODAL, 5, 10)
             other = rng.choice([w for w in _MODALS if w != m.group()])
@@ -242,7 +242,7 @@ class RepairClaimFactory(ClaimFactory):
         if family == "ellipsis_clause":
             a, b = self._span(22, 36)
             i, j = self._word_at(a), self._word_at(b - 1)
-            if j - i < 12:
+            if j - i < 18:
                 return Claim(family, text[a:b])
             p = i + rng.randint(8, 10)
             q = p + rng.randint(2, 6)
