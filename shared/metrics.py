@@ -14,9 +14,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from groundswell.shared.repair.engine import ACTIONS as REPAIR_ACTIONS
-from groundswell.shared.repair.engine import STAGES as REPAIR_STAGES
-from groundswell.shared.summary import REPAIRED
+from groundswell.shared.summary import REPAIR_ACTIONS, REPAIR_STAGES, REPAIRED
 
 # Domain metrics: what was verified and admitted, under which policy. They count the work
 # done: a unit whose receipt was found in the cache (a repeated run) adds nothing to them.

@@ -24,7 +24,14 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
-from groundswell.shared.summary import OUTCOMES, TIERS, VERDICTS
+from groundswell.shared.summary import (
+    OUTCOMES,
+    REPAIR_ACTIONS,
+    REPAIRED,
+    TIERS,
+    VERDICTS,
+    repair_stage_counts,
+)
 
 CONTEXT = 90  # characters of source shown around a span
 
@@ -154,6 +161,7 @@ def _claims(
         pages = row.get("pages") or (span_pages(layout, start, end) if layout else [])
         verdict = cert.get("verdict")
         label = gold.get(str(record.get("id"))) if record.get("id") is not None else None
+        repair = _repair(text, row.get("repair"), label)
         out.append(
             {
                 "id": _text(record.get("id", row.get("line"))),
@@ -165,9 +173,38 @@ def _claims(
                 # A PDF with a layout: the pages of the located span, and where on them.
                 "pages": _page_list(pages),
                 "regions": _regions(layout, start, end) if layout else [],
+                "repair": repair,
             }
         )
     return out
+
+
+def _repair(text: str, repair: Any, label: bool | None) -> dict[str, Any] | None:
+    """What the repair cascade did to a claim, for the report: its action and stage, and for
+    a claim it changed or annotated, the model's text (before) and the source's (after, with
+    its place in the source)."""
+    if not isinstance(repair, dict):
+        return None
+    action = _text(repair.get("action"))
+    after = repair.get("after") if isinstance(repair.get("after"), dict) else {}
+    alignment = repair.get("alignment") if isinstance(repair.get("alignment"), dict) else {}
+    span = after if after.get("start") is not None else alignment
+    source = after.get("span_text") if after.get("span_text") is not None else alignment.get("text")
+    shown = action in (*REPAIRED, "normalized")
+    score = alignment.get("score")
+    return {
+        "action": action,
+        "stage": _text(repair.get("stage")),
+        "score": f"{score:.3f}" if isinstance(score, int | float) else "",
+        "threshold": _text(repair.get("threshold")),
+        "threshold_source": _text(repair.get("threshold_source")),
+        "shown": shown,
+        "before": _text(repair.get("claim_original")),
+        "after": _text(source),
+        "snippet": _snippet(text, span.get("start"), span.get("end")) if shown else None,
+        # Kept by a repair, labelled not genuine.
+        "wrong": label is False and action in REPAIRED,
+    }
 
 
 def _candidates(
@@ -276,6 +313,13 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
             ("fabricated quotations accepted", counts.get("claims.escapes", 0)),
             ("genuine quotations refused", counts.get("claims.refused_genuine", 0)),
         ]
+        if counts.get("repairs"):
+            gold.append(
+                (
+                    "wrong repairs: kept by a repair, labelled not genuine",
+                    counts.get("repairs.wrong", 0),
+                )
+            )
     policy = summary.get("policy") or {}
     return {
         "summary": {
@@ -295,6 +339,8 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
         "outcome_rates": rates.get("candidates") or {},
         "codes": codes,
         "gold": gold,
+        "repair_actions": [(a, counts.get(f"repairs.action.{a}", 0)) for a in REPAIR_ACTIONS],
+        "repair_stages": repair_stage_counts(counts),
         "tiers": TIERS,
         "verdicts": VERDICTS,
         "outcomes": OUTCOMES,

@@ -13,6 +13,7 @@ from typing import Any
 
 from groundswell.shared.corpus import Labels
 from groundswell.shared.repair.engine import ACTIONS as REPAIR_ACTIONS
+from groundswell.shared.repair.engine import STAGES as REPAIR_STAGES
 
 # The verification ladder, tightest first; rates "through a tier" accumulate in this order.
 TIERS = ("exact", "whitespace", "typography", "case", "skeleton")
@@ -78,6 +79,17 @@ def repair_unit_counts(
             counts["repairs.wrong"] += 1
             counts[f"repairs.wrong.{action}"] += 1
     return counts
+
+
+def repair_stage_counts(counts: Mapping[str, int]) -> list[tuple[str, str, int]]:
+    """``(action, stage, claims)`` of every repair action and the stage that decided it, in
+    the cascade's order, for the summary tables."""
+    return [
+        (action, stage, counts[f"repairs.at.{action}.{stage}"])
+        for action in REPAIR_ACTIONS
+        for stage in REPAIR_STAGES
+        if counts.get(f"repairs.at.{action}.{stage}")
+    ]
 
 
 def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Counter[str]:

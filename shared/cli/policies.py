@@ -97,12 +97,55 @@ def policy_explain(ref: str) -> None:
     click.echo(f"{version.ref}: {version.description}")
     click.echo("\nverification")
     click.echo(explain(version.verify_policy))
+    _explain_repair(version)
     click.echo(f"\nadmission     fingerprint {version.admit_fingerprint}")
     settings = version.admit or {}
     if not settings:
         click.echo("  groundgate's default admission policy (SPEC §2.4)")
     for key, value in sorted(settings.items()):
         click.echo(f"  {key:<20} {json.dumps(value)}")
+
+
+def _read_json(file: str) -> Any:
+    """A JSON document from FILE ('-': standard input); exit 2 naming the line when invalid."""
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"{file}:{exc.lineno}: invalid JSON: {exc.msg}", 2)
+
+
+def _explain_repair(version: Any) -> None:
+    """The repair part of ``explain``: every setting in force, the threshold and its source."""
+    repair = version.repair
+    if repair is None:
+        click.echo("\nrepair        off (claims are verified as given, never repaired)")
+        return
+    click.echo(f"\nrepair        fingerprint {repair.identity['fingerprint']}")
+    for line in repair.policy.settings.lines():
+        click.echo(line)
+    source = {
+        "calibration": f"calibration {repair.calibration} (its guarantee holds for this policy)",
+        "policy": "policy (repair_threshold; not calibrated)",
+        "default": "default (never calibrated: store a calibration and name it, or set "
+        "repair_threshold)",
+    }[repair.threshold_source]
+    click.echo(f"  threshold source     {source}")
+
+
+@policy.command("calibration")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+def policy_calibration(file: str) -> None:
+    """Store a repair-threshold calibration (`groundswell calibrate`'s report or its risk part)
+    in the registry; print its sha256, which a policy's verify.repair.calibration names."""
+    from groundswell.shared.policies import PolicyError
+
+    document = _read_json(file)
+    service, _ = _registry_service()
+    try:
+        click.echo(service.policies.put_calibration(document))
+    except PolicyError as exc:
+        _fail(f"{file}: {exc}", 2)
 
 
 @policy.command("publish")
@@ -115,11 +158,7 @@ def policy_publish(file: str, version: int | None) -> None:
     """
     from groundswell.shared.policies import PolicyConflict, PolicyError
 
-    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        _fail(f"{file}:{exc.lineno}: invalid JSON: {exc.msg}", 2)
+    document = _read_json(file)
     service, _ = _registry_service()
     try:
         published, created = service.publish_policy(document, version)

@@ -9,7 +9,13 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 
-from groundswell.shared.summary import OUTCOMES, TIERS, VERDICTS
+from groundswell.shared.summary import (
+    OUTCOMES,
+    REPAIR_ACTIONS,
+    TIERS,
+    VERDICTS,
+    repair_stage_counts,
+)
 
 
 def _pct(value: float | None) -> str:
@@ -104,6 +110,10 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
             code_table.add_row(code, str(n))
         parts.append(Columns([table, code_table], padding=(0, 4)))
 
+    repairs = counts.get("repairs", 0)
+    if repairs:
+        parts.append(_repairs_columns(counts, rates, repairs))
+
     if counts.get("claims.labelled") or counts.get("candidates.labelled"):
         gold = Table(title="Against gold labels", title_justify="left", box=None)
         gold.add_column("")
@@ -121,6 +131,12 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
             f"[red]{counts.get('claims.escapes', 0)}[/]  of {counts.get('claims.labelled_fabricated', 0)}",
         )
         gold.add_row("genuine quotations refused", str(counts.get("claims.refused_genuine", 0)))
+        if repairs:
+            gold.add_row(
+                "[red]wrong repairs (kept, labelled not genuine)",
+                f"[red]{counts.get('repairs.wrong', 0)}[/]  ({_pct(rates.get('wrong_repair_rate'))}"
+                " of labelled repairs)",
+            )
         parts.append(gold)
 
     errors = summary.get("errors", [])
@@ -161,6 +177,24 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
 
 
 MAX_ERROR_ROWS = 20
+
+
+def _repairs_columns(counts: dict[str, Any], rates: dict[str, Any], repairs: int) -> Columns:
+    """The repair cascade's actions, and each action by the stage that decided it."""
+    table = Table(title=f"Claims through repair: {repairs}", title_justify="left", box=None)
+    table.add_column("action")
+    table.add_column("claims", justify="right")
+    table.add_column("share", justify="right")
+    for action in REPAIR_ACTIONS:
+        n = counts.get(f"repairs.action.{action}", 0)
+        table.add_row(action, str(n), _pct((rates.get("repairs") or {}).get(action)))
+    stages = Table(title="by stage", title_justify="left", box=None)
+    stages.add_column("action")
+    stages.add_column("stage")
+    stages.add_column("claims", justify="right")
+    for action, stage, n in repair_stage_counts(counts):
+        stages.add_row(action, stage, str(n))
+    return Columns([table, stages], padding=(0, 4))
 
 
 def print_summary(

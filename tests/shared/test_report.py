@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from html.parser import HTMLParser
 
@@ -247,3 +248,50 @@ def test_a_normalized_document_shows_admission_spans_in_its_nfc_text():
     index = [{"doc_id": "d", "kind": "admit", "status": "computed", "receipt": "r/a", "errors": []}]
     page = render_report({"run_id": "r"}, index, receipts.get, lambda d: text, lambda d: {}, 1)
     assert '<mark class="o-admitted">391</mark>' in page
+
+
+def test_report_and_summary_table_show_repairs_with_before_and_after(tmp_path):
+    """A run under a policy that repairs: counts by action and stage, and each repaired claim
+    with the model's text and the source's; a wrong repair is marked."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from groundswell.shared.cli.render import print_summary
+    from groundswell.shared.receipts import open_receipt
+    from groundswell.shared.summary import rates
+    from tests.shared.runs.test_units import SAMPLE_DOC, _sample_runner
+
+    runner, corpus, output = _sample_runner(
+        tmp_path, {"repair_mode": "substitute", "salvage_policy": "longest_grounded"}
+    )
+    unit = runner.verify(SAMPLE_DOC)
+    counts = dict(unit.counts)
+    summary = {"run_id": "r1", "counts": counts, "rates": rates(counts), "policy": {}}
+    index = [
+        {"doc_id": SAMPLE_DOC, "kind": "verify", "status": "computed", "receipt": unit.receipt_key}
+    ]
+    text = corpus.get(f"documents/{SAMPLE_DOC}.txt").decode()
+    labels = json.loads(corpus.get(f"labels/{SAMPLE_DOC}.json"))
+    page = render_report(
+        summary,
+        index,
+        lambda key: open_receipt(output.get(key), key),
+        lambda d: text,
+        lambda d: labels,
+    )
+    assert "<h3>Repairs (" in page and "Repairs by stage" in page
+    assert "wrong repairs: kept by a repair, labelled not genuine" in page
+    # q07: the model's wording, then the source's, placed in the source.
+    assert '<del class="before">Total Flight Time 412 hours all aircraft 38 hours' in page
+    assert '<ins class="after">Total Flight Time: 412 hours (all aircraft), 38 hours' in page
+    assert page.count('<span class="tag bad">wrong repair</span>') == counts["repairs.wrong"] == 1
+    assert "score 0.886 ≥ 0.65 (default)" in page
+    _Markup().feed(page)
+
+    out = StringIO()
+    print_summary(summary, console=Console(file=out, width=160))
+    table = out.getvalue()
+    assert f"Claims through repair: {counts['repairs']}" in table
+    assert "substituted" in table and "numeric_guard" in table
+    assert "wrong repairs (kept, labelled not genuine)" in table

@@ -1,0 +1,63 @@
+"""`groundswell policy calibration` and `policy explain` of a version that repairs (storage only,
+in process: no broker, no workers)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from groundswell.shared.cli import main
+from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.storage import open_store
+from tests.shared.test_policies_repair import REPAIR, _calibration
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.delenv("GROUNDSWELL_BROKER_URL", raising=False)
+    monkeypatch.delenv("GROUNDSWELL_REDIS_URL", raising=False)
+    monkeypatch.setenv("GROUNDSWELL_STORAGE_URL", str(tmp_path / "store"))
+    registry = PolicyRegistry(open_store(str(tmp_path / "store")))
+    registry.ensure_builtins()
+
+    def invoke(*args: str):
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+    return invoke, registry
+
+
+def test_explain_prints_the_repair_settings_and_where_the_threshold_comes_from(cli, tmp_path):
+    invoke, registry = cli
+    off = invoke("policy", "explain", "default@1")
+    assert off.exit_code == 0 and "repair        off" in off.output
+
+    report = tmp_path / "calibration.json"
+    report.write_text(json.dumps({"risk": _calibration(registry, REPAIR)}))
+    stored = invoke("policy", "calibration", str(report))
+    assert stored.exit_code == 0, stored.output
+    digest = stored.output.strip()
+    assert digest == registry.put_calibration(json.loads(report.read_text()))
+
+    for name, repair, source in (
+        ("plain", REPAIR, "default (never calibrated"),
+        ("fixed", {**REPAIR, "repair_threshold": 0.9}, "policy (repair_threshold"),
+        ("calibrated", {**REPAIR, "calibration": digest}, f"calibration {digest}"),
+    ):
+        document = tmp_path / f"{name}.json"
+        document.write_text(
+            json.dumps({"name": name, "extends": "default@1", "verify": {"repair": repair}})
+        )
+        published = invoke("policy", "publish", str(document))
+        assert published.exit_code == 0, published.output
+        explained = invoke("policy", "explain", f"{name}@1").output
+        assert "repair        fingerprint" in explained and "{" not in explained
+        assert "repair_mode          substitute" in explained
+        assert "salvage_policy       longest_grounded" in explained
+        assert f"threshold source     {source}" in explained
+
+    unbound = tmp_path / "unbound.json"
+    unbound.write_text(json.dumps({**_calibration(registry, REPAIR), "binding": None}))
+    refused = invoke("policy", "calibration", str(unbound))
+    assert refused.exit_code == 2 and "unbound" in refused.output
