@@ -65,6 +65,8 @@ COUNTERS = {
     "groundswell_decision_codes": {"policy", "version", "code"},
     "groundswell_labelled": {"policy", "version", "kind"},
     "groundswell_escapes": {"policy", "version", "kind"},
+    "groundswell_repairs": {"policy", "version", "action", "stage"},
+    "groundswell_wrong_repairs": {"policy", "version", "action"},
     "groundswell_documents": {"kind"},
     "groundswell_document_bytes": {"kind"},
     "groundswell_units": {"kind", "status"},
@@ -697,6 +699,7 @@ def test_dashboard_has_the_rows() -> None:
     rows = {p["title"] for p in dashboard["panels"] if p["type"] == "row"}
     assert rows == {
         "Grounding",
+        "Repair",
         "Admission",
         "Escapes",
         "Policy versions compared over time",
