@@ -25,6 +25,7 @@ without groundswell's repair.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -42,7 +43,15 @@ import pytest
 from groundswell.shared.repair import ACTIONS, STAGES
 from groundswell.shared.settings import get_settings
 from tests.shared.repair.families import FAMILIES, RepairClaimFactory, read_document, read_index
-from tests.shared.repair.oracle import Pair, differences, gtrex_repairer, our_repairer, outcome
+from tests.shared.repair.oracle import (
+    Pair,
+    differences,
+    gtrex_repairer,
+    our_policy,
+    our_repairer,
+    outcome,
+)
+from tests.shared.verify.oracle import gtrex_policy
 
 CASES_PATH = get_settings().shared_corpus.parent / "reference" / "gtrex" / "cases.jsonl"
 SELF_CHECK = os.environ.get("GROUNDSWELL_REPAIR_SELF_CHECK") == "1"
@@ -276,6 +285,33 @@ def test_sample_has_small_and_large_documents(shared_corpus) -> None:
     sizes = [len(d.text()) for d in large]
     assert 150_000 <= sizes[0] <= 300_000
     assert sizes[1] >= 1_000_000
+
+
+# The settings the cascade reads, which a built-in policy must carry as gtrex's does (a policy
+# whose mode is changed from off repairs with them).
+CASCADE_SETTINGS = (
+    "repair_mode",
+    "repair_threshold",
+    "salvage_policy",
+    "numeric_guard",
+    "polarity_guard",
+    "min_repair_coverage",
+    "max_source_expansion",
+    "polarity_tokens",
+    "min_fragment_tokens",
+)
+
+
+@pytest.mark.parametrize("name", ["strict", "default", "permissive"])
+def test_builtin_policies_carry_gtrex_settings(name: str) -> None:
+    ours, theirs = our_policy(name), gtrex_policy(name)
+    differ = {
+        k: (getattr(ours, k), getattr(theirs, k))
+        for k in CASCADE_SETTINGS
+        if getattr(ours, k) != getattr(theirs, k)
+    }
+    assert differ == {}
+    assert ours.alignment.as_dict() == dataclasses.asdict(theirs.alignment)
 
 
 def test_gtrex_reproduces_its_recorded_cases() -> None:
