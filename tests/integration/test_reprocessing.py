@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections import Counter
 
 import pytest
 
 from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.repair import Repairer, RepairPolicy, RepairSettings
 from groundswell.shared.runs.models import RunSpec
 from groundswell.shared.schedules import ScheduleSpec
 from groundswell.shared.storage import open_store
@@ -24,6 +26,26 @@ pytestmark = pytest.mark.integration
 def _runs_of(pipeline, schedule_id: str) -> list:
     records, _ = pipeline.service.list_runs(0, 200)
     return sorted((r for r in records if r.schedule == schedule_id), key=lambda r: r.created_at)
+
+
+def _repairs_independently(corpus_dir, policy) -> Counter:
+    """What the repair cascade does to the claims of a corpus (those not bound to offsets),
+    straight from the engine: ``repairs.at.<action>.<stage>`` and, against the labels,
+    ``repairs.wrong`` (claims kept by a repair that are labelled not genuine)."""
+    counts: Counter = Counter()
+    for claims_file in sorted((corpus_dir / "claims").glob("*.jsonl")):
+        doc_id = claims_file.stem
+        text = (corpus_dir / "documents" / f"{doc_id}.txt").read_text(encoding="utf-8")
+        labels = json.loads((corpus_dir / "labels" / f"{doc_id}.json").read_text())["claims"]
+        repairer = Repairer(text, policy, warn=False)
+        for line in claims_file.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if "start" not in record:
+                result = repairer.repair(record["claim"])
+                counts[f"repairs.at.{result.action}.{result.stage}"] += 1
+                kept = result.action in ("salvaged", "substituted", "annotated")
+                counts["repairs.wrong"] += kept and labels.get(record["id"]) is False
+    return counts
 
 
 def _moved_claims_independently(corpus_dir, policy_a, policy_b) -> set[tuple[str, str]]:
@@ -178,3 +200,28 @@ def test_publish_schedule_reprocess_diff_and_dry_run(
     assert latest[(corpus, "default@2")]["grounding_rate"] == pytest.approx(
         ticked["rates"]["claims_accepted"]
     )
+
+    # A version that repairs near misses: verification is recomputed through the cascade,
+    # admission is reused, and the summary counts what the engine does on its own.
+    repair = {"repair_mode": "substitute", "repair_threshold": 0.7}
+    repairing, _ = service.publish_policy(
+        {"name": "repairing", "extends": "default@1", "verify": {"repair": repair}}
+    )
+    assert repairing.admit_fingerprint == v1.admit_fingerprint
+    assert repairing.verify_fingerprint != v1.verify_fingerprint
+    run, _ = service.submit(RunSpec(corpus=corpus, policy=repairing.ref))
+    repaired = pipeline.wait(run.id)
+    assert repaired["state"] == "succeeded"
+    assert repaired["units"]["verify"]["computed"] == 34
+    assert repaired["units"]["admit"]["cached"] == 34
+    assert repaired["policy"]["repair"]["threshold_source"] == "policy"
+    counts = repaired["counts"]
+    expected = _repairs_independently(
+        corpus_dir, RepairPolicy(v1.verify_policy, RepairSettings.from_dict(repair))
+    )
+    assert {k: v for k, v in counts.items() if k.startswith("repairs.at.")} == {
+        k: v for k, v in expected.items() if k.startswith("repairs.at.") and v
+    }
+    assert counts["repairs.action.substituted"] > 0 and counts["repairs.action.rejected"] > 0
+    assert counts["repairs.wrong"] == expected["repairs.wrong"] > 0
+    assert counts["claims"] == ticked["counts"]["claims"]  # every claim, certificate as before
