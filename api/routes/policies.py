@@ -58,6 +58,21 @@ def publish_policy(
     return policy.as_dict()
 
 
+@router.post(
+    "/calibrations",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="put_calibration",
+    responses={422: {}},
+)
+def put_calibration(body: dict[str, Any], service: ServiceDep, _: Principal) -> dict:
+    """Store a repair-threshold calibration (``groundswell calibrate``'s report or its risk
+    part) once; its ``sha256`` is what a policy's ``verify.repair.calibration`` names."""
+    try:
+        return {"sha256": service.policies.put_calibration(body)}
+    except PolicyError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+
+
 @router.get("/{name}", response_model=PolicyName, operation_id="get_policy")
 def get_policy(name: str, service: ServiceDep, _: Principal) -> PolicyName:
     try:

@@ -43,6 +43,41 @@ def test_policy_versions_are_published_once_and_never_change(client):
     assert client.get("/v1/policies/nope").status_code == 404
 
 
+def test_a_calibration_is_stored_by_digest_and_a_version_that_repairs_names_it(client):
+    from groundswell.shared.policies import builtin_policies
+    from groundswell.shared.repair import RepairPolicy, RepairSettings
+    from groundswell.shared.repair.calibration import LabelledRepair, calibrate_risk
+
+    repair = {"repair_mode": "substitute", "salvage_policy": "longest_grounded"}
+    policy = RepairPolicy(
+        builtin_policies()["default"].verify_policy, RepairSettings.from_dict(repair)
+    )
+    examples = [LabelledRepair(0.5 + i / 400, True) for i in range(200)]
+    examples += [LabelledRepair(0.3 + i / 100, False) for i in range(20)]
+    calibration = calibrate_risk(examples, alpha=0.1, delta=0.1, binding=policy.binding())
+    stored = client.post("/v1/policies/calibrations", json=calibration.as_dict())
+    assert stored.status_code == 201, stored.text
+    digest = stored.json()["sha256"]
+    body = {
+        "name": "repairing",
+        "extends": "default@1",
+        "verify": {"repair": {**repair, "calibration": digest}},
+    }
+    created = client.post("/v1/policies", json=body)
+    assert created.status_code == 201, created.text
+    version = created.json()
+    assert version["repair"]["threshold"] == calibration.threshold
+    assert version["repair"]["threshold_source"] == "calibration"
+    assert version["repair"]["calibration"] == digest
+    other = {**body, "verify": {"repair": {"repair_mode": "annotate", "calibration": digest}}}
+    refused = client.post("/v1/policies", json=other)
+    assert refused.status_code == 422 and "pre-threshold" in refused.json()["detail"]
+    unbound = client.post(
+        "/v1/policies/calibrations", json={**calibration.as_dict(), "binding": None}
+    )
+    assert unbound.status_code == 422 and "unbound" in unbound.json()["detail"]
+
+
 def test_schedules_are_added_listed_and_removed(client):
     body = {"corpus": str(SAMPLE_CORPUS), "policy": "default", "cron": "0 3 * * *"}
     created = client.post("/v1/schedules", json=body)
