@@ -415,14 +415,18 @@ class PolicyRegistry:
                 raise PolicyError(
                     f"policy {name} has no version {version} (versions: {', '.join(map(str, known))})"
                 ) from None
-            policy = PolicyVersion.from_dict(json.loads(data))
-            digest = (policy.repair_document or {}).get("calibration")
-            if isinstance(digest, str) and SHA256.match(digest):
-                policy = replace(policy, calibration=self.get_calibration(digest))
+            policy = self._with_calibration(PolicyVersion.from_dict(json.loads(data)))
             self._cache[cache_key] = policy
         return policy
 
     # -- calibrations of the repair threshold -----------------------------------------------
+
+    def _with_calibration(self, policy: PolicyVersion) -> PolicyVersion:
+        """The version with the calibration its repair names, read from this registry."""
+        digest = (policy.repair_document or {}).get("calibration")
+        if not isinstance(digest, str) or not SHA256.match(digest) or policy.calibration:
+            return policy
+        return replace(policy, calibration=self.get_calibration(digest))
 
     @staticmethod
     def calibration_key(digest: str) -> str:
@@ -499,26 +503,24 @@ class PolicyRegistry:
             next_version = (existing[-1] + 1) if existing else 1
             if doc.description is None and latest is not None:
                 description = latest.description  # compared as unchanged when nothing else is
-            candidate = PolicyVersion(doc.name, next_version, verify, admit, description)
+            candidate = self._with_calibration(
+                PolicyVersion(doc.name, next_version, verify, admit, description)
+            )
             if latest is not None and _same(latest, candidate, ignore_version=True):
                 return latest, False
             if doc.description is None and base is not None:
                 changed = sorted({*doc.verify} | ({"admit"} if doc.admit is not None else set()))
-                candidate = PolicyVersion(
-                    doc.name,
-                    next_version,
-                    verify,
-                    admit,
-                    f"{base.ref} with {', '.join(changed) or 'nothing'} changed",
+                candidate = replace(
+                    candidate,
+                    description=f"{base.ref} with {', '.join(changed) or 'nothing'} changed",
                 )
         else:
-            candidate = PolicyVersion(doc.name, version, verify, admit, description)
+            candidate = self._with_calibration(
+                PolicyVersion(doc.name, version, verify, admit, description)
+            )
         return self._put(candidate)
 
     def _put(self, policy: PolicyVersion) -> tuple[PolicyVersion, bool]:
-        digest = (policy.repair_document or {}).get("calibration")
-        if isinstance(digest, str) and policy.calibration is None:
-            policy = replace(policy, calibration=self.get_calibration(digest))
         data = canonical_json(policy.as_dict())
         if self.store.put(self.key(policy.name, policy.version), data, create_only=True):
             return policy, True

@@ -70,6 +70,8 @@ def test_threshold_precedence_calibration_then_threshold_then_default(registry):
             "verify": {"repair": {**REPAIR, "repair_threshold": 0.8, "calibration": digest}},
         }
     )
+    again = {"name": "r", "verify": {"repair": calibrated.repair_document}}
+    assert registry.publish(again) == (calibrated, False)  # the same content: no new version
     assert calibrated.repair.threshold == cal["threshold"] != 0.8
     assert calibrated.repair.threshold_source == "calibration"
     assert calibrated.identity()["repair"]["calibration"] == digest
