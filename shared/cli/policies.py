@@ -355,6 +355,8 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
             if item["kind"] == "claim"
             else f"{a.get('outcome')} → {b.get('outcome')}"
         )
+        if item["kind"] == "claim" and (a.get("repair") or b.get("repair")):
+            what += f"; repair {a.get('repair') or '–'} → {b.get('repair') or '–'}"
         click.echo(f"  {item['doc_id']}  {item['kind']} {item['id']}: {what}")
     hidden = result["moved_total"] - len(result["moved"])
     if hidden > 0:

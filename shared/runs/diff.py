@@ -52,6 +52,9 @@ def rate_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
             rb.get("candidates_escape_rate"),
         )
     )
+    if "repairs_kept" in ra or "repairs_kept" in rb:  # a run under a policy that repairs
+        rows.append(("claims kept by repair", ra.get("repairs_kept"), rb.get("repairs_kept")))
+        rows.append(("wrong repair rate", ra.get("wrong_repair_rate"), rb.get("wrong_repair_rate")))
     return [{"rate": name, "a": x, "b": y, "change_pp": _pp(x, y)} for name, x, y in rows]
 
 
@@ -65,6 +68,8 @@ def _claims(receipt: dict[str, Any] | None) -> dict[Any, dict[str, Any]]:
             "verdict": cert.get("verdict"),
             "tier": cert.get("tier"),
         }
+        if "repair" in row:  # under a policy that repairs: what the cascade did
+            out[key]["repair"] = row["repair"].get("action")
     return out
 
 
@@ -89,14 +94,14 @@ def _moved(
     out = []
     for item_id in sorted(set(a) | set(b), key=str):
         x, y = a.get(item_id), b.get(item_id)
-        if x is not None and y is not None and all(x[k] == y[k] for k in keys):
+        if x is not None and y is not None and all(x.get(k) == y.get(k) for k in keys):
             continue
         change = (
             "added"
             if x is None
             else "removed"
             if y is None
-            else next(k for k in keys if x[k] != y[k])
+            else next(k for k in keys if x.get(k) != y.get(k))
         )
         out.append(
             {"doc_id": doc_id, "kind": kind, "id": item_id, "change": change, "a": x, "b": y}
@@ -138,7 +143,8 @@ def moved_items(
         ra = load(ea["receipt"]) if ea and ea.get("receipt") else None
         rb = load(eb["receipt"]) if eb and eb.get("receipt") else None
         if kind == "verify":
-            yield from _moved(doc_id, "claim", _claims(ra), _claims(rb), ("verdict", "tier"))
+            keys = ("verdict", "tier", "repair")
+            yield from _moved(doc_id, "claim", _claims(ra), _claims(rb), keys)
         else:
             yield from _moved(doc_id, "candidate", _decisions(ra), _decisions(rb), ("outcome",))
 
