@@ -34,13 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundswell.shared.canonical import canonical_json, json_sha256, sha256_hex
 
 if TYPE_CHECKING:
+    from groundswell.shared.repair import Repairer, RepairPolicy
     from groundswell.shared.storage import ObjectStore
+    from groundswell.shared.verify import Verifier, VerifyPolicy
 
 POLICY_REF = re.compile(r"^(?P<name>[a-z][a-z0-9_-]{0,63})(?:@(?P<version>[1-9][0-9]*|latest))?$")
 PREFIX = "policies/"
 # Keys of a verification policy's dict that describe it rather than configure it.
 _VERIFY_META = ("name", "version", "description", "fingerprint", "engine_revision", "schema")
-# The repair object inside the verification part, and what it may hold (gtrex's names).
+# The repair object inside the verification part (gtrex's setting names, and "calibration").
 REPAIR = "repair"
 CALIBRATIONS = "calibrations/"
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -164,7 +166,7 @@ class RepairPart:
     """A version's repair: the cascade's policy (with the threshold in force), where that
     threshold came from, and the calibration's digest when it came from one."""
 
-    policy: Any  # RepairPolicy
+    policy: RepairPolicy
     threshold: float
     threshold_source: str  # calibration | policy | default
     calibration: str | None = None
@@ -183,12 +185,13 @@ class RepairPart:
             "scorer_revision": SCORER_REVISION,
         }
 
-    def repairer(self, text: str, verifier: Any) -> Any:
+    def repairer(self, text: str, verifier: Verifier) -> Repairer:
         """The cascade over ``text``, sharing ``verifier``'s projections."""
         from groundswell.shared.repair import Repairer
 
         repairer = Repairer(text, self.policy, verifier=verifier, warn=False)
-        repairer.threshold_source = self.threshold_source  # "calibration" is ours to say
+        # Its settings carry the threshold in force, which it would call the policy's.
+        repairer.threshold_source = self.threshold_source
         return repairer
 
 
@@ -213,14 +216,18 @@ def repair_settings(doc: dict[str, Any]) -> Any:
         raise PolicyError(f"repair: {exc}") from None
 
 
+def calibration_digest(repair: Any) -> str | None:
+    """The digest a ``repair`` object names as its calibration, when it is one."""
+    digest = repair.get("calibration") if isinstance(repair, dict) else None
+    return digest if isinstance(digest, str) and SHA256.match(digest) else None
+
+
 def repair_part(
-    verify_policy: Any, doc: dict[str, Any], calibration: dict[str, Any] | None
+    verify_policy: VerifyPolicy, doc: dict[str, Any], calibration: dict[str, Any] | None
 ) -> RepairPart | None:
     """A version's repair from its ``repair`` object and the calibration it names (the
     stored document); None when the mode is ``off``. The threshold in force: the
     calibration's, else ``repair_threshold``, else the uncalibrated default."""
-    from dataclasses import replace
-
     from groundswell.shared.repair import DEFAULT_REPAIR_THRESHOLD, RepairPolicy
     from groundswell.shared.repair.calibration import Calibration
 
@@ -342,9 +349,8 @@ def check_parts(
     except ValueError as exc:
         raise PolicyError(f"verify: {exc}") from None
     if repair is not None:
-        digest = repair.get("calibration") if isinstance(repair, dict) else None
-        found = None
-        if isinstance(digest, str) and SHA256.match(digest):
+        digest, found = calibration_digest(repair), None
+        if digest is not None:
             if calibration is None:
                 raise PolicyError("verify.repair.calibration: no registry to read it from")
             found = calibration(digest)
@@ -423,8 +429,8 @@ class PolicyRegistry:
 
     def _with_calibration(self, policy: PolicyVersion) -> PolicyVersion:
         """The version with the calibration its repair names, read from this registry."""
-        digest = (policy.repair_document or {}).get("calibration")
-        if not isinstance(digest, str) or not SHA256.match(digest) or policy.calibration:
+        digest = calibration_digest(policy.repair_document)
+        if digest is None or policy.calibration is not None:
             return policy
         return replace(policy, calibration=self.get_calibration(digest))
 
