@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from groundswell.shared.cli import main
 from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.settings import get_settings
 from groundswell.shared.storage import open_store
 from tests.shared.test_policies_repair import REPAIR, _calibration
 
@@ -25,7 +26,8 @@ def cli(tmp_path, monkeypatch):
     def invoke(*args: str):
         return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
-    return invoke, registry
+    yield invoke, registry
+    get_settings.cache_clear()  # the commands cached this test's store: later tests must not see it
 
 
 def test_explain_prints_the_repair_settings_and_where_the_threshold_comes_from(cli, tmp_path):
