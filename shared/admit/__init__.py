@@ -14,7 +14,12 @@ from groundswell.shared.admit.engine import Admitter
 from groundswell.shared.admit.errors import PacketError
 
 # Bumped whenever a change to this package can move a decision or a receipt byte.
-ENGINE_REVISION = "groundswell-admit/2"  # 2: non-NFC documents are admitted on their NFC form
+# 2: non-NFC documents are admitted on their NFC form.
+# 3: a unit or scale item holds a form or currency name "as a whole" up to its own end, as
+#    groundgate reads it ("percent" of "percentage" holds "percent"); "in" of a scale form is
+#    read with the text before the item; the first occurrence "after the value" starts at the
+#    value's start (issue 14).
+ENGINE_REVISION = "groundswell-admit/3"
 
 
 def admit(

@@ -356,7 +356,9 @@ class CheckedPath:
                     return o, True
         if before:
             return before[0], True
-        after = occ.first_after(found, m.end)
+        # "After the value" starts at the value's position, as groundgate reads it: "6%"
+        # overlapping the end of the token 22.6 is after it (issue 14).
+        after = occ.first_after(found, m.start)
         return (after, True) if after is not None else (None, False)
 
     def check_roles(self, d: Decision, ctx: Ctx, m: Match) -> dict[str, bool]:
@@ -513,7 +515,12 @@ class CheckedPath:
     # unit ----------------------------------------------------------------------------------
 
     def unit_forms_in(self, ctx: Ctx, s: int, e: int) -> list[tuple[int, int, str]]:
-        """Forms of the field's unit held as a whole in [s, e): (start, end, kind)."""
+        """Forms of the field's unit held as a whole in [s, e): (start, end, kind).
+
+        "As a whole" reads the text before a form (a form inside a longer word after a letter
+        is not held), but not past ``e``: the span ends there, so a form at its end is whole
+        also when the word goes on, as groundgate reads it ("percent" of "percentage").
+        """
         unit = ctx.spec.unit
         if unit is None:
             return []
@@ -526,7 +533,7 @@ class CheckedPath:
                 while i != -1 and i + len(form) <= e:
                     j = i + len(form)
                     ok = not (form[0].isalnum() and i > 0 and text[i - 1].isalnum())
-                    ok = ok and not (form[-1].isalnum() and j < len(text) and text[j].isalnum())
+                    ok = ok and not (form[-1].isalnum() and j < e and text[j].isalnum())
                     if ok:
                         out.append((i, j, kind))
                     i = text.find(form, i + 1, e)

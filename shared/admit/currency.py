@@ -86,19 +86,25 @@ class CurrencyNames:
         pattern = self.name_pattern(code)
         if pattern is not None:
             for m in pattern.finditer(index.folded, s, e):
-                if _whole(index.text, m.start(), m.end()):
+                if _whole(index.text, m.start(), m.end(), e):
                     out.append((m.start(), m.end()))
         if code in self.by_code:
             i = index.text.find(code, s, e)
             while i != -1:
-                if _whole(index.text, i, i + len(code)):
+                if _whole(index.text, i, i + len(code), e):
                     out.append((i, i + len(code)))
                 i = index.text.find(code, i + 1, e)
         return out
 
 
-def _whole(text: str, s: int, e: int) -> bool:
-    return (s == 0 or not text[s - 1].isalnum()) and (e >= len(text) or not text[e].isalnum())
+def _whole(text: str, s: int, e: int, limit: int) -> bool:
+    """No letter or digit directly before [s, e), nor directly after it before ``limit``.
+
+    A span read for a name (a unit or scale item) ends at ``limit``: a name at its end is
+    whole also when the word goes on past it, as groundgate reads an item ("Swiss franc" of
+    "Swiss francs"); the text before the span still counts.
+    """
+    return (s == 0 or not text[s - 1].isalnum()) and (e >= limit or not text[e].isalnum())
 
 
 class ScaleForms:
@@ -143,13 +149,15 @@ class ScaleForms:
             power = self.powers[m.group(1)]
             ws, we = m.start(), m.end()
             # Form 1: in, whitespace, [currency form, optional whitespace,] scale word.
+            # "in" is read in the text, not in the item alone: "in thousands" inside
+            # "within thousands" has a letter before it and is no scale form.
             head = folded[s:ws]
-            if self._in_re.search(head):
+            if self._in_re.search(folded, s, ws):
                 return power
             stripped = head.rstrip()
             end_form = s + len(stripped)
             for fs in self.currency_forms_ending(index, end_form, code):
-                if fs >= s and self._in_re.search(folded[s:fs]):
+                if fs >= s and self._in_re.search(folded, s, fs):
                     return power
             # Form 3: currency form, optional whitespace, scale word; the longest form
             # ending there, not after "per" or "/".

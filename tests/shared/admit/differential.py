@@ -286,23 +286,36 @@ def wide_packet(doc_id: str, text: str, rng: random.Random, per_doc: int) -> dic
     }
 
 
+def _shuffled_rows(
+    corpus: Path, rng: random.Random, keep: Any, max_bytes: int
+) -> list[dict[str, Any]]:
+    """The rows of the corpus index that ``keep`` keeps, up to ``max_bytes``, in an order
+    the seed fixes."""
+    rows = []
+    with (corpus / "index.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            if keep(row) and row["length_bytes"] <= max_bytes:
+                rows.append(row)
+    rows.sort(key=lambda r: r["id"])
+    rng.shuffle(rows)
+    return rows
+
+
+def _nfc_document(corpus: Path, doc_id: str) -> str:
+    text = (corpus / "documents" / f"{doc_id}.txt").read_bytes().decode("utf-8")
+    return unicodedata.normalize("NFC", text)  # callers normalise before extracting (§2.1)
+
+
 def wide_packets(
     corpus: Path, count: int, per_doc: int = 40, seed: int = 7, max_bytes: int = 400_000
 ) -> list[dict[str, Any]]:
     """Packets from documents of every part of the corpus other than TAT-QA."""
     rng = random.Random(seed)
-    rows = []
-    with (corpus / "index.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            if row["part"] != "tatqa" and row["length_bytes"] <= max_bytes:
-                rows.append(row)
-    rows.sort(key=lambda r: r["id"])
-    rng.shuffle(rows)
+    rows = _shuffled_rows(corpus, rng, lambda r: r["part"] != "tatqa", max_bytes)
     out = []
     for row in rows[:count]:
-        text = (corpus / "documents" / f"{row['id']}.txt").read_bytes().decode("utf-8")
-        text = unicodedata.normalize("NFC", text)  # callers normalise before extracting (§2.1)
+        text = _nfc_document(corpus, row["id"])
         out.append(wide_packet(row["id"], text, rng, per_doc))
     return out
 
@@ -365,3 +378,209 @@ def dense_packet(corpus: Path, size: int, count: int, seed: int = 5) -> dict[str
         "candidates": cands,
         "document_id": f"dense-{size}",
     }
+
+
+# Role item quotes at word edges (issue 14): a unit or scale quote that occurs in the text only
+# inside a longer word ("percent" of "percentage", "day" of "days", "USD" of "USDollars"), also
+# inside a word and standalone, at the document's edges, next to punctuation, in another case,
+# and value quotes inside words for contrast. groundgate reads a form "as a whole" with the
+# text before the item but not past its end.
+EDGE_SCHEMA: dict[str, Any] = {
+    "fields": {
+        "amount": {"type": "number", "multiple": True},
+        "usd": {"type": "number", "unit": "USD", "multiple": True},
+        "eur": {"type": "number", "unit": "EUR", "multiple": True},
+        "pct": {"type": "number", "unit": "%", "multiple": True},
+        "days": {"type": "integer", "unit": "days", "multiple": True},
+        "chf": {"type": "number", "unit": "CHF", "multiple": True},
+        "text": {"type": "string", "multiple": True},
+        "row": {"type": "number", "unit": "USD", "multiple": True, "aliases": ["Revenue"]},
+    },
+    # A unit with no form is at every token: a currency name or the code repeats it (#423).
+    "units": {"CHF": {"prefix": [], "suffix": []}},
+}
+EDGE_UNITS = {"usd": "USD", "eur": "EUR", "pct": "%", "days": "days", "chf": "CHF", "row": "USD"}
+# Unit and scale quotes, each with the fields it is a form or name of.
+EDGE_QUOTES: dict[str, tuple[str, ...]] = {
+    "percent": ("pct",),
+    "per cent": ("pct",),
+    "%": ("pct",),
+    "day": ("days",),
+    "days": ("days",),
+    "-day": ("days",),
+    "dollar": ("usd",),
+    "dollars": ("usd", "row"),
+    "USD": ("usd", "row", "chf"),
+    "US$": ("usd",),
+    "$": ("usd", "row"),
+    "EUR": ("eur",),
+    "euro": ("eur",),
+    "euros": ("eur",),
+    "CHF": ("chf",),
+    "Swiss franc": ("chf",),
+    "Swiss francs": ("chf",),
+    "franc": ("chf",),
+}
+EDGE_SCALES = (
+    "in thousands",
+    "in thousand",
+    "thousand",
+    "in millions",
+    "in million",
+    "millions of US dollar",
+    "millions of US dollars",
+    "millions of Swiss franc",
+    "USD million",
+    "mill",
+    "in $ million",
+)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _edge_quotes(text: str, quote: str, rng: random.Random) -> list[str]:
+    """Quotes around occurrences of ``quote`` in the text: itself, and with a character of the
+    text on either side (a letter of the word it is in, or punctuation), as a reader cuts."""
+    out = [quote]
+    for m in list(re.finditer(re.escape(quote), text))[:3]:
+        a, b = m.span()
+        if a > 0 and not text[a - 1].isspace():
+            out.append(text[a - 1 : b])
+        if b < len(text) and not text[b].isspace():
+            out.append(text[a : b + 1])
+        w = _WORD.search(text, a)
+        if w is not None and w.start() <= a < w.end() and w.end() > b:
+            out.append(text[a : w.end() - 1])  # the word cut one letter short
+    rng.shuffle(out)
+    return list(dict.fromkeys(out))[:4]
+
+
+def edge_candidates(text: str, rng: random.Random, per_doc: int, tag: str) -> list[dict[str, Any]]:
+    """Candidates of the unit fields at numbers of the text, with unit and scale items whose
+    quotes sit at word edges, and value quotes inside words."""
+    idx = _vocab_index(text)
+    tokens = [t for t in idx.tokens if t.value is not None]
+    if not tokens:
+        return []
+    present = [q for q in EDGE_QUOTES if q in text] or list(EDGE_QUOTES)
+    # The quotes that occur only inside longer words here, as "percent" in a report that
+    # says "percentage" but never "percent".
+    inside = [
+        q
+        for q in present
+        if q[-1].isalnum()
+        and all(
+            m.end() < len(text) and text[m.end()].isalnum() for m in re.finditer(re.escape(q), text)
+        )
+    ]
+    scales = [q for q in EDGE_SCALES if q in text] or list(EDGE_SCALES)
+    by_unit: dict[str, list[Any]] = {
+        "pct": [t for t in tokens if text.startswith("%", t.end)],
+        "usd": [t for t in tokens if "$" in text[max(0, t.start - 2) : t.start]],
+        "days": [t for t in tokens if text.startswith(" day", t.end)],
+    }
+    cands: list[dict[str, Any]] = []
+
+    def add(c: dict[str, Any]) -> None:
+        c["id"] = f"{tag}{len(cands)}"
+        cands.append(c)
+
+    for _ in range(per_doc):
+        t = rng.choice(tokens)
+        value = str(t.value)
+        vquote = text[t.start : t.end]
+        if rng.random() < 0.5:
+            value_item: dict[str, Any] = {"text": vquote}
+        else:
+            value_item = {"start": _byte(text, t.start), "end": _byte(text, t.end), "text": vquote}
+        roll = rng.random()
+        if roll < 0.6:
+            base = rng.choice(inside if inside and rng.random() < 0.5 else present)
+            field = rng.choice(EDGE_QUOTES[base])
+            marked = by_unit.get(field)
+            if marked and rng.random() < 0.7:
+                # A number with its unit next to it, so a unit item repeats the unit there.
+                t = rng.choice(marked)
+                value = str(t.value)
+                value_item = {"text": text[t.start : t.end]}
+            for q in _edge_quotes(text, base, rng)[:2]:
+                items = [dict(value_item), {"role": "unit", "text": q}]
+                if field == "row":
+                    items.append({"role": "field", "text": "Revenue"})
+                add({"field": field, "value": value, "unit": EDGE_UNITS[field], "evidence": items})
+        elif roll < 0.8:
+            base = rng.choice(scales)
+            field = rng.choice(["amount", "usd", "chf"])
+            c: dict[str, Any] = {"field": field, "value": str(t.value * rng.choice([1000, 10**6]))}
+            if field != "amount":
+                c["unit"] = EDGE_UNITS[field]
+            q = rng.choice(_edge_quotes(text, base, rng))
+            c["evidence"] = [dict(value_item), {"role": "scale", "text": q}]
+            add(c)
+        else:
+            # A value quote inside a word or a longer number: the value item's occurrences
+            # are not bounded by words (§4.6), for contrast with the role items.
+            w = _WORD.search(text, max(0, t.start - 3))
+            if w is None or w.end() - w.start() < 2:
+                continue
+            a = rng.randrange(w.start(), w.end() - 1)
+            b = rng.randrange(a + 1, w.end())
+            inner = text[a:b]
+            if inner.strip():
+                add({"field": "text", "value": inner, "evidence": {"text": inner}})
+                digits = re.sub(r"\D", "", inner)
+                if digits:
+                    add({"field": "amount", "value": digits, "evidence": {"text": inner}})
+    return cands
+
+
+# Short documents that put the quotes of EDGE_QUOTES at the edges a real text rarely has:
+# the first and last characters of the document, brackets and punctuation, other cases.
+EDGE_DOCUMENTS = (
+    "percentage of sales was 5% in 2019",
+    "Sales grew 5% (percentage points)",
+    "percent: 5%",
+    "Revenue was $12 in USDollars",
+    "USDollars: revenue was $12",
+    "Revenue\t$12\nin USD",
+    "Revenue was $12.USD",
+    "Revenue was $12 (USD)",
+    "Revenue was $12 in usd and USDx",
+    "Holidays lasted 7 days; the holiday",
+    "7 days",
+    "the -day rule: 30-day notice and 7 days",
+    "Revenue was 5 in Swiss francs",
+    "Swiss francophone revenue was 5 CHF",
+    "Revenue was 5 CHFs",
+    "CHF5 and 6 in CHF.",
+    "Revenue 12 million in euros; EURO zone EUR 3 €",
+    "In millions of US dollarsy: revenue was $5",
+    "Figures within thousands: revenue was 5",
+    "Figures (in thousandsx): revenue was 5",
+    "Revenue was 5 millions of Swiss francs",
+    "(in $ millions) revenue was $5",
+    "Revenue\t5\nmillion",
+    "Revenue\t5\tUSDollar\n",
+    "USD\nRevenue\t5\n",
+    "Revenue\tUSD5\tUSD 7\n",
+    "caf\u00e9 percent 5% r\u00e9sum\u00e9 dollars $3",
+    "REVENUE 5 PERCENTAGE percent 5%",
+    "1,234 and 12,345 and 2019a and Q5 and 15%",
+)
+
+
+def edge_packets(
+    corpus: Path, count: int, per_doc: int = 12, seed: int = 14
+) -> list[dict[str, Any]]:
+    """Packets of EDGE_SCHEMA: the short edge documents, and real documents of the corpus
+    (TAT-QA reports and SEC filings, where "percentage", "dollars" and "days" are common)."""
+    rng = random.Random(seed)
+    docs = [(f"edge-{i}", text, "e") for i, text in enumerate(EDGE_DOCUMENTS)]
+    rows = _shuffled_rows(corpus, rng, lambda r: r["part"] in ("tatqa", "sec_edgartools"), 120_000)
+    out = []
+    for doc_id, text, tag in docs + [(r["id"], None, "r") for r in rows[:count]]:
+        if text is None:  # a document of the corpus, read in turn
+            text = _nfc_document(corpus, doc_id)
+        cands = edge_candidates(text, rng, per_doc, tag)
+        packet = {"document": text, "schema": EDGE_SCHEMA, "policy": None}
+        out.append(dict(packet, candidates=cands, document_id=doc_id))
+    return out

@@ -91,3 +91,29 @@ def test_many_candidates_on_one_document_agree_with_groundgate(shared_corpus: Pa
     codes, problems = _compare([packet])
     assert not problems, "\n".join(problems[:20])
     assert codes["QUALIFIED_VALUE"] > 0 and codes["EVIDENCE_REANCHORED"] > 0
+
+
+EDGE_DOCUMENTS = 40
+
+
+def test_role_item_quotes_at_word_edges_agree_with_groundgate(shared_corpus: Path):
+    # Issue 14: a unit quote that occurs only inside a longer word ("percent" of "percentage",
+    # "day" of "days") holds the form as a whole, since the item ends there; a letter before
+    # the quote still breaks it. Also scale quotes ("in thousands" of "within thousands"),
+    # currency names ("Swiss franc" of "Swiss francs"), document edges, punctuation, case,
+    # role quotes overlapping the value, and value quotes inside words for contrast.
+    packets = differential.edge_packets(shared_corpus, EDGE_DOCUMENTS)
+    codes, problems = _compare(packets)
+    assert not problems, "\n".join(problems[:20])
+    # The class is there: unit items that pass where a letter goes on right after the quote.
+    inside = 0
+    for packet in packets:
+        raw = packet["document"].encode("utf-8")
+        for d in admit_packet(packet)["decisions"]:
+            for part in d.get("parts") or []:
+                end = part["end"]
+                if part["role"] == "unit" and part["passed"] and end is not None:
+                    inside += end < len(raw) and raw[end : end + 1].isalpha()
+    assert inside >= 5, inside
+    assert codes["UNIT_CITATION_INVALID"] > 0 and codes["SCALE_CITATION_INVALID"] > 0
+    assert codes["admitted"] > 100

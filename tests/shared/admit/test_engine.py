@@ -180,3 +180,51 @@ def test_check_receipt_finds_each_kind_of_change():
     assert any("differs in outcome" in p for p in problems)
     forged = dict(receipt, groundgate="0.10")
     assert "spec version" in check_receipt(forged, doc, USD, cands)[0]
+
+
+EDGE = {
+    "fields": {
+        "pct": {"type": "number", "unit": "%", "multiple": True},
+        "days": {"type": "integer", "unit": "days", "multiple": True},
+        "chf": {"type": "number", "unit": "CHF", "multiple": True},
+        "n": {"type": "number", "multiple": True},
+    },
+    "units": {"CHF": {"prefix": [], "suffix": []}},
+}
+
+
+@pytest.mark.parametrize(
+    ("document", "field", "value", "role", "quote", "passed"),
+    [
+        # Issue 14: a form at the end of the item is whole, also inside a longer word...
+        ("The percentage was 5%.", "pct", "5", "unit", "percent", True),
+        ("Rent for 7 days.", "days", "7", "unit", "day", True),
+        ("Revenue was 5 in Swiss francs.", "chf", "5", "unit", "Swiss franc", True),
+        ("Revenue was 5 in CHFs.", "chf", "5", "unit", "CHF", True),
+        (
+            "In millions of Swiss francs: 5.",
+            "chf",
+            "5000000",
+            "scale",
+            "millions of Swiss franc",
+            True,
+        ),
+        # ...but a letter before the item still breaks it.
+        ("Holidays: 7 days.", "days", "7", "unit", "day", False),
+        ("Revenue was 5 in xCHF.", "chf", "5", "unit", "CHF", False),
+        ("Figures within thousands: 5.", "n", "5000", "scale", "in thousands", False),
+        ("Figures (in thousandsx): 5.", "n", "5000", "scale", "in thousands", True),
+        # A quote that overlaps the value's end is the first one after the value.
+        ("Rates\t33.5%\t22.6%\n", "pct", "22.6", "unit", "6%", True),
+    ],
+)
+def test_role_item_quotes_at_word_edges(document, field, value, role, quote, passed):
+    # As groundgate 0.11.0 reads them (the differential test compares whole receipts).
+    number = value if role == "unit" else document.split()[-1].strip(".")
+    unit = EDGE["fields"][field].get("unit")
+    cand = _at(document, number, value, field=field, **({"unit": unit} if unit else {}))
+    cand["evidence"] = [cand["evidence"], {"role": role, "text": quote}]
+    got = _one(document, EDGE, cand)
+    part = next(p for p in got["parts"] if p["role"] == role)
+    assert part["passed"] is passed, got
+    assert (f"{role.upper()}_CITATION_INVALID" in got["codes"]) is not passed
