@@ -1,0 +1,330 @@
+"""Escapes, right values admitted, reviews and false rejections, per admission policy and family.
+
+    .venv/bin/python bench/escapes.py [--policy default --policy guarded ...] [--seed 14]
+                                      [--split dev|holdout|both] [--oracle N] [--json FILE]
+                                      [--limit-docs N] [--examples K]
+
+The labelled set is made at run time from ``../shared/corpus`` by ``bench/escapes_data.py``:
+right values from TAT-QA's gold facts, and wrong values planted in eleven families (see that
+module). Every packet is decided under each policy named (``default``: groundswell's
+groundgate-compatible admission; a policy that is not built in yet is skipped with a message).
+For each policy, split (development and hold-out, by document-id hash) and family, it prints:
+
+    escapes       wrong values admitted without review (count and % of wrong values)
+    right adm.    right values admitted (% of right values)
+    right rev.    right values sent to review (needs_verification)
+    right rej.    right values rejected
+
+with totals, then, under ``default``, the codes and the evidence shapes behind the escapes and
+the flags that send right values to review. ``--oracle N`` also decides N packets, spread over
+the set, with the installed groundgate (a dev-only oracle) and requires identical receipts.
+A policy other than ``default`` is run by ``groundswell.shared.admit.admitter_for(policy,
+document, schema)`` when the package has it, else by ``Admitter(document, schema, policy.admit)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.escapes_data import FAMILIES, SPLITS, Packet, labelled_packets  # noqa: E402
+from groundswell.shared.admit import Admitter  # noqa: E402
+
+OUTCOMES = ("admitted", "needs_verification", "rejected")
+
+
+def admitter_factory(ref: str) -> Any:
+    """A function (document, schema) -> object with ``admit(candidates)``, or None (with a
+    message) when the policy does not exist here yet."""
+    if ref == "default":
+        return lambda document, schema: Admitter(document, schema, None)
+    from groundswell.shared import admit as admit_pkg
+    from groundswell.shared.policies import PolicyError, resolve_policy
+
+    try:
+        policy = resolve_policy(ref)
+    except PolicyError as exc:
+        print(f"policy {ref}: skipped ({exc})", file=sys.stderr)
+        return None
+    hook = getattr(admit_pkg, "admitter_for", None)
+    if hook is not None:
+        return lambda document, schema: hook(policy, document, schema)
+    return lambda document, schema: Admitter(document, schema, policy.admit)
+
+
+def _shape(cand: dict[str, Any]) -> str:
+    """The evidence shape of a candidate: the value item (row/sentence or cell) and roles."""
+    items = cand["evidence"]
+    value = items[0]
+    span = "cell" if len(value["text"]) <= 16 and "\t" not in value["text"] else "row/sentence"
+    kind = "offsets" if "start" in value else "quote"
+    roles = sorted(i["role"] for i in items[1:])
+    return f"{span} ({kind})" + (" + " + "+".join(roles) if roles else "")
+
+
+class Tally:
+    def __init__(self) -> None:
+        # (policy, split, family) -> {"right"/"wrong": Counter(outcome)}
+        self.counts: dict[tuple[str, str, str], dict[str, Counter]] = defaultdict(
+            lambda: {"right": Counter(), "wrong": Counter()}
+        )
+        # (policy, split, family) -> Counter of codes / shapes
+        self.escape_codes: dict[tuple, Counter] = defaultdict(Counter)
+        self.escape_shapes: dict[tuple, Counter] = defaultdict(Counter)
+        self.review_codes: dict[tuple, Counter] = defaultdict(Counter)
+        self.reject_codes: dict[tuple, Counter] = defaultdict(Counter)
+        self.examples: dict[tuple, list] = defaultdict(list)
+
+    def add(self, policy: str, p: Packet, decisions: list[dict[str, Any]], keep: int) -> None:
+        by_id = {c["id"]: c for c in p.candidates}
+        for d in decisions:
+            cid = d["candidate_id"]
+            right = p.labels[cid]
+            key = (policy, p.split, p.family)
+            self.counts[key]["right" if right else "wrong"][d["outcome"]] += 1
+            codes = "+".join(d["codes"]) or "(no code)"
+            if not right and d["outcome"] == "admitted":
+                self.escape_codes[key][codes] += 1
+                self.escape_shapes[key][_shape(by_id[cid])] += 1
+                if len(self.examples[key]) < keep:
+                    self.examples[key].append(by_id[cid])
+            if right and d["outcome"] == "needs_verification":
+                for c in d["codes"]:
+                    self.review_codes[key][c] += 1
+                for m in d.get("missing") or []:
+                    self.review_codes[key][f"missing:{m}"] += 1
+            if right and d["outcome"] == "rejected":
+                self.reject_codes[key][codes] += 1
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}%" if d else "-"
+
+
+def rows_for(tally: Tally, policy: str, split: str) -> list[dict[str, Any]]:
+    rows = []
+    total = {"right": Counter(), "wrong": Counter()}
+    for fam in FAMILIES:
+        c = tally.counts.get((policy, split, fam))
+        if c is None:
+            continue
+        total["right"].update(c["right"])
+        total["wrong"].update(c["wrong"])
+        rows.append(_row(fam, c))
+    rows.append(_row("total", total))
+    return rows
+
+
+def _row(name: str, c: dict[str, Counter]) -> dict[str, Any]:
+    r, w = c["right"], c["wrong"]
+    nr, nw = sum(r.values()), sum(w.values())
+    return {
+        "family": name,
+        "wrong": nw,
+        "escapes": w["admitted"],
+        "escapes_pct": round(100 * w["admitted"] / nw, 2) if nw else None,
+        "wrong_review": w["needs_verification"],
+        "wrong_rejected": w["rejected"],
+        "right": nr,
+        "right_admitted": r["admitted"],
+        "right_admitted_pct": round(100 * r["admitted"] / nr, 2) if nr else None,
+        "right_review": r["needs_verification"],
+        "right_review_pct": round(100 * r["needs_verification"] / nr, 2) if nr else None,
+        "right_rejected": r["rejected"],
+        "right_rejected_pct": round(100 * r["rejected"] / nr, 2) if nr else None,
+    }
+
+
+def markdown(rows: list[dict[str, Any]], policy: str, split: str) -> str:
+    out = [
+        f"**{policy}, {'hold-out' if split == 'holdout' else 'development'}**",
+        "",
+        "| family | wrong | escapes | right | right admitted | right to review | right rejected |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        name = f"**{r['family']}**" if r["family"] == "total" else r["family"]
+        esc = f"{r['escapes']} ({_pct(r['escapes'], r['wrong'])})" if r["wrong"] else "-"
+        if r["right"]:
+            adm = f"{r['right_admitted']} ({_pct(r['right_admitted'], r['right'])})"
+            rev = f"{r['right_review']} ({_pct(r['right_review'], r['right'])})"
+            rej = f"{r['right_rejected']} ({_pct(r['right_rejected'], r['right'])})"
+        else:
+            adm = rev = rej = "-"
+        out.append(f"| {name} | {r['wrong']} | {esc} | {r['right']} | {adm} | {rev} | {rej} |")
+    return "\n".join(out)
+
+
+def _merge(counters: list[Counter]) -> Counter:
+    out: Counter = Counter()
+    for c in counters:
+        out.update(c)
+    return out
+
+
+def analysis(tally: Tally, policy: str, splits: list[str], top: int = 4) -> str:
+    lines = [f"Escapes under {policy} (codes of the admitted wrong values; evidence shapes):"]
+    for fam in FAMILIES:
+        codes = _merge([tally.escape_codes.get((policy, s, fam), Counter()) for s in splits])
+        shapes = _merge([tally.escape_shapes.get((policy, s, fam), Counter()) for s in splits])
+        if not codes:
+            continue
+        lines.append(
+            f"  {fam:14} {sum(codes.values()):5}  codes: "
+            + ", ".join(f"{k} {v}" for k, v in codes.most_common(top))
+        )
+        lines.append(
+            "  " + " " * 20 + "shapes: " + ", ".join(f"{k} {v}" for k, v in shapes.most_common(top))
+        )
+    lines.append(
+        f"Right values sent to review under {policy} (flags and missing parts, by family):"
+    )
+    for fam in FAMILIES:
+        codes = _merge([tally.review_codes.get((policy, s, fam), Counter()) for s in splits])
+        if codes:
+            lines.append(
+                f"  {fam:14} " + ", ".join(f"{k} {v}" for k, v in codes.most_common(top + 2))
+            )
+    rej = _merge(
+        [tally.reject_codes.get((policy, s, f), Counter()) for s in splits for f in FAMILIES]
+    )
+    if rej:
+        lines.append(
+            f"Right values rejected under {policy}: "
+            + ", ".join(f"{k} {v}" for k, v in rej.most_common(top + 2))
+        )
+    return "\n".join(lines)
+
+
+def run_oracle(sample: list[Packet]) -> tuple[int, int, list[str]]:
+    import groundgate
+
+    same, problems = 0, []
+    for p in sample:
+        ours = Admitter(p.document, p.schema, None).admit(p.candidates)
+        theirs = groundgate.admit(p.document, p.schema, p.candidates).to_dict()
+        if ours["receipt_sha256"] == theirs["receipt_sha256"]:
+            same += 1
+        else:
+            mine = {d["candidate_id"]: (d["outcome"], d["codes"]) for d in ours["decisions"]}
+            gg = {d["candidate_id"]: (d["outcome"], d["codes"]) for d in theirs["decisions"]}
+            problems.append(f"{p.doc_id} {p.family}: ours {mine} groundgate {gg}")
+    return same, len(sample), problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--policy", action="append", help="policy ref (repeatable); default: default and guarded"
+    )
+    parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--split", choices=("dev", "holdout", "both"), default="both")
+    parser.add_argument(
+        "--oracle", type=int, default=200, help="packets checked against groundgate (0: none)"
+    )
+    parser.add_argument("--json", type=Path, help="write the numbers as JSON to this file")
+    parser.add_argument("--limit-docs", type=int, help="only the first N documents (a quick run)")
+    parser.add_argument(
+        "--examples", type=int, default=0, help="print K escaped candidates per family"
+    )
+    args = parser.parse_args(argv)
+    refs = args.policy or ["default", "guarded"]
+    splits = list(SPLITS) if args.split == "both" else [args.split]
+
+    t0 = time.perf_counter()
+    packets = [
+        p for p in labelled_packets(args.seed, limit_docs=args.limit_docs) if p.split in splits
+    ]
+    t_gen = time.perf_counter() - t0
+    docs = {p.doc_id for p in packets}
+    print(
+        f"labelled set: {len(docs)} documents, {len(packets)} packets, "
+        f"{sum(sum(1 for v in p.labels.values() if v) for p in packets)} right and "
+        f"{sum(sum(1 for v in p.labels.values() if not v) for p in packets)} wrong candidates "
+        f"(seed {args.seed}; made in {t_gen:.1f} s)"
+    )
+
+    tally = Tally()
+    policies, timings = [], {}
+    for ref in refs:
+        factory = admitter_factory(ref)
+        if factory is None:
+            continue
+        policies.append(ref)
+        t1 = time.perf_counter()
+        admitters: dict[str, Any] = {}
+        for p in packets:
+            a = admitters.get(p.doc_id)
+            if a is None:
+                admitters.clear()
+                a = admitters[p.doc_id] = factory(p.document, p.schema)
+            tally.add(ref, p, a.admit(p.candidates)["decisions"], args.examples)
+        timings[ref] = time.perf_counter() - t1
+
+    oracle = None
+    if args.oracle and "default" in policies:
+        step = max(1, len(packets) // args.oracle)
+        sample = packets[::step][: args.oracle]
+        t2 = time.perf_counter()
+        same, n, problems = run_oracle(sample)
+        oracle = {
+            "same": same,
+            "checked": n,
+            "problems": problems,
+            "seconds": time.perf_counter() - t2,
+        }
+
+    report: dict[str, Any] = {"seed": args.seed, "policies": {}, "oracle": oracle}
+    for ref in policies:
+        report["policies"][ref] = {}
+        for split in splits:
+            rows = rows_for(tally, ref, split)
+            report["policies"][ref][split] = rows
+            print()
+            print(markdown(rows, ref, split))
+    for ref in policies:
+        print()
+        print(analysis(tally, ref, splits))
+        if args.examples:
+            for (pol, split, fam), cands in sorted(tally.examples.items()):
+                if pol == ref:
+                    for c in cands:
+                        print(f"  e.g. [{split} {fam}] {json.dumps(c, ensure_ascii=False)[:300]}")
+    if oracle is not None:
+        print()
+        print(
+            f"groundgate oracle: {oracle['same']} of {oracle['checked']} packets give identical "
+            f"receipts ({oracle['seconds']:.1f} s)"
+        )
+        for line in oracle["problems"][:10]:
+            print("  differs:", line)
+    print()
+    print(
+        f"time: set {t_gen:.1f} s; "
+        + "; ".join(f"{ref} {t:.1f} s" for ref, t in timings.items())
+        + f"; total {time.perf_counter() - t0:.1f} s"
+    )
+    if args.json:
+        report["review_codes"] = {
+            f"{pol}/{split}/{fam}": dict(c) for (pol, split, fam), c in tally.review_codes.items()
+        }
+        report["escape_codes"] = {
+            f"{pol}/{split}/{fam}": dict(c) for (pol, split, fam), c in tally.escape_codes.items()
+        }
+        report["escape_shapes"] = {
+            f"{pol}/{split}/{fam}": dict(c) for (pol, split, fam), c in tally.escape_shapes.items()
+        }
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    return 1 if oracle is not None and oracle["same"] != oracle["checked"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
