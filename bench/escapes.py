@@ -79,6 +79,7 @@ class Tally:
         # (policy, split, family) -> Counter of codes / shapes
         self.escape_codes: dict[tuple, Counter] = defaultdict(Counter)
         self.escape_shapes: dict[tuple, Counter] = defaultdict(Counter)
+        self.escape_contexts: dict[tuple, Counter] = defaultdict(Counter)
         self.review_codes: dict[tuple, Counter] = defaultdict(Counter)
         self.reject_codes: dict[tuple, Counter] = defaultdict(Counter)
         self.examples: dict[tuple, list] = defaultdict(list)
@@ -94,6 +95,7 @@ class Tally:
             if not right and d["outcome"] == "admitted":
                 self.escape_codes[key][codes] += 1
                 self.escape_shapes[key][_shape(by_id[cid])] += 1
+                self.escape_contexts[key][p.context] += 1
                 if len(self.examples[key]) < keep:
                     self.examples[key].append(by_id[cid])
             if right and d["outcome"] == "needs_verification":
@@ -175,6 +177,7 @@ def analysis(tally: Tally, policy: str, splits: list[str], top: int = 4) -> str:
     for fam in FAMILIES:
         codes = _merge([tally.escape_codes.get((policy, s, fam), Counter()) for s in splits])
         shapes = _merge([tally.escape_shapes.get((policy, s, fam), Counter()) for s in splits])
+        where = _merge([tally.escape_contexts.get((policy, s, fam), Counter()) for s in splits])
         if not codes:
             continue
         lines.append(
@@ -183,6 +186,9 @@ def analysis(tally: Tally, policy: str, splits: list[str], top: int = 4) -> str:
         )
         lines.append(
             "  " + " " * 20 + "shapes: " + ", ".join(f"{k} {v}" for k, v in shapes.most_common(top))
+        )
+        lines.append(
+            "  " + " " * 20 + "where: " + "; ".join(f"{k} {v}" for k, v in where.most_common(top))
         )
     lines.append(
         f"Right values sent to review under {policy} (flags and missing parts, by family):"

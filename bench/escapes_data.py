@@ -445,6 +445,23 @@ class Packet:
     schema: dict[str, Any]
     candidates: list[dict[str, Any]]
     labels: dict[str, bool]  # candidate id -> right
+    context: str = ""  # where the site sits, for the analysis: table or text, keyed, scale
+
+
+def context_of(site: Site, keyed: bool) -> str:
+    """``table, keyed, scale after the value`` and the like: the site's setting in words."""
+    parts = ["table" if site.table else "text"]
+    if site.table:
+        parts.append("keyed field" if keyed and site.key else "one-cell field")
+    if site.power and site.doc.scale_item:
+        start = site.doc.scale_item[0]
+        if start > site.tok.start:
+            parts.append("scale stated after the value")
+        elif site.doc.line_of(start).tabbed:
+            parts.append("scale on a tabbed header line")
+        else:
+            parts.append("scale in a heading above")
+    return ", ".join(parts)
 
 
 def _field_name(site: Site, keyed: bool) -> str:
@@ -622,10 +639,13 @@ class _At:
     fname: str
     key: str | None
     split: str
+    context: str
 
     def packet(self, family: str, cands: list[dict], labels: dict[str, bool]) -> Packet:
         doc = self.site.doc
-        return Packet(doc.doc_id, self.split, family, doc.text, self.schema, cands, labels)
+        return Packet(
+            doc.doc_id, self.split, family, doc.text, self.schema, cands, labels, self.context
+        )
 
     def candidate(
         self,
@@ -666,9 +686,9 @@ def packets_for(sites: list[Site], seed: int = 14) -> Iterator[Packet]:
     for n, site in enumerate(sites):
         fname = _field_name(site, keyed)
         spec = schema["fields"][fname]
-        at = _At(
-            n, site, schema, fname, site.key if spec.get("keys") else None, split_of(doc.doc_id)
-        )
+        key = site.key if spec.get("keys") else None
+        context = context_of(site, bool(key))
+        at = _At(n, site, schema, fname, key, split_of(doc.doc_id), context)
         base = f"{doc.doc_id}:{site.tok.start}"
         yield from _families(at, spec, lambda family, base=base: _rng(seed, base, family))
 
