@@ -372,9 +372,26 @@ class AlignIndex:
         best_order = -1
         ceiling = params.match_score * n
         weight = params.coverage_weight
+        # With scores that are multiples of 1/64, every alignment score is summed exactly.
+        exact = all(
+            (v * 64).is_integer()
+            for v in (params.match_score, params.mismatch_score, params.gap_open, params.gap_extend)
+        )
         for negative_held, order in bounds:
-            if best is not None and -negative_held / n + _SLACK < best.score:
-                break  # sorted by bound: no later region can win either
+            bound = -negative_held / n
+            if best is not None:
+                if bound + _SLACK < best.score:
+                    break  # sorted by bound: no later region can win either
+                if (
+                    exact
+                    and order > best_order
+                    and bound <= best.coverage
+                    and (bound <= best.alignment_score)
+                ):
+                    # Its coverage and alignment score are at most the best's, so its blended
+                    # score (rounded the same way) is at most a tie, and a tie goes to the
+                    # region earlier in the document.
+                    continue
             lo, hi = regions[order]
             found = smith_waterman(claim_keys, self.keys[lo:hi], params)
             if found is None:
