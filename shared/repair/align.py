@@ -324,16 +324,13 @@ class AlignIndex:
             if not counts:
                 return []
             top = sorted(counts.items(), key=itemgetter(1), reverse=True)[: params.max_regions]
-            ranked = []
             values = table.values
-            for diagonal, _ in top:
+            offsets = range(len(grams))
+            ranked = []
+            for d, _ in top:
                 # The first and last claim offsets whose gram sits on this diagonal.
-                on = [
-                    o
-                    for o in range(max(0, -diagonal), min(len(grams), len(values) - diagonal))
-                    if values[diagonal + o] == grams[o]
-                ]
-                ranked.append((diagonal + on[0], diagonal + on[-1]))
+                on = [o for o in offsets if 0 <= d + o < len(values) and values[d + o] == grams[o]]
+                ranked.append((d + on[0], d + on[-1]))
         pad = params.region_pad_tokens
         total = len(self.keys)
         regions = sorted(
@@ -393,7 +390,19 @@ class AlignIndex:
                     # region earlier in the document.
                     continue
             lo, hi = regions[order]
-            found = smith_waterman(claim_keys, self.keys[lo:hi], params)
+            window = self.keys[lo:hi]
+            if best is not None:
+                # A tighter bound, in order: an alignment matches at most the longest common
+                # subsequence of the claim and the window.
+                bound = common_subsequence(claim_keys, window) / n
+                if bound + _SLACK < best.score or (
+                    exact
+                    and order > best_order
+                    and bound <= best.coverage
+                    and bound <= best.alignment_score
+                ):
+                    continue
+            found = smith_waterman(claim_keys, window, params)
             if found is None:
                 continue
             raw, w_start, w_end, matched = found
@@ -433,6 +442,20 @@ class _Lookup:
         return self.order[lo:hi]
 
 
+def common_subsequence(query: Sequence[str], target: Sequence[str]) -> int:
+    """The length of the longest common subsequence, bit-parallel (Hyyro's recurrence): one
+    big-int step per query token over a bit per target token."""
+    masks: dict[str, int] = {}
+    for j, key in enumerate(target):
+        masks[key] = masks.get(key, 0) | (1 << j)
+    full = (1 << len(target)) - 1
+    v = full
+    for key in query:
+        u = v & masks.get(key, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(target) - v.bit_count()
+
+
 def smith_waterman(
     query: Sequence[str], target: Sequence[str], params: AlignmentParams
 ) -> tuple[float, int, int, int] | None:
@@ -445,6 +468,27 @@ def smith_waterman(
     gap is opened rather than extended on equal scores: the same choices as gtrex, which make
     the same start and count.
     """
+    # A local alignment starts and peaks at a match, so the rows and columns before the first
+    # matching token are all zero and those after the last one cannot hold the best cell.
+    keys = set(query)
+    columns = [j for j, t in enumerate(target) if t in keys]
+    if not columns:
+        return None
+    keys = set(target)
+    rows = [i for i, q in enumerate(query) if q in keys]
+    shift = columns[0]
+    query = query[rows[0] : rows[-1] + 1]
+    target = target[shift : columns[-1] + 1]
+    found = _smith_waterman(query, target, params)
+    if found is None:
+        return None
+    best, best_start, best_end, best_hits = found
+    return best, best_start + shift, best_end + shift, best_hits
+
+
+def _smith_waterman(
+    query: Sequence[str], target: Sequence[str], params: AlignmentParams
+) -> tuple[float, int, int, int] | None:
     n, m = len(query), len(target)
     if n == 0 or m == 0:
         return None
