@@ -358,11 +358,12 @@ class AlignIndex:
         params = self.params
         n = len(claim_keys)
         wanted = Counter(claim_keys)
-        # The most a region could score is every claim token it holds matched, in order.
+        keys, counts = list(wanted), list(wanted.values())
+        # The most a region could score is every claim token it holds matched.
         bounds = []
         for order, (lo, hi) in enumerate(regions):
-            have = Counter(self.keys[lo:hi])
-            held = sum(min(count, have[key]) for key, count in wanted.items())
+            have = Counter(self.keys[lo:hi]).get
+            held = sum(map(min, counts, map(have, keys, repeat(0))))
             bounds.append((-held, order))
         bounds.sort()
         best: Alignment | None = None
