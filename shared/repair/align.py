@@ -23,11 +23,10 @@ import math
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import add, itemgetter, mul, sub
-from re import Match
 from typing import Any
 
 from groundswell.shared.text.offsets import OffsetMap
@@ -251,24 +250,26 @@ class AlignIndex:
         self._keys = TokenKeys(self.params.case_sensitive)
         # One regex pass; everything else maps in C over the tokens, computing each distinct
         # token's key once.
-        matches = list(TOKEN.finditer(text))
-        texts = list(map(Match.group, matches))
-        self.starts = array("q", map(Match.start, matches))
-        self.ends = array("q", map(Match.end, matches))
-        del matches
+        texts = TOKEN.findall(text)
+        # The text is gaps and tokens in turn, so a token's offsets are the running sum of
+        # their lengths: no match object per token.
+        gaps = map(len, TOKEN.split(text))  # one more gap than tokens: the last is not needed
+        pieces = chain.from_iterable(zip(gaps, map(len, texts), strict=False))
+        edges = array("q", accumulate(pieces))
+        self.starts = edges[0::2]
+        self.ends = edges[1::2]
         key = self._keys.key
         ids: dict[str, int] = {}
         code_of = {t: ids.setdefault(key(t), len(ids)) for t in dict.fromkeys(texts)}
-        key_of = {t: key(t) for t in code_of}
-        self.keys = list(map(key_of.__getitem__, texts))
-        # Each distinct key gets a small int; a k-gram is one int in base len(ids).
+        # Each distinct key gets a small int, which is what is aligned; a k-gram is one int in
+        # base len(ids).
         self._ids = ids
         self._coded = list(map(code_of.__getitem__, texts))
         self._grams: _Lookup | None = None
         self._positions: _Lookup | None = None
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self._coded)
 
     # --- seeds ------------------------------------------------------------------------------
 
@@ -294,22 +295,20 @@ class AlignIndex:
             self._positions = _Lookup(self._coded)
         return self._positions
 
-    def _regions(self, claim_keys: Sequence[str]) -> list[tuple[int, int]]:
+    def _regions(self, codes: Sequence[int]) -> list[tuple[int, int]]:
         """Candidate regions in token positions, sorted and merged: the ``max_regions`` best
         supported diagonals (ties in order of first hit), padded on both sides."""
         params = self.params
         k = params.seed_ngram
-        n = len(claim_keys)
-        ids = self._ids
+        n = len(codes)
         if n < k:
             # Every source token holding any claim key is a hit on its own diagonal, so the
             # top diagonals are simply the first hits in the document.
             table = self._position_table()
-            lists = [table.find(c) for c in {ids[key] for key in claim_keys if key in ids}]
+            lists = [table.find(c) for c in {c for c in codes if c >= 0}]
             ranked = [(p, p) for p in islice(heapq.merge(*lists), params.max_regions)]
         else:
             table = self._gram_table()
-            codes = [ids.get(key, -1) for key in claim_keys]
             grams = [
                 self._gram_value(codes[o : o + k]) if -1 not in codes[o : o + k] else -1
                 for o in range(n - k + 1)
@@ -332,7 +331,7 @@ class AlignIndex:
                 on = [o for o in offsets if 0 <= d + o < len(values) and values[d + o] == grams[o]]
                 ranked.append((d + on[0], d + on[-1]))
         pad = params.region_pad_tokens
-        total = len(self.keys)
+        total = len(self._coded)
         regions = sorted(
             (max(0, first - pad), min(total, last + n + pad)) for first, last in ranked
         )
@@ -350,19 +349,22 @@ class AlignIndex:
     def best_span(self, claim: str) -> Alignment | None:
         """The source span that best explains ``claim`` (None when nothing seeds or aligns)."""
         claim_keys = self._keys.keys(claim)
-        if not claim_keys or not self.keys:
+        if not claim_keys or not self._coded:
             return None
-        regions = self._regions(claim_keys)
+        # Keys the document lacks can match nothing: -1 stands for all of them.
+        ids = self._ids
+        claim_codes = [ids.get(key, -1) for key in claim_keys]
+        regions = self._regions(claim_codes)
         if not regions:
             return None
         params = self.params
         n = len(claim_keys)
-        wanted = Counter(claim_keys)
+        wanted = Counter(claim_codes)
         keys, counts = list(wanted), list(wanted.values())
         # The most a region could score is every claim token it holds matched.
         bounds = []
         for order, (lo, hi) in enumerate(regions):
-            have = Counter(self.keys[lo:hi]).get
+            have = Counter(self._coded[lo:hi]).get
             held = sum(map(min, counts, map(have, keys, repeat(0))))
             bounds.append((-held, order))
         bounds.sort()
@@ -391,11 +393,11 @@ class AlignIndex:
                     # region earlier in the document.
                     continue
             lo, hi = regions[order]
-            window = self.keys[lo:hi]
+            window = self._coded[lo:hi]
             if best is not None:
                 # A tighter bound, in order: an alignment matches at most the longest common
                 # subsequence of the claim and the window.
-                bound = common_subsequence(claim_keys, window) / n
+                bound = common_subsequence(claim_codes, window) / n
                 if bound + _SLACK < best.score or (
                     exact
                     and order > best_order
@@ -403,7 +405,7 @@ class AlignIndex:
                     and bound <= best.alignment_score
                 ):
                     continue
-            found = smith_waterman(claim_keys, window, params)
+            found = smith_waterman(claim_codes, window, params)
             if found is None:
                 continue
             raw, w_start, w_end, matched = found
@@ -443,10 +445,10 @@ class _Lookup:
         return self.order[lo:hi]
 
 
-def common_subsequence(query: Sequence[str], target: Sequence[str]) -> int:
+def common_subsequence(query: Sequence[Hashable], target: Sequence[Hashable]) -> int:
     """The length of the longest common subsequence, bit-parallel (Hyyro's recurrence): one
     big-int step per query token over a bit per target token."""
-    masks: dict[str, int] = {}
+    masks: dict[Hashable, int] = {}
     for j, key in enumerate(target):
         masks[key] = masks.get(key, 0) | (1 << j)
     full = (1 << len(target)) - 1
@@ -458,7 +460,7 @@ def common_subsequence(query: Sequence[str], target: Sequence[str]) -> int:
 
 
 def smith_waterman(
-    query: Sequence[str], target: Sequence[str], params: AlignmentParams
+    query: Sequence[Hashable], target: Sequence[Hashable], params: AlignmentParams
 ) -> tuple[float, int, int, int] | None:
     """Affine-gap local alignment of two key sequences: ``(score, target_start, target_end,
     matched)`` of the best cell (the first in row-major order on ties), or None.
@@ -488,7 +490,7 @@ def smith_waterman(
 
 
 def _smith_waterman(
-    query: Sequence[str], target: Sequence[str], params: AlignmentParams
+    query: Sequence[Hashable], target: Sequence[Hashable], params: AlignmentParams
 ) -> tuple[float, int, int, int] | None:
     n, m = len(query), len(target)
     if n == 0 or m == 0:
