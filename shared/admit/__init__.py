@@ -19,7 +19,10 @@ from groundswell.shared.admit.errors import PacketError
 #    groundgate reads it ("percent" of "percentage" holds "percent"); "in" of a scale form is
 #    read with the text before the item; the first occurrence "after the value" starts at the
 #    value's start (issue 14).
-ENGINE_REVISION = "groundswell-admit/3"
+# 4: a unit form after the value, also on its own line, is no unit place of it (#249): only
+#    forms from the first line of the value's table up to the value count, as groundgate reads
+#    them.
+ENGINE_REVISION = "groundswell-admit/4"
 
 
 def admit(

@@ -251,6 +251,7 @@ class Tables:
         self.a = admitter
         self.index = index
         self.lines = admitter.lines(index)
+        self._unit_table: dict[int, int] = {}  # the first line of each value line's table
 
     # --- label cells (§4.6, #316) -----------------------------------------------------------
 
@@ -426,7 +427,7 @@ class Tables:
             return True
         if kind == "prefix":
             br = self.a.checked.brackets(ctx, t)
-            if br is not None and not idx.text[fe : br[0]].strip():
+            if br is not None and fe <= br[0] and not idx.text[fe : br[0]].strip():
                 return True
         if fline >= vline:
             return False
@@ -473,31 +474,52 @@ class Tables:
         return fs >= ce and not text[ce:fs].strip()
 
     def any_unit_form_at_place(self, ctx: Ctx, t: Token) -> bool:
-        """A form of the field's unit is at a unit place of the token (§3.1, #249)."""
+        """A form of the field's unit at a unit place of the token, before it (§3.1, #249).
+
+        The form is read as a unit item there would be: held as a whole in the text from the
+        first line of the value's table up to the token's start. A form after the value, also
+        on its line (a ``$`` in a later cell of the row), is no unit place of it, as
+        groundgate 0.11.0 reads it.
+        """
         idx = self.index
-        vline = idx.line_number(t.start)
-        # Unit places lie on the value's line or on lines above it in its table.
+        s, _ = idx.line_span(self._unit_table_first(idx.line_number(t.start)))
+        forms = self.a.checked.unit_forms_in(ctx, s, t.start)
+        return any(self.unit_place(ctx, t, f) for f in forms)
+
+    def _unit_table_first(self, vline: int) -> int:
+        """The first line of the value line's table: the run of table lines directly above it,
+        then blank lines and a caption; a value line without a tab has only itself."""
+        first = self._unit_table.get(vline)
+        if first is not None:
+            return first
+        lines = self.lines
         first = vline
-        while first > 0 and vline - first < 200:
-            prev = first - 1
-            if self.lines.blank(prev) and not self.lines.has_tab[prev]:
-                # Blank lines may stand under a caption.
-                k = prev
-                while k > 0 and self.lines.blank(k):
-                    k -= 1
-                first = k
-                break
-            first = prev
-        s, _ = idx.line_span(first)
-        _, e = idx.line_span(vline)
-        checked = self.a.checked
-        for f in checked.unit_forms_in(ctx, s, e):
-            if f[0] >= t.start:
-                continue
-            if self.unit_place(ctx, t, f):
-                return True
-        _, le = idx.line_span(vline)
-        return any(self.unit_place(ctx, t, f) for f in checked.unit_forms_in(ctx, t.end, le))
+        if lines.has_tab[vline]:
+            while first > 0 and self._table_line(first - 1):
+                first -= 1
+            k = first
+            while k > 0 and lines.blank(k - 1):
+                k -= 1
+            if k > 0 and self._caption_line(k - 1):
+                first = k - 1
+        self._unit_table[vline] = first
+        return first
+
+    def _table_line(self, n: int) -> bool:
+        """Not blank, and a tab or no number token (§4.6, unit places)."""
+        if self.lines.blank(n):
+            return False
+        if self.lines.has_tab[n]:
+            return True
+        return not self.index.tokens_in(*self.index.line_span(n))
+
+    def _caption_line(self, n: int) -> bool:
+        """Not blank, no tab and no number token (§4.6, unit places)."""
+        return (
+            not self.lines.blank(n)
+            and not self.lines.has_tab[n]
+            and not self.index.tokens_in(*self.index.line_span(n))
+        )
 
 
 def _lone(text: str, s: int, e: int) -> bool:

@@ -584,3 +584,188 @@ def edge_packets(
         packet = {"document": text, "schema": EDGE_SCHEMA, "policy": None}
         out.append(dict(packet, candidates=cands, document_id=doc_id))
     return out
+
+
+# A unit form after the value on its own row or line (#249): "Granted\t147,800\t$7.06" does
+# not put USD at a unit place of 147,800, since groundgate 0.11.0 reads a unit place as a unit
+# item there would be, one that ends at or before the value. Rows carry a form after the value
+# (a "$" or a code in a later cell, a "%" in another cell, a suffix after a later number, a
+# form in the prose after the value), and for contrast a form before it at a unit place (a "$"
+# cell in the header's column, a caption) or next to it. Candidates of fields with aliases cite
+# the value by quote or offsets, with and without a field item on the row's label, and some
+# with a unit item.
+AFTER_UNITS = {"usd": "USD", "pct": "%", "eur": "EUR", "gbp": "GBP"}
+_AFTER_FORMS = {
+    "usd": ["$7.06", "$ 7.06", "7.06 USD", "USD 7.06", "$", "USD", "US$7", "(7.06) USD"],
+    "pct": ["7.06%", "7.06 %", "%", "7 percent", "(7.06)%"],
+    "eur": ["€7.06", "7.06 EUR", "EUR", "EUR 7", "7 euros"],
+    "gbp": ["£7.06", "7.06 GBP", "GBP", "£"],
+}
+_BEFORE_FORMS = {"usd": "$", "pct": "%", "eur": "€", "gbp": "£"}
+_AFTER_LABELS = ["Granted", "Exercised", "Net sales", "Revenue", "Forfeited", "Total"]
+_AFTER_VALUES = ["147,800", "12", "3.5", "(250)", "1,024.75", "98"]
+# Fixed rows at the edges of a value's table: where its unit places start and end.
+AFTER_DOCUMENTS = (
+    "\tShares\tPrice\nGranted\t147,800\t$7.06\n",
+    "Granted\t147,800\t7.06%\n",
+    "Granted\t147,800\tUSD\n",
+    "Granted 147,800 shares at $7.06 each.",
+    "Revenue was\n$\n(250) in total.",
+    "Revenue ($\n250) in total.",
+    "Revenue\t$\n\t(250)\t$7\n",
+    "$\n\nRevenue\t250\n",
+    "in USD\n\n\nRevenue\t250\t$\n",
+    "in USD\n\t\t\nRevenue\t250\n",
+    "\t$\n\t\t\nRevenue\t250\n",
+    "\t$\nNote 5\nRevenue\t250\n",
+    "\tUSD\nRevenue\t250\t7 USD\n",
+    "USD\nRevenue 250 and $ 7\n",
+    "\t$\t$\nRevenue\t250\t7\nOther\t3\t$4\n",
+)
+
+
+def _after_document(rng: random.Random) -> tuple[str, list[tuple[str, str]]]:
+    """A short table or sentence with unit forms after the values: the text, and the (label,
+    unit field) of each row."""
+    rows: list[tuple[str, str]] = []
+    lines: list[str] = []
+    tabbed = rng.random() < 0.75
+    unit = rng.choice(list(AFTER_UNITS))
+    shape = rng.random()
+    if tabbed:
+        if shape < 0.15:
+            lines += [f"(in {AFTER_UNITS[unit]})", ""]  # a caption: a unit place
+        head = "\t" + "\t".join(rng.sample(["Shares", "Price", "2019", "2018", "Amount"], 2))
+        if shape > 0.85:
+            form = _BEFORE_FORMS[unit]  # the column's form, before or after the header cell
+            head = "\t2019 %\t2018 %" if unit == "pct" else f"\t{form} 2019\t{form} 2018"
+        lines.append(head)
+    for label in rng.sample(_AFTER_LABELS, rng.randint(1, 3)):
+        f = rng.choice(list(AFTER_UNITS)) if rng.random() < 0.3 else unit
+        value = rng.choice(_AFTER_VALUES)
+        after = rng.choice(_AFTER_FORMS[f])
+        if tabbed:
+            cell = value
+            if rng.random() < 0.15:  # a form next to the value, for contrast
+                form = _BEFORE_FORMS[f]
+                cell = f"{value}{form}" if f == "pct" else f"{form}{value}"
+            sep = rng.choice(["\t", "\t", " "])
+            lines.append(f"{label}\t{cell}{sep}{after}")
+        else:
+            tail = rng.choice([f" at {after} each", f", or {after}", f" ({after})", f" {after}"])
+            lines.append(f"{label} was {value}{tail}.")
+        rows.append((label, f))
+    return "\n".join(lines) + rng.choice(["\n", "", "\n\n"]), rows
+
+
+def _after_rows(text: str) -> list[tuple[int, int, str]]:
+    """Lines of a real document with a number token and a unit form after it on the line:
+    (start of the first such token, line end, the unit field of the form)."""
+    idx = _vocab_index(text)
+    out = []
+    for t in idx.tokens:
+        if t.value is None:
+            continue
+        end = text.find("\n", t.end)
+        end = len(text) if end < 0 else end
+        rest = text[t.end : end]
+        for field, forms in (("usd", "$"), ("pct", "%"), ("eur", "€"), ("gbp", "£")):
+            at = rest.find(forms)
+            if at > 0 and rest[:at].strip():  # not next to the value: something between
+                out.append((t.start, end, field))
+                break
+    return out
+
+
+def _label_before(text: str, start: int) -> str | None:
+    """The words of the value's line before it (a row label or the start of the sentence)."""
+    a = text.rfind("\n", 0, start) + 1
+    line = text[a:start]
+    label = line.split("\t")[0] if "\t" in line else line
+    words = _WORD.findall(label)
+    if not words or not any(w.isalpha() for w in words):
+        return None
+    # The last few words, as they stand in the text (a mention is matched whole, §4.5).
+    found = re.search(r"[^\W\d_][^\t\n]*$", label.rstrip(" \t:"))
+    if found is None:
+        return None
+    return " ".join(found.group().split()[-4:])
+
+
+def after_unit_packets(
+    corpus: Path, count: int, synthetic: int = 60, per_doc: int = 10, seed: int = 249
+) -> list[dict[str, Any]]:
+    """Packets whose values have a unit form after them on their line: short synthetic tables
+    and sentences, and lines of TAT-QA reports and SEC filings."""
+    rng = random.Random(seed)
+    docs: list[tuple[str, str, list[tuple[int, str, str]]]] = []
+    made = [(text, [(label, "pct" if "%" in text else "usd")]) for text in AFTER_DOCUMENTS for label in ("Granted", "Revenue")
+            if label in text]  # fmt: skip
+    for i in range(synthetic + len(made)):
+        text, rows = made[i] if i < len(made) else _after_document(rng)
+        idx = _vocab_index(text)
+        picks = []
+        for label, field in rows:
+            at = text.index(label)
+            t = next((t for t in idx.tokens if t.start > at and t.value is not None), None)
+            if t is not None:
+                picks.append((t.start, label, field))
+        docs.append((f"after-{i}", text, picks))
+    rows = _shuffled_rows(corpus, rng, lambda r: r["part"] in ("tatqa", "sec_edgartools"), 120_000)
+    for row in rows:
+        if len(docs) >= synthetic + len(made) + count:
+            break
+        text = _nfc_document(corpus, row["id"])
+        found = _after_rows(text)
+        rng.shuffle(found)
+        picks = []
+        for start, _, field in found[: per_doc * 2]:
+            label = _label_before(text, start)
+            if label is not None:
+                picks.append((start, label, field))
+        if picks:
+            docs.append((row["id"], text, picks[:per_doc]))
+    out = []
+    for doc_id, text, picks in docs:
+        idx = _vocab_index(text)
+        by_start = {t.start: t for t in idx.tokens}
+        aliases: dict[str, dict[str, str]] = {f: {} for f in AFTER_UNITS}
+        cands: list[dict[str, Any]] = []
+        for start, label, field in picks:
+            t = by_start[start]
+            key = fold(" ".join(label.split()))
+            aliases[field].setdefault(key, label)
+            unit = AFTER_UNITS[field]
+            quote = text[t.start : t.end]
+            for shape in range(4):
+                if shape % 2:
+                    item: dict[str, Any] = {
+                        "start": _byte(text, t.start),
+                        "end": _byte(text, t.end),
+                        "text": quote,
+                    }
+                else:
+                    item = {"text": quote}
+                items = [item]
+                if shape < 2 or rng.random() < 0.3:
+                    items.append({"role": "field", "text": label})
+                if rng.random() < 0.2:
+                    items.append({"role": "unit", "text": _BEFORE_FORMS[field]})
+                name = f"{field}_row" if rng.random() < 0.8 else field
+                cand = {"field": name, "value": str(t.value), "unit": unit, "evidence": items}
+                cand["id"] = f"a{len(cands)}"
+                cands.append(cand)
+        fields: dict[str, Any] = {}
+        for f, unit in AFTER_UNITS.items():
+            fields[f] = {"type": "number", "unit": unit, "multiple": True}
+            names = list(aliases[f].values()) or [_AFTER_LABELS[0]]
+            fields[f"{f}_row"] = {
+                "type": "number",
+                "unit": unit,
+                "multiple": True,
+                "aliases": names,
+            }
+        schema = {"fields": fields}
+        out.append({"document": text, "schema": schema, "policy": None, "candidates": cands,
+                    "document_id": doc_id})  # fmt: skip
+    return out

@@ -117,3 +117,18 @@ def test_role_item_quotes_at_word_edges_agree_with_groundgate(shared_corpus: Pat
     assert inside >= 5, inside
     assert codes["UNIT_CITATION_INVALID"] > 0 and codes["SCALE_CITATION_INVALID"] > 0
     assert codes["admitted"] > 100
+
+
+AFTER_UNIT_DOCUMENTS = 40
+
+
+def test_unit_forms_after_the_value_agree_with_groundgate(shared_corpus: Path):
+    # #249: a form of the field's unit after the value, also on its row ("Granted\t147,800\t
+    # $7.06", "7.06%" in another cell, "USD" after, "$7.06 each" in the sentence), is no unit
+    # place of it, so the unit stays missing; a form before it at a unit place (a caption, the
+    # column's "$") or next to it still makes the unit present. With and without field items.
+    packets = differential.after_unit_packets(shared_corpus, AFTER_UNIT_DOCUMENTS)
+    codes, problems = _compare(packets)
+    assert not problems, "\n".join(problems[:20])
+    assert codes["PART_MISSING"] > 100 and codes["admitted"] > 100
+    assert codes["FIELD_CITATION_INVALID"] > 0 and codes["UNIT_CITATION_INVALID"] > 0

@@ -228,3 +228,30 @@ def test_role_item_quotes_at_word_edges(document, field, value, role, quote, pas
     part = next(p for p in got["parts"] if p["role"] == role)
     assert part["passed"] is passed, got
     assert (f"{role.upper()}_CITATION_INVALID" in got["codes"]) is not passed
+
+
+@pytest.mark.parametrize(
+    ("document", "unit", "missing"),
+    [
+        # A unit form after the value on its row is no unit place of it (#249).
+        ("\tShares\tPrice\nGranted\t147,800\t$7.06\n", "USD", True),
+        ("\tShares\tPrice\nGranted\t147,800\t€7.06\n", "EUR", True),
+        ("Granted 147,800 shares at $7.06 each.", "USD", True),
+        ("Granted\t147,800\tof which granted to officers 7.06%\n", "%", True),
+        # A suffix within the unit window after it is next to it (§3.1).
+        ("Granted\t147,800\t7.06%\n", "%", False),
+        # A form before it at a unit place, or next to it, makes the unit present.
+        ("(in USD)\n\n\tShares\nGranted\t147,800\n", "USD", False),
+        ("Granted\t$\t147,800\n", "USD", False),
+        ("Granted\t$ 147,800\t$7.06\n", "USD", False),
+    ],
+)
+def test_a_unit_form_after_the_value_is_no_unit_place(document, unit, missing):
+    # As groundgate 0.11.0 reads them (the differential test compares whole receipts).
+    schema = {"fields": {"g": {"type": "number", "unit": unit, "aliases": ["Granted"]}}}
+    cand = _at(document, "147,800", "147800", field="g", unit=unit)
+    cand["evidence"] = [cand["evidence"], {"role": "field", "text": "Granted"}]
+    got = _one(document, schema, cand)
+    assert (got["missing"] == ["unit"]) is missing, got
+    assert got["outcome"] == ("needs_verification" if missing else "admitted"), got
+    assert ("PART_MISSING" in got["codes"]) is missing
