@@ -132,6 +132,32 @@ def _ignorable(ch: str) -> bool:
     return ch == "\u034f" or unicodedata.category(ch) == "Cf"
 
 
+# Documents above this size read the sign before a span from a projected piece around it.
+_WINDOWED_FROM = 65_536
+_REACH = 64
+# Beyond this, a piece (a run without whitespace) is read from the whole projection instead.
+_LONGEST_PIECE = 4096
+_SPACES = (" ", "\n", "\t", "\r")
+
+
+def _drop_ignorable(text: str, omap: OffsetMap) -> tuple[str, OffsetMap]:
+    """Remove format characters (and the combining grapheme joiner) from a projection."""
+    dropped = [m.start() for m in _NON_ASCII.finditer(text) if _ignorable(m.group())]
+    if not dropped:
+        return text, omap
+    kept = [text[i + 1 : j] for i, j in zip([-1, *dropped], [*dropped, len(text)], strict=True)]
+    text = "".join(kept)
+    return text, build_edit_map(omap, len(text), [(i, i + 1, 0) for i in dropped])
+
+
+def _guard_view(source: str) -> tuple[str, OffsetMap]:
+    """``source`` through the guard projection, with its offset map."""
+    text, omap = source, IdentityMap(len(source))
+    for step in _GUARD_STEPS:
+        text, omap = step.project(text, omap)
+    return _drop_ignorable(text, omap)
+
+
 class Guards:
     """The numeric and polarity guards for every claim against one ``source`` document.
 
@@ -191,28 +217,36 @@ class Guards:
         if self._projected is None:
             if self._projections is not None:
                 got = self._projections.get(_GUARD_STEPS)
-                text, omap = got.text, got.map
+                self._projected = _drop_ignorable(got.text, got.map)
             else:
-                text, omap = self.source, IdentityMap(len(self.source))
-                for step in _GUARD_STEPS:
-                    text, omap = step.project(text, omap)
-            dropped = [m.start() for m in _NON_ASCII.finditer(text) if _ignorable(m.group())]
-            if dropped:
-                kept = [
-                    text[i + 1 : j]
-                    for i, j in zip([-1, *dropped], [*dropped, len(text)], strict=True)
-                ]
-                text = "".join(kept)
-                omap = build_edit_map(omap, len(text), [(i, i + 1, 0) for i in dropped])
-            self._projected = (text, omap)
+                self._projected = _guard_view(self.source)
         return self._projected
+
+    def _around(self, start: int) -> tuple[str, OffsetMap, int]:
+        """The guard projection near ``start``, with its map and where ``start`` falls in it.
+
+        Every step of the projection reads one character, or one entity, at a time, and an
+        entity holds no whitespace. So a piece of the source cut at whitespace projects to
+        exactly the whole projection's characters for it, and a large document needs no
+        projection of the rest. Without whitespace nearby, the whole source is projected."""
+        if self._projected is None and len(self.source) > _WINDOWED_FROM:
+            source = self.source
+            # The document's own ends are cuts too.
+            left = max(0, *(source.rfind(c, 0, max(0, start - _REACH)) for c in _SPACES))
+            rights = [p for p in (source.find(c, start + _REACH) for c in _SPACES) if p >= 0]
+            right = min(rights) if rights else len(source)
+            if right - left <= _LONGEST_PIECE:
+                text, omap = _guard_view(source[left:right])
+                return text, omap, start - left
+        text, omap = self._guard_source()
+        return text, omap, start
 
     def _sign_before(self, start: int) -> str:
         """A "-" or "+" that is the last projected character wholly before ``start`` and is a
         unary sign (not after a letter, digit, "." or "_"); otherwise ""."""
         if start <= 0:
             return ""
-        text, omap = self._guard_source()
+        text, omap, start = self._around(start)
         # How many projected characters end at or before ``start`` (region ends are sorted).
         lo, hi = 0, len(text)
         while lo < hi:

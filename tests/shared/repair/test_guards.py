@@ -535,7 +535,33 @@ def test_large_document_projection_is_built_once(shared_corpus: Path) -> None:
         claim = _perturb(rng, source[start:end])
         pair.check(claim, start, end)
         guards.numbers_agree(claim, start, end, source[start:end])
-    built = guards._projected
-    assert built is not None
-    guards.numbers_agree("-5", 100, 110, source[100:110])
-    assert guards._projected is built
+    # A large document reads the sign before a span from a piece around it: never projected
+    # whole, and the same sign as the whole projection gives.
+    assert guards._projected is None
+    whole = Guards(source)
+    whole._guard_source()
+    for start in rng.sample(range(1, len(source)), 2000):
+        assert guards._sign_before(start) == whole._sign_before(start), start
+    assert guards._projected is None
+
+
+def test_sign_from_a_piece_equals_the_whole_projection() -> None:
+    """Entities, typography, compatibility forms and format characters right before a span,
+    and pieces without whitespace nearby, in a document large enough to be read in pieces."""
+    rng = random.Random(8)
+    parts = ["&minus;", "&#8722;", "\u2212", "-", "+", "(", "$", "\u200b", "\u00ad", "&amp;",
+             "\uff0d", " ", "\n", "a", "7", ".", "_", "&#x2D;", "&plus;", "\u2013"]  # fmt: skip
+    pieces = []
+    while sum(map(len, pieces)) < 80_000:
+        pieces.append(rng.choice(parts))
+        if rng.random() < 0.02:
+            pieces.append("x" * rng.randint(60, 300))  # long runs without whitespace
+    source = "".join(pieces)
+    windowed, whole = Guards(source), Guards(source)
+    whole._guard_source()
+    for start in range(1, len(source), 7):
+        assert windowed._sign_before(start) == whole._sign_before(start), (
+            start,
+            source[start - 9 : start],
+        )
+    assert windowed._projected is None
