@@ -80,7 +80,10 @@ def _load(ref: str) -> GtrexPolicy:
     except PolicyError as exc:
         raise InvalidInput(f"invalid policy: {exc}") from None
     try:
-        policy = _registered(ref) or get_verify_policy(ref)
+        registered = _registered(ref)
+        if registered is not None:
+            return registered
+        policy = get_verify_policy(ref)
     except PolicyError as exc:
         raise InvalidInput(f"invalid policy ({ref}): {exc}") from None
     return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
@@ -203,8 +206,9 @@ def policy_options(f: Any) -> Any:
     return command
 
 
-def _registered(ref: str) -> VerifyPolicy | None:
-    """The verification part of a published version, without writing to the store."""
+def _registered(ref: str) -> GtrexPolicy | None:
+    """The verification part of a published version, and its repair settings (with the
+    threshold in force when the version repairs), without writing to the store."""
     from groundswell.shared.policies import PolicyError as RegistryError
     from groundswell.shared.policies import PolicyRegistry, parse_ref
     from groundswell.shared.settings import get_settings
@@ -219,7 +223,13 @@ def _registered(ref: str) -> VerifyPolicy | None:
         registry = PolicyRegistry(open_store(settings.storage_url, settings))
         if not registry.versions(name):
             return None  # nothing published under that name here: the built-in
-        return registry.resolve(ref).verify_policy
+        version = registry.resolve(ref)
+        policy = version.verify_policy
+        if version.repair is not None:
+            return GtrexPolicy(policy, version.repair.policy.settings, None)
+        if version.repair_document is not None:  # published with repair_mode off
+            return GtrexPolicy(policy, RepairSettings(repair_mode="off"), None)
+        return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
     except RegistryError as exc:
         raise PolicyError(str(exc)) from None
     except (StorageError, StorageRefused, OSError):

@@ -63,3 +63,31 @@ def test_explain_prints_the_repair_settings_and_where_the_threshold_comes_from(c
     unbound.write_text(json.dumps({**_calibration(registry, REPAIR), "binding": None}))
     refused = invoke("policy", "calibration", str(unbound))
     assert refused.exit_code == 2 and "unbound" in refused.output
+
+
+def test_repair_command_runs_a_published_version_s_repair(cli, tmp_path):
+    """`groundswell repair --policy NAME@N` takes the version's cascade settings and the
+    threshold in force (here set by hand), as a run under that version would."""
+    invoke, _ = cli
+    document = tmp_path / "annotating.json"
+    repair = {"repair_mode": "annotate", "repair_threshold": 0.5, "polarity_guard": False}
+    document.write_text(
+        json.dumps({"name": "annotating", "extends": "default@1", "verify": {"repair": repair}})
+    )
+    assert invoke("policy", "publish", str(document)).exit_code == 0
+    source = "We believe that we will not be able to compete effectively in our markets."
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(
+        json.dumps(
+            {"claim": "We believe that we will be able to compete effectively", "source": source}
+        )
+        + "\n"
+    )
+    ran = invoke("repair", str(claims), "--policy", "annotating@1")
+    assert ran.exit_code == 0, ran.output
+    result = json.loads(ran.stdout)["groundswell"]
+    # Polarity guard off and annotate mode: the dropped "not" is annotated, not refused.
+    assert (result["action"], result["stage"]) == ("annotated", "alignment")
+    assert (result["threshold"], result["threshold_source"]) == (0.5, "policy")
+    plain = json.loads(invoke("repair", str(claims), "--policy", "default@1").stdout)
+    assert plain["groundswell"]["stage"] == "polarity_guard"
