@@ -38,7 +38,7 @@ import numbers
 import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -305,14 +305,6 @@ class Calibration:
         if not wants_delta and self.delta is not None:
             raise ValueError("a coverage calibration has no delta")
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # MappingProxyType does not pickle; rebuild from plain values.
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ("empirical", "assumptions", "binding"):
-            if values[name] is not None:
-                values[name] = dict(values[name])
-        return (_rebuild, (values,))
-
     @property
     def bound(self) -> bool:
         return self.binding is not None
@@ -436,10 +428,6 @@ class Calibration:
                     f"is {identities.get(key)!r}; its threshold carries no guarantee here."
                     f"{origin}"
                 )
-
-
-def _rebuild(values: dict[str, Any]) -> Calibration:
-    return Calibration(**values)
 
 
 # -- coverage: split conformal ------------------------------------------------------------
