@@ -24,9 +24,9 @@ from groundswell.shared.cli.verify import (
     RESULT_KEY,
     InvalidInput,
     Sources,
-    _progress,
     _write_json,
     _write_output,
+    per_source,
     policy_options,
     read_records,
 )
@@ -182,34 +182,23 @@ def repair(
     profile = LadderProfile(policy.verify)
     summary = RepairSummary(policy.fingerprint)
     lines: list[str] = []
-    progress = _progress(len(records), "repairing")
-    task = progress.add_task("repair", total=len(records)) if progress else None
-    if progress:
-        progress.start()
-    try:
-        for record in records:
-            repairer = repairers.get(record.source_key)
-            if repairer is None:
-                repairer = Repairer(sources.texts[record.source_key], policy, warn=False)
-                repairers[record.source_key] = repairer
-            data = record.data
-            try:
-                result = repairer.repair(data["claim"])
-            except TransformError as exc:
-                raise InvalidInput(f"{record.source_key}: {exc}") from None
-            profile.add(result.before)
-            summary.add(result)
-            if progress:
-                progress.advance(task)
-            if drop_rejected and not result.accepted:
-                continue
-            out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
-            out["claim"] = result.text if result.accepted else data["claim"]
-            out[RESULT_KEY] = result.as_dict()
-            lines.append(json.dumps(out, ensure_ascii=False) + "\n")
-    finally:
-        if progress:
-            progress.stop()
+    made = per_source(
+        records, sources, repairers, "repairing", lambda t: Repairer(t, policy, warn=False)
+    )
+    for record, repairer in made:
+        data = record.data
+        try:
+            result = repairer.repair(data["claim"])
+        except TransformError as exc:
+            raise InvalidInput(f"{record.source_key}: {exc}") from None
+        profile.add(result.before)
+        summary.add(result)
+        if drop_rejected and not result.accepted:
+            continue
+        out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
+        out["claim"] = result.text if result.accepted else data["claim"]
+        out[RESULT_KEY] = result.as_dict()
+        lines.append(json.dumps(out, ensure_ascii=False) + "\n")
     _write_output(output, lines)
     if manifest_path:
         inputs = {

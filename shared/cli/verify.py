@@ -13,7 +13,7 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -380,6 +380,32 @@ def _progress(total: int, label: str):
     )
 
 
+def per_source(
+    records: list[Record],
+    sources: Sources,
+    engines: dict[str, Any],
+    label: str,
+    make: Callable[[str], Any],
+) -> Iterator[tuple[Record, Any]]:
+    """Each record with the engine for its source, made once per source by ``make(text)`` and
+    kept in ``engines``; a progress bar on a terminal for long inputs."""
+    progress = _progress(len(records), label)
+    task = progress.add_task(label, total=len(records)) if progress else None
+    if progress:
+        progress.start()
+    try:
+        for record in records:
+            engine = engines.get(record.source_key)
+            if engine is None:
+                engine = engines[record.source_key] = make(sources.texts[record.source_key])
+            yield record, engine
+            if progress:
+                progress.advance(task)
+    finally:
+        if progress:
+            progress.stop()
+
+
 def _stdout_bytes(data: bytes) -> None:
     """JSON on stdout is always UTF-8, whatever the terminal's encoding."""
     sys.stdout.flush()
@@ -467,33 +493,22 @@ def verify(
     verifiers: dict[str, Verifier] = {}
     profile = LadderProfile(policy.verify)
     lines: list[str] = []
-    progress = _progress(len(records), "verifying")
-    task = progress.add_task("verify", total=len(records)) if progress else None
-    if progress:
-        progress.start()
-    try:
-        for record in records:
-            verifier = verifiers.get(record.source_key)
-            if verifier is None:
-                verifier = Verifier(sources.texts[record.source_key], policy.verify)
-                verifiers[record.source_key] = verifier
-            data = record.data
-            try:
-                if at_offsets:
-                    cert = verifier.verify_at(data["claim"], data["start"], data["end"])
-                else:
-                    cert = verifier.verify(data["claim"])
-            except TransformError as exc:
-                raise InvalidInput(f"{record.source_key}: {exc}") from None
-            profile.add(cert)
-            out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
-            out[RESULT_KEY] = cert.as_dict()
-            lines.append(json.dumps(out, ensure_ascii=False) + "\n")
-            if progress:
-                progress.advance(task)
-    finally:
-        if progress:
-            progress.stop()
+    made = per_source(
+        records, sources, verifiers, "verifying", lambda t: Verifier(t, policy.verify)
+    )
+    for record, verifier in made:
+        data = record.data
+        try:
+            if at_offsets:
+                cert = verifier.verify_at(data["claim"], data["start"], data["end"])
+            else:
+                cert = verifier.verify(data["claim"])
+        except TransformError as exc:
+            raise InvalidInput(f"{record.source_key}: {exc}") from None
+        profile.add(cert)
+        out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
+        out[RESULT_KEY] = cert.as_dict()
+        lines.append(json.dumps(out, ensure_ascii=False) + "\n")
     _write_output(output, lines)
     if manifest_path:
         inputs = {
