@@ -57,7 +57,8 @@ def _integer(name: str, value: Any, minimum: int) -> int:
     return value
 
 
-def _number(name: str, value: Any) -> float:
+def finite_number(name: str, value: Any) -> float:
+    """``value`` as a finite float, refusing booleans and non-numbers."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise AlignmentError(f"{name} must be a number, not {value!r}")
     try:
@@ -88,16 +89,16 @@ class AlignmentParams:
         _integer("max_regions", self.max_regions, 1)
         _integer("region_pad_tokens", self.region_pad_tokens, 0)
         # Floats, so 2 and 2.0 are one configuration with one fingerprint.
-        match = _number("match_score", self.match_score)
+        match = finite_number("match_score", self.match_score)
         if match <= 0:
             raise AlignmentError(f"match_score must be > 0, not {match}")
         object.__setattr__(self, "match_score", match)
         for name in ("mismatch_score", "gap_open", "gap_extend"):
-            value = _number(name, getattr(self, name))
+            value = finite_number(name, getattr(self, name))
             if value > 0:
                 raise AlignmentError(f"{name} must be <= 0, not {value}")
             object.__setattr__(self, name, value)
-        weight = _number("coverage_weight", self.coverage_weight)
+        weight = finite_number("coverage_weight", self.coverage_weight)
         if not 0 <= weight <= 1:
             raise AlignmentError(f"coverage_weight must be in [0, 1], not {weight}")
         object.__setattr__(self, "coverage_weight", weight)

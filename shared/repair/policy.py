@@ -25,6 +25,7 @@ from groundswell.shared.repair.align import (
     SCORER_REVISION,
     AlignmentError,
     AlignmentParams,
+    finite_number,
 )
 from groundswell.shared.verify.policy import (
     ENGINE_REVISION,
@@ -54,13 +55,11 @@ def _digest(document: Any) -> str:
 
 
 def _unit(name: str, value: Any, lower: float, upper: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"{name} must be a number, not {value!r}")
     try:
-        number = float(value)
-    except OverflowError:
-        raise PolicyError(f"{name} must be in [{lower}, {upper}]") from None
-    if not (math.isfinite(number) and lower <= number <= upper):
+        number = finite_number(name, value)
+    except AlignmentError as exc:
+        raise PolicyError(str(exc)) from None
+    if not lower <= number <= upper:
         raise PolicyError(f"{name} must be in [{lower}, {upper}], not {value!r}")
     return number
 
