@@ -40,6 +40,17 @@ def timestamp(iso_time: str | None) -> float:
         return 0.0
 
 
+def listed_at(run_id: str, created_at: str | None) -> float:
+    """A run's place in the run list: the time its id was made, to the millisecond (the id's
+    own order, whichever process lists it), else its creation time."""
+    stamp, _, suffix = run_id.partition("-")
+    try:
+        at = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        return at.timestamp() + int(suffix[:3], 16) / 1000
+    except ValueError:
+        return timestamp(created_at)
+
+
 def new_run_id(now: datetime | None = None) -> str:
     """Time-ordered and readable: ``20261129T215000Z-1f43f9a1c``. The suffix starts with the
     millisecond (three hex digits), so runs made in the same second still sort in order when

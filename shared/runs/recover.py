@@ -28,7 +28,7 @@ from groundswell.shared.runs.layout import (
     run_id_of_catalog_key,
     run_json,
 )
-from groundswell.shared.runs.models import RunRecord, timestamp
+from groundswell.shared.runs.models import RunRecord, listed_at
 from groundswell.shared.runs.plan import PlanStep
 from groundswell.shared.runs.segments import Segment, covering_segments, read_segment, sum_counters
 from groundswell.shared.runs.state import BatchSpec
@@ -118,7 +118,7 @@ def rebuild_catalog(service: RunService, output: ObjectStore) -> None:
                 entry = json.loads(output.get(info.key))
             except (KeyError, ValueError):
                 continue
-            listed[run_id] = timestamp(entry.get("created_at"))
+            listed[run_id] = listed_at(run_id, entry.get("created_at"))
             finished = entry.get("state") in ("succeeded", "partially_failed", "failed")
             if not finished or entry.get("dry_run"):
                 continue

@@ -32,7 +32,7 @@ from typing import Any
 
 import redis
 
-from groundswell.shared.runs.models import RunRecord, timestamp
+from groundswell.shared.runs.models import RunRecord, listed_at
 
 PREFIX = "gs"
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
@@ -421,7 +421,7 @@ class RunStore:
         for spec in pending:
             pipe.hset(self._k(record.id, "pending"), spec.batch, spec.dumps())
             pipe.zadd(self._k(record.id, "leases"), {spec.batch: lease_until})
-        pipe.zadd(f"{PREFIX}:runs", {record.id: timestamp(record.created_at)})
+        pipe.zadd(f"{PREFIX}:runs", {record.id: listed_at(record.id, record.created_at)})
         if record.terminal:
             pipe.srem(f"{PREFIX}:active", record.id)
             pipe.expire(key, FINISHED_TTL_SECONDS)

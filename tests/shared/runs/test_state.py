@@ -210,3 +210,19 @@ def test_run_ids_made_in_one_second_sort_in_the_order_they_were_made():
     for _ in range(50):  # whatever the random part
         ids = [new_run_id(t) for t in times]
         assert sorted(ids) == ids
+
+
+def test_a_run_is_listed_at_the_time_of_its_id() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from groundswell.shared.runs.models import listed_at, new_run_id
+
+    t = datetime(2026, 11, 30, 17, 43, 29, 999_000, tzinfo=UTC)
+    a, b = new_run_id(t), new_run_id(t + timedelta(milliseconds=2))
+    # Whatever the records' creation times say, the list keeps the ids' order.
+    assert listed_at(b, "2026-11-30T17:43:29Z") > listed_at(a, "2026-11-30T17:43:31Z")
+    assert listed_at(a, None) == t.timestamp()
+    assert (
+        listed_at("legacy", "2026-11-30T17:43:29Z")
+        == datetime(2026, 11, 30, 17, 43, 29, tzinfo=UTC).timestamp()
+    )
