@@ -7,6 +7,7 @@ core's summary after reconcile rebuilds it from storage.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -126,13 +127,26 @@ def test_redis_holds_a_window_while_running_and_a_few_numbers_after(service_sett
         client = redis.Redis.from_url(pipeline.settings.broker_url, decode_responses=True)
         record, _ = pipeline.service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
         peak = {"pending": 0, "queued": 0}
+        ended = threading.Event()
 
-        def watch(progress) -> None:
-            peak["pending"] = max(peak["pending"], progress.outstanding)
-            queued = sum(client.llen(q) for q in ("verify", "admit"))
-            peak["queued"] = max(peak["queued"], queued)
+        # A sampler of its own, every few milliseconds: the wait loop polls every 0.2 s, and
+        # a warm worker can finish the 18 batches between two of its polls.
+        def watch() -> None:
+            while not ended.is_set():
+                progress = pipeline.service.runs.progress(record.id)
+                if progress is not None:
+                    peak["pending"] = max(peak["pending"], progress.outstanding)
+                queued = sum(client.llen(q) for q in ("verify", "admit"))
+                peak["queued"] = max(peak["queued"], queued)
+                time.sleep(0.002)
 
-        summary = pipeline.wait(record.id, on_progress=watch)
+        sampler = threading.Thread(target=watch, daemon=True)
+        sampler.start()
+        try:
+            summary = pipeline.wait(record.id)
+        finally:
+            ended.set()
+            sampler.join()
         assert summary["index"]["units"] == 18  # 18 batches of one unit each
         # Planning paused at the window: never more than 3 batches sent and not recorded, but
         # for the units of the one document a step always takes (its claims and candidates:
