@@ -64,6 +64,8 @@ class PolicyVersion:
     admit: dict[str, Any] | None = None
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # The guarded admission's settings (None: groundgate's admission, unguarded).
+    guard: dict[str, Any] | None = None
     # The calibration document ``verify.repair.calibration`` names, as the registry stored it
     # (loaded with the version; not part of its content, which holds the digest).
     calibration: dict[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -117,12 +119,32 @@ class PolicyVersion:
 
     @cached_property
     def admit_fingerprint(self) -> str:
-        """Covers the admission policy, the spec version and the admission engine revision."""
+        """Covers the admission policy, the spec version and the admission engine revision,
+        and, when the version guards its admission, the guard settings and revision."""
         from groundswell.shared.admit import ENGINE_REVISION, SPEC_VERSION
 
-        return json_sha256({"policy": self.admit, "spec": SPEC_VERSION, "engine": ENGINE_REVISION})[
-            :16
-        ]
+        parts: dict[str, Any] = {
+            "policy": self.admit,
+            "spec": SPEC_VERSION,
+            "engine": ENGINE_REVISION,
+        }
+        if self.guard is not None:
+            from groundswell.shared.guarded import GUARD_REVISION
+
+            parts["guard"] = {"settings": self.guard_settings.as_dict(), "revision": GUARD_REVISION}
+        return json_sha256(parts)[:16]
+
+    @cached_property
+    def guard_settings(self) -> Any:
+        """The guard's settings (GuardSettings), or None for groundgate's admission."""
+        if self.guard is None:
+            return None
+        from groundswell.shared.guarded import GuardSettings, GuardSettingsError
+
+        try:
+            return GuardSettings.from_dict(self.guard)
+        except GuardSettingsError as exc:
+            raise PolicyError(str(exc)) from None
 
     def identity(self) -> dict[str, Any]:
         """What a run and a summary record about the policy (``repair`` only when it repairs)."""
@@ -145,6 +167,7 @@ class PolicyVersion:
             "description": self.description,
             "verify": self.verify,
             "admit": self.admit,
+            **({"guard": self.guard} if self.guard is not None else {}),
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -158,6 +181,7 @@ class PolicyVersion:
             verify=data["verify"],
             admit=data.get("admit"),
             description=data.get("description", ""),
+            guard=data.get("guard"),
         )
 
 
@@ -304,6 +328,13 @@ _BUILTIN_DESCRIPTIONS = {
 }
 
 
+_GUARDED_DESCRIPTION = (
+    "default's verification; groundgate's admission with guards on top: the cell under the "
+    "named column and row, the scale in force, bracketed negatives, percentages against amounts; "
+    "flags what contradicts a candidate and relieves groundgate flags the document settles."
+)
+
+
 def builtin_policies() -> dict[str, PolicyVersion]:
     from groundswell.shared.verify import get_verify_policy
 
@@ -313,6 +344,17 @@ def builtin_policies() -> dict[str, PolicyVersion]:
             k: v for k, v in get_verify_policy(name).as_dict().items() if k not in _VERIFY_META
         }
         out[name] = PolicyVersion(name, 1, settings, None, text)
+    from groundswell.shared.guarded import DEFAULT_GUARD
+
+    # default's verification; groundgate's admission (or the packet's own), then the guards
+    out["guarded"] = PolicyVersion(
+        "guarded",
+        1,
+        out["default"].verify,
+        None,
+        _GUARDED_DESCRIPTION,
+        guard=DEFAULT_GUARD.as_dict(),
+    )
     return out
 
 

@@ -35,6 +35,7 @@ from groundswell.shared.admit.packs import pack_word_key
 from groundswell.shared.admit.rules import TextRules, UnitTable, alternation
 from groundswell.shared.admit.tables import Headings, Lines, Tables
 from groundswell.shared.admit.text import canonical, normalize_verbatim, normalize_ws, parse_value
+from groundswell.shared.guarded.codes import GUARD_FLAGS, GUARD_INFO
 
 MISSING_ORDER = ("sign", "scale", "unit", "key")
 FLAG_ORDER = (
@@ -62,8 +63,11 @@ INFO_ORDER = (
     "ADMITTED_BY_POLICY",
     "MODEL_CLEARED",
 )
-_CODE_RANK = {c: i for i, c in enumerate(FLAG_ORDER + INFO_ORDER)}
-FLAGS = frozenset(FLAG_ORDER)
+# The guarded policy's codes come after groundgate's (groundgate's policies never raise them).
+_CODE_RANK = {
+    c: i for i, c in enumerate(FLAG_ORDER + INFO_ORDER + tuple(GUARD_FLAGS) + tuple(GUARD_INFO))
+}
+FLAGS = frozenset(FLAG_ORDER) | frozenset(GUARD_FLAGS)
 _CITATION_FLAG = {
     "sign": "SIGN_CITATION_INVALID",
     "scale": "SCALE_CITATION_INVALID",
@@ -319,6 +323,7 @@ class Admitter:
             "packs": [p.entry() for p in self.schema.packs],
             "schema_sha256": self.schema_sha256,
             "policy_sha256": self.policy_sha256,
+            **self._receipt_members(),
             "decisions": out_decisions,
             "coverage": coverage,
             "judgments": applied,
@@ -328,6 +333,10 @@ class Admitter:
         receipt["summary"] = summary
         receipt["receipt_sha256"] = digest("receipt", receipt)
         return receipt
+
+    def _receipt_members(self) -> dict[str, Any]:
+        """Members a policy layered over groundgate's adds to the receipt (none here)."""
+        return {}
 
     # --- one candidate ---------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 def test_policy_versions_are_published_once_and_never_change(client):
     listed = client.get("/v1/policies").json()
-    assert [p["name"] for p in listed] == ["default", "permissive", "strict"]
+    assert [p["name"] for p in listed] == ["default", "guarded", "permissive", "strict"]
     assert all(p["versions"] == [1] for p in listed)
 
     body = {

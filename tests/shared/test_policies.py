@@ -16,7 +16,7 @@ def registry(tmp_path) -> PolicyRegistry:
 
 
 def test_builtins_are_registered_once_as_version_1(registry):
-    assert registry.names() == ["default", "permissive", "strict"]
+    assert registry.names() == ["default", "guarded", "permissive", "strict"]
     registry.ensure_builtins()
     assert registry.versions("default") == [1]
     default = registry.resolve("default")

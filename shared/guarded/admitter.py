@@ -1,0 +1,335 @@
+"""The guarded admitter: groundgate's decision procedure, then the guards on each value that
+passed the checked path, then the resolution of competing proposals by what the guards found.
+
+Each guard is deterministic and reads only the document (through :class:`TableView`) and the
+candidate; what it finds goes into the decision's ``guard`` member, in words and with byte
+offsets, so a reviewer sees why and ``check-receipt`` re-derives it.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+from groundswell.shared.admit.digest import digest
+from groundswell.shared.admit.engine import Admitter, Decision
+from groundswell.shared.admit.items import Ctx, Match
+from groundswell.shared.guarded.codes import GUARD_FLAGS
+from groundswell.shared.guarded.settings import DEFAULT_GUARD, GUARD_REVISION, GuardSettings
+from groundswell.shared.guarded.tables import YEAR, Cell, TableView, fold_label
+
+NAME = "guarded"
+# The flags that say the document contradicts a candidate (CELL_AMBIGUOUS says only that it
+# does not pick one value): a proposal contradicted so loses to one that is not.
+CONTRADICTIONS = frozenset(GUARD_FLAGS) - {"CELL_AMBIGUOUS"}
+_PERCENT_NAME = re.compile(r"%|percent|\brate\b|margin|ratio|yield", re.IGNORECASE)
+_CURRENCIES = ("$", "€", "£", "¥")
+
+
+def _year_alias(text: str) -> bool:
+    return bool(YEAR.fullmatch(text.strip()))
+
+
+class GuardedAdmitter(Admitter):
+    """An :class:`Admitter` whose receipts carry the guards' findings (policy ``guarded``)."""
+
+    def __init__(self, *args: Any, guard: GuardSettings = DEFAULT_GUARD, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.guard = guard
+
+    def view(self, ctx: Ctx) -> TableView:
+        idx = ctx.index
+        return self._cached(idx, "guard-view", None, lambda: TableView(idx.text))
+
+    def _receipt_members(self) -> dict[str, Any]:
+        settings = self.guard.as_dict()
+        return {
+            "guard": {
+                "policy": NAME,
+                "revision": GUARD_REVISION,
+                "settings": settings,
+                "sha256": digest("guard", {"revision": GUARD_REVISION, "settings": settings}),
+            }
+        }
+
+    def _decide(self, index: int, cand: Any) -> Decision:
+        d = super()._decide(index, cand)
+        d.extra.setdefault("guard", [])
+        return d
+
+    # --- per value -----------------------------------------------------------------------
+
+    def _after_match(self, d: Decision, ctx: Ctx, m: Match) -> None:
+        super()._after_match(d, ctx, m)
+        t = m.token
+        if t is None or t.value is None or ctx.is_string or ctx.outside:
+            return
+        if not isinstance(ctx.value, Decimal):
+            return
+        view = self.view(ctx)
+        found: list[dict[str, Any]] = d.extra.setdefault("guard", [])
+        cell = view.cell(t.dstart)
+        g = self.guard
+
+        def note(check: str, code: str, detail: str, span: tuple[int, int] | None = None) -> None:
+            entry: dict[str, Any] = {"check": check, "code": code, "detail": detail}
+            if span is not None:
+                s, e = ctx.index.byte_span(*span)
+                entry["at"] = {"start": s, "end": e}
+            found.append(entry)
+            d.codes.add(code)
+
+        def relieve(check: str, code: str, removed: list[str], detail: str, span=None) -> None:
+            for flag in removed:
+                d.codes.discard(flag)
+            note(check, code, f"{detail} (took off {', '.join(removed)})", span)
+
+        value = ctx.value
+        written = abs(t.value)
+        spec = ctx.spec
+        names = [a for a in (spec.aliases or []) if not _year_alias(a)]
+        year_names = {a.strip() for a in (spec.aliases or []) if _year_alias(a)}
+        percent_field = spec.unit == "%" or any(_PERCENT_NAME.search(a) for a in names)
+        bracketed = cell is not None and view.bracketed(t.dstart, t.end)
+        percent_token = view.percent_after(t.end) or (
+            cell is not None and self._column_says(view, cell, "%")
+        )
+
+        if cell is not None and g.on("header") and self._is_header_year(view, cell, t):
+            note(
+                "header",
+                "VALUE_IS_HEADER",
+                f"{t.text} is a year of the table's column header",
+                (t.start, t.end),
+            )
+
+        if cell is not None and cell.column_year is not None:
+            key = ctx.cand.get("key") if spec.keys is not None else None
+            named = {key} if isinstance(key, str) else year_names
+            named = {y for y in named if y in cell.header_years}
+            if named and cell.column_year not in named and g.on("column"):
+                note(
+                    "column",
+                    "VALUE_NOT_IN_COLUMN",
+                    f"the cell stands under {cell.column_year}; the candidate names "
+                    f"{', '.join(sorted(named))}",
+                    (t.start, t.end),
+                )
+            elif (
+                isinstance(key, str)
+                and key == cell.column_year
+                and "KEY_NOT_AT_VALUE" in d.codes
+                and g.relieve_key
+            ):
+                d.missing.discard("key")
+                relieve(
+                    "column",
+                    "KEY_AT_COLUMN",
+                    ["KEY_NOT_AT_VALUE"],
+                    f"{key} is the column header over the cell",
+                    (t.start, t.end),
+                )
+
+        if cell is not None and cell.label is not None and names and g.on("row"):
+            mine = fold_label(cell.label)
+            wanted = {fold_label(a) for a in names}
+            if mine not in wanted:
+                other = [n for n, lab in view.row_labels(cell.block) if lab in wanted]
+                if other:
+                    note(
+                        "row",
+                        "VALUE_NOT_IN_ROW",
+                        f"the cell's row is {cell.label!r}; the field's row is line "
+                        f"{other[0] - cell.line:+d} from it",
+                        (t.start, t.end),
+                    )
+
+        unscaled = self._unscaled(cell, view, names, spec.name)
+        in_force = (
+            view.scale_in_force(cell, g.caption_lines, g.document_scale)
+            if cell is not None
+            else None
+        )
+        if (
+            in_force is not None
+            and t.scaled is None
+            and not percent_token
+            and not percent_field
+            and not unscaled
+        ):
+            factor = Decimal(10) ** in_force.power
+            statement = view.text[in_force.start : in_force.end]
+            if abs(value) == written and written != 0 and g.on("scale"):
+                note(
+                    "scale",
+                    "SCALE_NOT_APPLIED",
+                    f"{statement!r} ({in_force.where}) scales the number: "
+                    f"{t.text} means {written * factor:f}",
+                    (in_force.start, in_force.end),
+                )
+            elif abs(value) == written * factor and g.relieve_scale:
+                taken = []
+                cited = ctx.item_scale
+                if "SCALE_CITATION_INVALID" in d.codes and (cited is None or cited == factor):
+                    taken.append("SCALE_CITATION_INVALID")
+                if "scale" in d.missing:
+                    d.missing.discard("scale")
+                    if not d.missing & {"sign", "scale", "unit"}:
+                        taken.append("PART_MISSING")
+                if taken:
+                    relieve(
+                        "scale",
+                        "SCALE_IN_FORCE",
+                        taken,
+                        f"{statement!r} ({in_force.where}) is in force at the cell",
+                        (in_force.start, in_force.end),
+                    )
+
+        if bracketed:
+            if value > 0 and g.on("sign"):
+                note(
+                    "sign",
+                    "SIGN_BRACKETED",
+                    f"the table writes ({t.text}), a negative amount; the value is positive",
+                    (t.start, t.end),
+                )
+            elif value < 0 and "sign" in d.missing and g.relieve_sign:
+                d.missing.discard("sign")
+                taken = [] if d.missing & {"sign", "scale", "unit"} else ["PART_MISSING"]
+                if taken:
+                    relieve(
+                        "sign",
+                        "SIGN_IN_BRACKETS",
+                        taken,
+                        f"the table writes ({t.text}), a negative amount",
+                        (t.start, t.end),
+                    )
+                else:
+                    note("sign", "SIGN_IN_BRACKETS", f"the table writes ({t.text})")
+
+        if g.on("unit_kind"):
+            amount_token = view.text[max(0, t.start - 2) : t.start].strip().endswith(_CURRENCIES)
+            if percent_token and not percent_field and spec.unit not in (None, "%"):
+                note(
+                    "unit_kind",
+                    "UNIT_KIND_MISMATCH",
+                    f"{t.text} is a percentage; the field is an amount ({spec.unit})",
+                    (t.start, t.end),
+                )
+            elif percent_token and not percent_field and names and spec.unit is None:
+                note(
+                    "unit_kind",
+                    "UNIT_KIND_MISMATCH",
+                    f"{t.text} is a percentage; the field's names do not say percent",
+                    (t.start, t.end),
+                )
+            elif percent_field and not percent_token and amount_token:
+                note(
+                    "unit_kind",
+                    "UNIT_KIND_MISMATCH",
+                    f"{t.text} is an amount; the field is a percentage",
+                    (t.start, t.end),
+                )
+
+        if g.on("ambiguous") and not any(
+            f["check"] in ("column", "row", "header") for f in found if f["code"] in GUARD_FLAGS
+        ):
+            self._ambiguity(d, ctx, m, view, cell, note)
+
+    def _ambiguity(self, d, ctx, m, view, cell, note) -> None:
+        """A whole row or sentence quoted with other numbers in it, and nothing in the
+        candidate that picks this one: the cell under its key or column name."""
+        t = m.token
+        if t is None:
+            return
+        if cell is not None:
+            # a table row: the other cells of the row that hold a number (not its label)
+            key = ctx.cand.get("key") if ctx.spec.keys is not None else None
+            years = {a.strip() for a in (ctx.spec.aliases or []) if _year_alias(a)}
+            if cell.column_year is not None and (
+                key == cell.column_year or cell.column_year in years
+            ):
+                return  # the column names the cell
+            slots = view.slots(cell.line)
+            others = [
+                j
+                for j, (s, e) in enumerate(slots)
+                if j not in (0, cell.slot)
+                and any(
+                    x.value is not None and not YEAR.fullmatch(x.text)
+                    for x in ctx.index.tokens_in(s, e)
+                )
+            ]
+            if not others:
+                return
+            note(
+                "ambiguous",
+                "CELL_AMBIGUOUS",
+                f"the row holds {len(others)} other value cell(s) and the candidate names no "
+                "column that picks this one",
+                (t.start, t.end),
+            )
+            return
+        span = d.evidence_chars
+        if span is None:
+            return  # a quote without offsets: located by groundgate's occurrence rules
+        s, e = span
+        quoted = [
+            x
+            for x in ctx.index.tokens_in(s, e)
+            if x.value is not None and x is not t and not YEAR.fullmatch(x.text)
+        ]
+        if quoted:
+            note(
+                "ambiguous",
+                "CELL_AMBIGUOUS",
+                f"the quoted sentence holds {len(quoted)} other number(s) and the candidate "
+                "names nothing that picks this one",
+                (t.start, t.end),
+            )
+
+    def _column_says(self, view: TableView, cell: Cell, mark: str) -> bool:
+        if cell.header_line is None:
+            return False
+        s, e = view.slots(cell.header_line)[cell.slot]
+        return mark in view.text[s:e]
+
+    def _is_header_year(self, view: TableView, cell: Cell, t: Any) -> bool:
+        if not YEAR.fullmatch(t.text):
+            return False
+        return view.header_like(cell.line) and len(view.years_in(*view.span(cell.line))) >= 2
+
+    def _unscaled(self, cell: Cell | None, view: TableView, names: list[str], field: str) -> bool:
+        words = [w.casefold() for w in self.guard.unscaled_words]
+        texts = [*names, field]
+        if cell is not None and cell.label:
+            texts.append(cell.label)
+        return any(w in x.casefold() for x in texts for w in words)
+
+    # --- over all candidates ---------------------------------------------------------------
+
+    def _flag_conflicts(self, decisions: list[Decision]) -> None:
+        super()._flag_conflicts(decisions)
+        if not self.guard.resolve_conflicts:
+            return
+        groups: dict[tuple[str, str | None], list[Decision]] = {}
+        for d in decisions:
+            if d.passed and "CONFLICTING_CANDIDATES" in d.codes:
+                groups.setdefault((d.field_name or "", d.key), []).append(d)
+        for group in groups.values():
+            contradicted = [d for d in group if d.codes & CONTRADICTIONS]
+            standing = [d for d in group if not d.codes & CONTRADICTIONS]
+            if not contradicted or len({d.value for d in standing}) != 1:
+                continue
+            for d in standing:
+                d.codes.discard("CONFLICTING_CANDIDATES")
+                d.codes.add("CONFLICT_RESOLVED")
+                d.extra.setdefault("guard", []).append(
+                    {
+                        "check": "conflicts",
+                        "code": "CONFLICT_RESOLVED",
+                        "detail": f"{len(contradicted)} other proposal(s) for the field were "
+                        "contradicted by a guard (took off CONFLICTING_CANDIDATES)",
+                    }
+                )

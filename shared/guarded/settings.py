@@ -1,0 +1,115 @@
+"""The ``guarded`` policy's settings: which guards run, how each acts, what they read.
+
+A guard either flags (review) or is off; a relief either runs or not. The settings and the
+guard revision make the ``guard`` member of every receipt the policy writes, so a receipt
+re-derives with ``check-receipt`` from its own inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+# Bumped whenever a change to the guards can move a decision or a receipt byte.
+GUARD_REVISION = "groundswell-guard/1"
+
+CHECKS = ("column", "row", "header", "scale", "sign", "unit_kind", "ambiguous")
+RELIEFS = ("relieve_scale", "relieve_key", "relieve_sign", "resolve_conflicts")
+# Row and field names whose numbers a table's "in thousands" does not scale.
+UNSCALED_WORDS = (
+    "per share",
+    "per unit",
+    "per diluted",
+    "per basic",
+    "%",
+    "percent",
+    "ratio",
+    "number of",
+    "shares",
+    "employees",
+    "headcount",
+    "days",
+    "years",
+    "months",
+    "weeks",
+    "hours",
+    "margin",
+    "rate",
+    "yield",
+    "basis points",
+    "multiple",
+    "times",
+    "count",
+)
+
+
+class GuardSettingsError(ValueError):
+    """A guard setting of the wrong type or value; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    # contradiction checks: "flag" (review) or "off"
+    column: str = "flag"
+    row: str = "flag"
+    header: str = "flag"
+    scale: str = "flag"
+    sign: str = "flag"
+    unit_kind: str = "flag"
+    ambiguous: str = "flag"
+    # reliefs of groundgate flags the document settles
+    relieve_scale: bool = True
+    relieve_key: bool = True
+    relieve_sign: bool = True
+    resolve_conflicts: bool = True
+    # where a scale statement is in force: the table's own header lines always; the lines
+    # just above the table (a caption) up to this many; and a document that states one
+    # scale only (every statement the same power) when ``document_scale`` is on
+    caption_lines: int = 3
+    document_scale: bool = True
+    unscaled_words: tuple[str, ...] = UNSCALED_WORDS
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["unscaled_words"] = list(self.unscaled_words)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GuardSettings:
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise GuardSettingsError("guard must be an object of guard settings")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise GuardSettingsError(
+                f"unknown guard settings: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            if name in CHECKS:
+                if value not in ("flag", "off"):
+                    raise GuardSettingsError(f"guard.{name} is 'flag' or 'off', not {value!r}")
+            elif name in RELIEFS or name == "document_scale":
+                if not isinstance(value, bool):
+                    raise GuardSettingsError(f"guard.{name} is true or false, not {value!r}")
+            elif name == "caption_lines":
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 20:
+                    raise GuardSettingsError(
+                        f"guard.caption_lines is an integer from 0 to 20, not {value!r}"
+                    )
+            elif name == "unscaled_words":
+                if not isinstance(value, list) or not all(
+                    isinstance(w, str) and w.strip() for w in value
+                ):
+                    raise GuardSettingsError("guard.unscaled_words is a list of non-blank strings")
+                value = tuple(value)
+            values[name] = value
+        return cls(**values)
+
+    def on(self, check: str) -> bool:
+        return getattr(self, check) == "flag"
+
+
+DEFAULT_GUARD = GuardSettings()
