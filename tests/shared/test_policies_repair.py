@@ -93,7 +93,12 @@ def test_calibrations_are_content_addressed_and_stored_once(registry):
     report = {"schema": "groundswell/calibration-report/1", "risk": document}
     assert registry.put_calibration(report) == digest  # a calibrate report's risk part
     key = registry.calibration_key(digest)
-    assert registry.store.exists(key) and registry.names() == ["default", "guarded", "permissive", "strict"]
+    assert registry.store.exists(key) and registry.names() == [
+        "default",
+        "guarded",
+        "permissive",
+        "strict",
+    ]
     with pytest.raises(PolicyError, match="no calibration"):
         registry.get_calibration("0" * 64)
     registry.store.put(registry.calibration_key("1" * 64), registry.store.get(key))
