@@ -96,7 +96,8 @@ class GuardedAdmitter(Admitter):
             cell is not None and self._column_says(view, cell, "%")
         )
 
-        if cell is not None and g.on("header") and self._is_header_year(view, cell, t):
+        header_year = cell is not None and self._is_header_year(view, cell, t)
+        if header_year and g.on("header"):
             note(
                 "header",
                 "VALUE_IS_HEADER",
@@ -153,6 +154,7 @@ class GuardedAdmitter(Admitter):
         )
         if (
             in_force is not None
+            and not header_year
             and t.scaled is None
             and not percent_token
             and not percent_field
