@@ -8,6 +8,7 @@ offsets, so a reviewer sees why and ``check-receipt`` re-derives it.
 
 from __future__ import annotations
 
+import copy
 import re
 from decimal import Decimal
 from typing import Any
@@ -43,15 +44,17 @@ class GuardedAdmitter(Admitter):
         return self._cached(idx, "guard-view", None, lambda: TableView(idx.text))
 
     def _receipt_members(self) -> dict[str, Any]:
-        settings = self.guard.as_dict()
-        return {
-            "guard": {
+        member = self.__dict__.get("_guard_member")
+        if member is None:  # the same for every receipt of this admitter
+            settings = self.guard.as_dict()
+            member = {
                 "policy": NAME,
                 "revision": GUARD_REVISION,
                 "settings": settings,
                 "sha256": digest("guard", {"revision": GUARD_REVISION, "settings": settings}),
             }
-        }
+            self.__dict__["_guard_member"] = member
+        return {"guard": copy.deepcopy(member)}
 
     def _decide(self, index: int, cand: Any) -> Decision:
         d = super()._decide(index, cand)

@@ -71,6 +71,9 @@ class TableView:
             self.starts.append(pos)
             pos += len(line) + 1
         self.n = len(self.starts)
+        # per line, built when first read (a value's table is read by every candidate in it)
+        self._slots: dict[int, list[tuple[int, int]]] = {}
+        self._header: dict[int, bool] = {}
 
     def span(self, n: int) -> tuple[int, int]:
         end = self.starts[n + 1] - 1 if n + 1 < self.n else len(self.text)
@@ -90,12 +93,15 @@ class TableView:
         return not self.line_text(n).strip()
 
     def slots(self, n: int) -> list[tuple[int, int]]:
-        s, _ = self.span(n)
-        out = []
-        for part in self.line_text(n).split("\t"):
-            out.append((s, s + len(part)))
-            s += len(part) + 1
-        return out
+        got = self._slots.get(n)
+        if got is None:
+            s, _ = self.span(n)
+            got = []
+            for part in self.line_text(n).split("\t"):
+                got.append((s, s + len(part)))
+                s += len(part) + 1
+            self._slots[n] = got
+        return got
 
     def block(self, n: int) -> tuple[int, int]:
         """The run of tab lines holding line ``n``."""
@@ -113,13 +119,16 @@ class TableView:
 
     def header_like(self, n: int) -> bool:
         """A line of column headers: no number on it but years (and a statement's 000)."""
-        slots = self.slots(n)
-        for s, e in slots[1:]:
-            cell = _STATEMENTS.sub(" ", self.text[s:e])
-            for m in _NUMBER.finditer(cell):
-                if not YEAR.fullmatch(m.group()):
-                    return False
-        return True
+        got = self._header.get(n)
+        if got is None:
+            got = True
+            for s, e in self.slots(n)[1:]:
+                cell = _STATEMENTS.sub(" ", self.text[s:e])
+                if any(not YEAR.fullmatch(m.group()) for m in _NUMBER.finditer(cell)):
+                    got = False
+                    break
+            self._header[n] = got
+        return got
 
     def years_in(self, s: int, e: int) -> list[str]:
         return YEAR.findall(self.text[s:e])
