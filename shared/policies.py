@@ -317,6 +317,11 @@ class PolicyDocument(BaseModel):
     )
     verify: dict[str, Any] = Field(default_factory=dict)
     admit: dict[str, Any] | None = None
+    guard: dict[str, Any] | None = Field(
+        default=None,
+        description="Guard settings (the guarded admission), applied over the base's guard, or "
+        "over the default settings when the base has none; null drops the base's guard.",
+    )
 
 
 _BUILTIN_DESCRIPTIONS = {
@@ -409,6 +414,22 @@ def check_parts(
         except PacketError as exc:
             raise PolicyError(f"admit: {exc}") from None
     return complete
+
+
+def guard_part(doc: PolicyDocument, base: PolicyVersion | None) -> dict[str, Any] | None:
+    """The complete guard settings of a version published from ``doc`` over ``base``: the
+    document's settings over the base's guard (or the default settings when the base has
+    none); the base's guard when the document names none; none for ``"guard": null``."""
+    from groundswell.shared.guarded import DEFAULT_GUARD, GuardSettings, GuardSettingsError
+
+    inherited = base.guard if base is not None else None
+    if doc.guard is None:
+        return None if "guard" in doc.model_fields_set else inherited
+    try:
+        under = GuardSettings.from_dict(inherited) if inherited is not None else DEFAULT_GUARD
+        return GuardSettings.from_dict({**under.as_dict(), **doc.guard}).as_dict()
+    except GuardSettingsError as exc:
+        raise PolicyError(str(exc)) from None
 
 
 class PolicyRegistry:
@@ -536,10 +557,15 @@ class PolicyRegistry:
         for key in _VERIFY_META:
             verify.pop(key, None)
         admit = doc.admit if doc.admit is not None else (base.admit if base else None)
+        guard = guard_part(doc, base)
+        changed = sorted(
+            {*doc.verify}
+            | ({"admit"} if doc.admit is not None else set())
+            | ({"guard"} if "guard" in doc.model_fields_set else set())
+        )
         description = doc.description
         if description is None:
             # The base's description would describe the base, not this version: say what it is.
-            changed = sorted({*doc.verify} | ({"admit"} if doc.admit is not None else set()))
             description = (
                 f"{base.ref} with {', '.join(changed) or 'nothing'} changed" if base else ""
             )
@@ -552,19 +578,18 @@ class PolicyRegistry:
             if doc.description is None and latest is not None:
                 description = latest.description  # compared as unchanged when nothing else is
             candidate = self._with_calibration(
-                PolicyVersion(doc.name, next_version, verify, admit, description)
+                PolicyVersion(doc.name, next_version, verify, admit, description, guard=guard)
             )
             if latest is not None and _same(latest, candidate, ignore_version=True):
                 return latest, False
             if doc.description is None and base is not None:
-                changed = sorted({*doc.verify} | ({"admit"} if doc.admit is not None else set()))
                 candidate = replace(
                     candidate,
                     description=f"{base.ref} with {', '.join(changed) or 'nothing'} changed",
                 )
         else:
             candidate = self._with_calibration(
-                PolicyVersion(doc.name, version, verify, admit, description)
+                PolicyVersion(doc.name, version, verify, admit, description, guard=guard)
             )
         return self._put(candidate)
 
@@ -596,6 +621,34 @@ def _same(a: PolicyVersion, b: PolicyVersion, ignore_version: bool = False) -> b
         canonical_json(left) == canonical_json(right)
         and a.verify_fingerprint == b.verify_fingerprint
     )
+
+
+def registered_policy(ref: str) -> PolicyVersion | None:
+    """A version from the registry of the configured store, for a local command, without
+    writing to the store: None when ``ref`` is no policy reference, the store holds nothing
+    under the name or cannot be read (the built-in is then the one meant); PolicyError for a
+    version the registry does not hold."""
+    from groundswell.shared.settings import get_settings
+    from groundswell.shared.storage import StorageError, StorageRefused, open_store
+
+    try:
+        name, _ = parse_ref(ref)
+    except PolicyError:
+        return None
+    settings = get_settings()
+    try:
+        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        if not registry.versions(name):
+            return None
+        return registry.resolve(ref)
+    except (StorageError, StorageRefused, OSError):
+        return None
+
+
+def local_policy(ref: str) -> PolicyVersion:
+    """``ref`` as a local command reads it: the configured registry's version when the
+    registry holds the name, else the built-in (PolicyError when neither knows it)."""
+    return registered_policy(ref) or resolve_policy(ref)
 
 
 def resolve_policy(ref: str) -> PolicyVersion:

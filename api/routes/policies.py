@@ -45,7 +45,8 @@ def list_policies(service: ServiceDep, _: Principal) -> list[PolicyName]:
 def publish_policy(
     body: PolicyPublish, response: Response, service: ServiceDep, _: Principal
 ) -> dict:
-    document = body.model_dump(exclude={"version"}, exclude_none=True)
+    # What the body names, as given: an explicit null (``"guard": null``) drops the base's part.
+    document = body.model_dump(exclude={"version"}, exclude_unset=True)
     try:
         policy, created = service.publish_policy(document, body.version)
     except PolicyConflict as exc:

@@ -36,12 +36,17 @@ def admit(
     references: list[Any] | None = None,
     judgments: list[Any] | None = None,
     packs: list[Any] | None = None,
+    version: Any = None,
 ) -> dict[str, Any]:
-    """The SPEC §5 receipt for ``candidates``; raises PacketError for an invalid packet (§2)."""
-    admitter = Admitter(
+    """The SPEC §5 receipt for ``candidates``; raises PacketError for an invalid packet (§2).
+
+    ``version`` (a policy version) decides under that version's admission (see
+    :func:`admitter_for`), over ``policy`` when given; None is groundgate's, under ``policy``."""
+    admitter = admitter_for(
+        version,
         document,
         schema,
-        policy,
+        policy=policy,
         document_id=document_id,
         document_source=document_source,
         references=references,
@@ -50,8 +55,9 @@ def admit(
     return admitter.admit(candidates, judgments)
 
 
-def admit_packet(packet: dict[str, Any]) -> dict[str, Any]:
-    """The receipt for a conformance-vector-shaped packet (``expected`` is ignored)."""
+def admit_packet(packet: dict[str, Any], version: Any = None) -> dict[str, Any]:
+    """The receipt for a conformance-vector-shaped packet (``expected`` is ignored), under
+    the policy version ``version`` over the packet's own admission policy (see ``admit``)."""
     if not isinstance(packet, dict):
         raise PacketError("a packet is a JSON object")
     for member in ("document", "schema", "candidates"):
@@ -67,6 +73,7 @@ def admit_packet(packet: dict[str, Any]) -> dict[str, Any]:
         references=packet.get("references"),
         judgments=packet.get("judgments"),
         packs=packet.get("packs"),
+        version=version,
     )
 
 
@@ -82,7 +89,7 @@ __all__ = [
 ]
 
 
-def admitter_for(policy: Any, document: str, schema: Any, **kwargs: Any) -> Admitter:
+def admitter_for(policy: Any, document: str, schema: Any, /, **kwargs: Any) -> Admitter:
     """The admitter a policy version runs: groundgate's, or the guarded one when the version
     has a ``guard`` part (over the version's admission settings, else the packet's own)."""
     guard = getattr(policy, "guard", None)

@@ -3,14 +3,17 @@
 ``check_receipt`` re-runs every decision and reports each difference: another spec version, a
 receipt whose own digest does not hold, a changed document, schema, policy or candidate, and
 any decision, coverage, judgment or relation that moved.
+
+A receipt with a ``guard`` member (the guarded policy's) re-derives under the guard settings it
+records, once they validate and its revision is this engine's; otherwise that is the difference.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from groundswell.shared.admit import admit
 from groundswell.shared.admit.digest import SPEC_VERSION, digest
+from groundswell.shared.admit.engine import Admitter
 from groundswell.shared.admit.errors import PacketError
 
 _SECTIONS = (
@@ -19,6 +22,7 @@ _SECTIONS = (
     "packs",
     "schema_sha256",
     "policy_sha256",
+    "guard",
     "coverage",
     "judgments",
     "relations",
@@ -56,22 +60,27 @@ def check_receipt(
         return [f"the receipt has no canonical form: {exc}"]
     if own != receipt.get("receipt_sha256"):
         problems.append("receipt_sha256 does not match the receipt's own content")
+    guard, refused = recorded_guard(receipt)
+    if refused:
+        return [*problems, refused]
     doc = receipt.get("document")
     document_id = doc.get("id") if isinstance(doc, dict) else None
     if document_source is None and isinstance(doc, dict):
         document_source = doc.get("source")
+    kwargs: dict[str, Any] = {
+        "document_id": document_id,
+        "document_source": document_source,
+        "references": references,
+        "packs": packs,
+    }
     try:
-        fresh = admit(
-            document,
-            schema,
-            candidates,
-            policy,
-            document_id=document_id,
-            document_source=document_source,
-            references=references,
-            judgments=judgments,
-            packs=packs,
-        )
+        if guard is None:
+            admitter = Admitter(document, schema, policy, **kwargs)
+        else:
+            from groundswell.shared.guarded.admitter import GuardedAdmitter
+
+            admitter = GuardedAdmitter(document, schema, policy, guard=guard, **kwargs)
+        fresh = admitter.admit(candidates, judgments)
     except PacketError as exc:
         if raise_invalid:
             raise
@@ -95,3 +104,32 @@ def check_receipt(
     if fresh["receipt_sha256"] != receipt.get("receipt_sha256") and not problems:
         problems.append("receipt_sha256 differs")
     return problems
+
+
+def recorded_guard(receipt: dict[str, Any]) -> tuple[Any, str | None]:
+    """The guard settings (GuardSettings) a receipt records, None for a receipt without a
+    ``guard`` member; or, when they cannot be re-derived under (another revision, a setting
+    that does not validate), the difference that says so."""
+    if "guard" not in receipt:
+        return None, None
+    from groundswell.shared.guarded.admitter import NAME
+    from groundswell.shared.guarded.settings import (
+        GUARD_REVISION,
+        GuardSettings,
+        GuardSettingsError,
+    )
+
+    guard = receipt["guard"]
+    if not isinstance(guard, dict):
+        return None, "guard is not an object of the guarded policy's settings"
+    if guard.get("policy") != NAME:
+        return None, f"guard names the policy {guard.get('policy')!r}, not {NAME!r}"
+    if guard.get("revision") != GUARD_REVISION:
+        return None, (
+            f"guard is of revision {guard.get('revision')!r}; this engine re-derives "
+            f"{GUARD_REVISION}"
+        )
+    try:
+        return GuardSettings.from_dict(guard.get("settings")), None
+    except GuardSettingsError as exc:
+        return None, f"guard settings are invalid: {exc}"

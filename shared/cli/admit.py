@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from groundswell.shared.admit import Admitter, PacketError, admit_packet
+from groundswell.shared.admit import PacketError, admit_packet, admitter_for
 from groundswell.shared.admit.rederive import check_receipt
 from groundswell.shared.cli.app import main
 
@@ -114,8 +114,10 @@ pack_option = click.option(
     type=click.Path(exists=True, dir_okay=False),
     help="A vocabulary or kind pack JSON that the schema names (repeatable).",
 )
+policy_file_option = click.option(
+    "--policy", type=click.Path(exists=True, dir_okay=False), help="Policy JSON."
+)
 _input_options = [
-    click.option("--policy", type=click.Path(exists=True, dir_okay=False), help="Policy JSON."),
     references_option,
     click.option("--document-source", help="The URL the document came from."),
     pack_option,
@@ -126,6 +128,29 @@ def _with_inputs(f: Any) -> Any:
     for option in reversed(_input_options):
         f = option(f)
     return f
+
+
+def _admit_policies(values: tuple[str, ...]) -> tuple[str | None, Any]:
+    """admit's ``--policy`` values: groundgate's admission policy FILE (a value that names a
+    file, or is no policy reference) and a policy version NAME[@N] (the configured registry's,
+    else a built-in), at most one of each; an unknown reference is an input error (exit 2)."""
+    from groundswell.shared.policies import POLICY_REF, PolicyError, local_policy
+
+    refs = [v for v in values if POLICY_REF.match(v) and not Path(v).exists()]
+    files = [v for v in values if v not in refs]
+    if len(refs) > 1 or len(files) > 1:
+        raise click.UsageError("--policy: at most one policy FILE and one NAME[@N]")
+    for path in files:
+        if not Path(path).is_file():
+            raise click.BadParameter(f"{path!r} is no policy file", param_hint="'--policy'")
+    if not refs:
+        return (files or [None])[0], None
+    try:
+        version = local_policy(refs[0])
+        _ = version.guard_settings  # a guard that does not validate is refused here
+    except PolicyError as exc:
+        raise InputError(f"--policy {refs[0]}: {exc}") from None
+    return (files or [None])[0], version
 
 
 @main.command("admit")
@@ -168,6 +193,15 @@ def _with_inputs(f: Any) -> Any:
 @click.option(
     "--out", type=click.Path(file_okay=False), help="Batch: the folder for receipts and summary."
 )
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="NAME[@N]|FILE",
+    help="A policy version to decide under (built-in, e.g. guarded, or NAME@N from the "
+    "registry): its admission over the packet's own policy, with its guards on top; and/or "
+    "groundgate's admission policy JSON FILE (the packet's own). Default: the packet's own.",
+)
 @_with_inputs
 def admit_command(
     document: str | None,
@@ -182,7 +216,7 @@ def admit_command(
     batch_candidates: str | None,
     batch_schema: str | None,
     out: str | None,
-    policy: str | None,
+    policies: tuple[str, ...],
     references: str | None,
     document_source: str | None,
     packs: tuple[str, ...],
@@ -201,13 +235,18 @@ def admit_command(
     groundswell admit DOCS/ SCHEMA CANDIDATES/ -o RECEIPTS/
         batch: each D/<name>.txt with C/<name>.json (and --judgments J/<name>.json);
         receipts and summary.json in R, the totals of outcomes and codes on stdout
+
+    With --policy NAME[@N] (e.g. --policy guarded), each form decides under that policy
+    version: the packet's own admission policy (or the version's), with the version's
+    guards on top; without it, the receipt is groundgate's.
     """
+    policy, version = _admit_policies(policies)
     if packet is not None:
         if document or schema or candidates:
             raise click.UsageError("--packet takes no other inputs")
         text = sys.stdin.read() if packet == "-" else read_text(packet)
         try:
-            receipt = admit_packet(parse_json(text, packet))
+            receipt = admit_packet(parse_json(text, packet), version)
         except PacketError as exc:
             raise InputError(f"invalid packet: {exc}") from exc
         click.echo(_dump(receipt), nl=False)
@@ -231,7 +270,7 @@ def admit_command(
             Path(candidates),
             Path(schema),
             Path(output),
-            policy,
+            (policy, version),
             references,
             document_source,
             packs,
@@ -239,10 +278,11 @@ def admit_command(
         )
         return
     try:
-        receipt = Admitter(
+        receipt = admitter_for(
+            version,
             read_text(document),
             read_json(schema),
-            read_json(policy) if policy else None,
+            policy=read_json(policy) if policy else None,
             document_id=document_id,
             document_source=document_source,
             references=read_json(references) if references else None,
@@ -264,7 +304,7 @@ def _batch(
     cands: Path,
     schema_path: Path,
     out: Path,
-    policy: str | None,
+    policies: tuple[str | None, Any],
     references: str | None,
     document_source: str | None,
     packs: tuple[str, ...],
@@ -293,6 +333,7 @@ def _batch(
                 "with no judgments)"
             )
     schema = read_json(schema_path)
+    policy, version = policies
     policy_obj = read_json(policy) if policy else None
     refs = read_json(references) if references else None
     pack_objs = _packs(packs)
@@ -309,10 +350,11 @@ def _batch(
             if judgments_dir:
                 judgments = read_json(Path(judgments_dir) / f"{path.stem}.json")
             try:
-                receipts[path.stem] = Admitter(
+                receipts[path.stem] = admitter_for(
+                    version,
                     read_text(path),
                     schema,
-                    policy_obj,
+                    policy=policy_obj,
                     document_id=path.stem,
                     document_source=document_source,
                     references=refs,
@@ -453,7 +495,7 @@ def receipt_options(f: Any) -> Any:
         type=click.Path(exists=True, file_okay=False),
         help="A folder of pack files: each pack the receipt names is taken by its digest.",
     )(f)
-    f = _with_inputs(f)
+    f = policy_file_option(_with_inputs(f))
     return click.option(
         "--judgments", type=click.Path(exists=True), help="Recorded judgments JSON list."
     )(f)

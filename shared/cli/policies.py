@@ -104,6 +104,30 @@ def policy_explain(ref: str) -> None:
         click.echo("  groundgate's default admission policy (SPEC §2.4)")
     for key, value in sorted(settings.items()):
         click.echo(f"  {key:<20} {json.dumps(value)}")
+    _explain_guard(version)
+
+
+def _explain_guard(version: Any) -> None:
+    """The guard part of ``explain``: every guard setting in force, and each code the guards
+    raise with what it means (flags send a value to review; reliefs take a groundgate flag off)."""
+    from groundswell.shared.guarded import GUARD_FLAGS, GUARD_INFO, GUARD_REVISION
+
+    guard = version.guard_settings
+    if guard is None:
+        click.echo("\nguard         off (groundgate's decisions, unguarded)")
+        return
+    click.echo(f"\nguard         revision {GUARD_REVISION}")
+    click.echo("  over the packet's own admission policy, or the part above when it has none")
+    for key, value in guard.as_dict().items():
+        shown = ", ".join(value) if isinstance(value, list) else json.dumps(value).strip('"')
+        click.echo(f"  {key:<20} {shown}")
+    for title, codes in (
+        ("flags (the value goes to review)", GUARD_FLAGS),
+        ("reliefs (information: a groundgate flag the document settles is taken off)", GUARD_INFO),
+    ):
+        click.echo(f"  {title}")
+        for code, meaning in codes.items():
+            click.echo(f"    {code:<20} {meaning}")
 
 
 def _read_json(file: str) -> Any:

@@ -210,20 +210,12 @@ def _registered(ref: str) -> GtrexPolicy | None:
     """The verification part of a published version, and its repair settings (with the
     threshold in force when the version repairs), without writing to the store."""
     from groundswell.shared.policies import PolicyError as RegistryError
-    from groundswell.shared.policies import PolicyRegistry, parse_ref
-    from groundswell.shared.settings import get_settings
-    from groundswell.shared.storage import StorageError, StorageRefused, open_store
+    from groundswell.shared.policies import registered_policy
 
     try:
-        name, _ = parse_ref(ref)
-    except RegistryError:
-        return None
-    settings = get_settings()
-    try:
-        registry = PolicyRegistry(open_store(settings.storage_url, settings))
-        if not registry.versions(name):
+        version = registered_policy(ref)
+        if version is None:
             return None  # nothing published under that name here: the built-in
-        version = registry.resolve(ref)
         policy = version.verify_policy
         if version.repair is not None:
             return GtrexPolicy(policy, version.repair.policy.settings, None)
@@ -232,8 +224,6 @@ def _registered(ref: str) -> GtrexPolicy | None:
         return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
     except RegistryError as exc:
         raise PolicyError(str(exc)) from None
-    except (StorageError, StorageRefused, OSError):
-        return None
 
 
 def _surrogate(value: Any) -> bool:
