@@ -7,7 +7,8 @@
 The labelled set is made at run time from ``../shared/corpus`` by ``bench/escapes_data.py``:
 right values from TAT-QA's gold facts, and wrong values planted in eleven families (see that
 module). Every packet is decided under each policy named (``default``: groundswell's
-groundgate-compatible admission; a policy that is not built in yet is skipped with a message).
+groundgate-compatible admission; ``guarded``: the guards of ``shared/guarded`` over it; an
+unknown policy is skipped with a message).
 For each policy, split (development and hold-out, by document-id hash) and family, it prints:
 
     escapes       wrong values admitted without review (count and % of wrong values)
@@ -19,7 +20,7 @@ with totals, then, under ``default``, the codes and the evidence shapes behind t
 the flags that send right values to review. ``--oracle N`` also decides N packets, spread over
 the set, with the installed groundgate (a dev-only oracle) and requires identical receipts.
 A policy other than ``default`` is run by ``groundswell.shared.admit.admitter_for(policy,
-document, schema)`` when the package has it, else by ``Admitter(document, schema, policy.admit)``.
+document, schema)``, as the pipeline runs it.
 """
 
 from __future__ import annotations
@@ -54,10 +55,7 @@ def admitter_factory(ref: str) -> Any:
     except PolicyError as exc:
         print(f"policy {ref}: skipped ({exc})", file=sys.stderr)
         return None
-    hook = getattr(admit_pkg, "admitter_for", None)
-    if hook is not None:
-        return lambda document, schema: hook(policy, document, schema)
-    return lambda document, schema: Admitter(document, schema, policy.admit)
+    return lambda document, schema: admit_pkg.admitter_for(policy, document, schema)
 
 
 def _shape(cand: dict[str, Any]) -> str:
