@@ -19,6 +19,12 @@ from groundswell.shared.repair.engine import STAGES as REPAIR_STAGES
 TIERS = ("exact", "whitespace", "typography", "case", "skeleton")
 VERDICTS = ("grounded", "grounded_loose", "stitched", "unlocated", "degenerate")
 OUTCOMES = ("admitted", "needs_verification", "rejected")
+# What became of the candidates labelled right: (rate name, counter), by outcome.
+RIGHT_OUTCOMES = (
+    ("admitted", "right_admitted"),
+    ("to_review", "right_reviewed"),
+    ("rejected", "false_rejections"),
+)
 # Actions that keep a claim the source does not say as given: wrong when its label is false.
 REPAIRED = ("salvaged", "substituted", "annotated")
 
@@ -93,7 +99,13 @@ def repair_stage_counts(counts: Mapping[str, int]) -> list[tuple[str, str, int]]
 
 
 def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Counter[str]:
-    """Counters of one admission unit from its receipt and the document's gold labels."""
+    """Counters of one admission unit from its receipt and the document's gold labels.
+
+    Every code of a decision counts (``candidates.code.<code>``), groundgate's and those a
+    guarded policy adds alike. With labels, each labelled candidate counts once by its label
+    and outcome: right values admitted, sent to review (``right_reviewed``) or rejected
+    (``false_rejections``); wrong values admitted (``escapes``), or caught (``caught``: sent
+    to review, ``wrong_reviewed``, or rejected, ``wrong_rejected``)."""
     counts: Counter[str] = Counter()
     gold = labels.candidates if labels else {}
     for decision in receipt.get("decisions", ()):
@@ -121,6 +133,8 @@ def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Coun
                 counts["candidates.escapes"] += 1
             else:
                 counts["candidates.caught"] += 1
+                caught = "wrong_rejected" if outcome == "rejected" else "wrong_reviewed"
+                counts[f"candidates.{caught}"] += 1
         if outcome == "needs_verification":
             counts["candidates.reviews"] += 1
     for finding in receipt.get("coverage", ()):
@@ -161,9 +175,12 @@ def rates(counts: Mapping[str, int]) -> dict[str, Any]:
         "candidates_escape_rate": _share(
             counts.get("candidates.escapes", 0), counts.get("candidates.labelled_wrong", 0)
         ),
-        "right_values_admitted": _share(
-            counts.get("candidates.right_admitted", 0), counts.get("candidates.labelled_right", 0)
-        ),
+        **{
+            f"right_values_{name}": _share(
+                counts.get(f"candidates.{counter}", 0), counts.get("candidates.labelled_right", 0)
+            )
+            for name, counter in RIGHT_OUTCOMES
+        },
     }
     repairs = counts.get("repairs", 0)
     if repairs:  # only a run under a policy that repairs has them

@@ -119,6 +119,7 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
         gold.add_column("")
         gold.add_column("", justify="right")
         gold.add_row("right values admitted", str(counts.get("candidates.right_admitted", 0)))
+        gold.add_row("right values to review", str(counts.get("candidates.right_reviewed", 0)))
         gold.add_row(
             "[red]escapes (wrong values admitted)",
             f"[red]{counts.get('candidates.escapes', 0)}[/]  of {counts.get('candidates.labelled_wrong', 0)} wrong ({_pct(rates.get('candidates_escape_rate'))})",

@@ -14,7 +14,7 @@ from typing import Any
 
 from groundswell.shared.runs.index import row_key
 from groundswell.shared.storage import ObjectStore
-from groundswell.shared.summary import OUTCOMES, TIERS
+from groundswell.shared.summary import OUTCOMES, RIGHT_OUTCOMES, TIERS
 
 DIFF_PIECE_ITEMS = 4096
 
@@ -52,10 +52,45 @@ def rate_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
             rb.get("candidates_escape_rate"),
         )
     )
+    for name, _ in RIGHT_OUTCOMES:  # what each policy does with the values labelled right
+        key = f"right_values_{name}"
+        rows.append((f"right values {name.replace('_', ' ')}", ra.get(key), rb.get(key)))
     if "repairs_kept" in ra or "repairs_kept" in rb:  # a run under a policy that repairs
         rows.append(("claims kept by repair", ra.get("repairs_kept"), rb.get("repairs_kept")))
         rows.append(("wrong repair rate", ra.get("wrong_repair_rate"), rb.get("wrong_repair_rate")))
     return [{"rate": name, "a": x, "b": y, "change_pp": _pp(x, y)} for name, x, y in rows]
+
+
+# The labelled candidates side by side, as counts: (row name, counter).
+LABELLED_ROWS = (
+    ("candidates labelled right", "candidates.labelled_right"),
+    ("right values admitted", "candidates.right_admitted"),
+    ("right values to review", "candidates.right_reviewed"),
+    ("right values rejected", "candidates.false_rejections"),
+    ("candidates labelled wrong", "candidates.labelled_wrong"),
+    ("escapes (wrong values admitted)", "candidates.escapes"),
+    ("wrong values to review", "candidates.wrong_reviewed"),
+    ("wrong values rejected", "candidates.wrong_rejected"),
+    ("reviews (needs_verification)", "candidates.outcome.needs_verification"),
+)
+
+
+def labelled_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each run did with the candidates its gold labels judge, as counts side by side
+    with the change (B minus A): escapes, right values admitted, sent to review, rejected.
+    Empty when neither run has a labelled candidate."""
+    ca, cb = a.get("counts", {}), b.get("counts", {})
+    if not (ca.get("candidates.labelled") or cb.get("candidates.labelled")):
+        return []
+    return [
+        {
+            "count": name,
+            "a": ca.get(key, 0),
+            "b": cb.get(key, 0),
+            "change": cb.get(key, 0) - ca.get(key, 0),
+        }
+        for name, key in LABELLED_ROWS
+    ]
 
 
 def _claims(receipt: dict[str, Any] | None) -> dict[Any, dict[str, Any]]:
@@ -187,6 +222,7 @@ def build_diff(
         "policy_a": summary_a.get("policy"),
         "policy_b": summary_b.get("policy"),
         "rates": rate_rows(summary_a, summary_b),
+        "labelled": labelled_rows(summary_a, summary_b),
         "moved_total": total,
         "documents_moved": documents,
         "pieces": pieces,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.receipts import ReceiptError, open_receipt
-from groundswell.shared.runs.diff import build_diff, diff_page, moved_items
+from groundswell.shared.runs.diff import build_diff, diff_page, labelled_rows, moved_items
 from groundswell.shared.runs.index import IndexMissing, RunIndex
 from groundswell.shared.runs.layout import diff_prefix
 from groundswell.shared.runs.models import RunRecord
@@ -150,6 +150,9 @@ def diff(
         items = moved_items(index_a.rows(), index_b.rows(), load)
         manifest = build_diff(store_a, prefix, summary_a, summary_b, items)
     out = {k: v for k, v in manifest.items() if k != "pieces"}
+    if "labelled" not in out:  # a diff written before it counted labelled candidates
+        summaries = service.summary(record_a.id), service.summary(record_b.id)
+        out["labelled"] = labelled_rows(*(s or {} for s in summaries))
     out["moved"] = diff_page(store_a, manifest, offset, limit)
     return out
 

@@ -625,7 +625,12 @@ class UnitRunner:
         schema: dict[str, Any],
         inputs: dict[str, str],
     ) -> dict[str, Any]:
-        from groundswell.shared.admit import ENGINE_REVISION, SPEC_VERSION, PacketError, admit
+        from groundswell.shared.admit import (
+            ENGINE_REVISION,
+            SPEC_VERSION,
+            PacketError,
+            admitter_for,
+        )
         from groundswell.shared.admit.normalize import nfc_packet
 
         body: dict[str, Any] = {
@@ -655,9 +660,12 @@ class UnitRunner:
             body["normalized"] = packet.note
         try:
             prepared_schema, prepared_policy = self._prepared(schema)
-            body["receipt"] = admit(
-                packet.text, prepared_schema, packet.candidates, prepared_policy
+            # The run's policy version decides which admitter: groundgate's, or the guarded
+            # one when the version has a guard (its receipts carry the guard's findings).
+            admitter = admitter_for(
+                self.policy, packet.text, prepared_schema, policy=prepared_policy
             )
+            body["receipt"] = admitter.admit(packet.candidates)
         except PacketError as exc:
             body["failure"] = _error_body(_packet_error(doc_id, str(exc)))
             return body

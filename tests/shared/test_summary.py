@@ -129,3 +129,45 @@ def test_repair_counts_by_action_and_stage_and_wrong_repairs_against_labels():
     assert shares["repairs"]["substituted"] == 0.375 and shares["repairs_kept"] == 0.875
     assert shares["wrong_repair_rate"] == 0.5  # 4 wrong of 8 labelled repairs
     assert "repairs" not in rates({"claims": 3}) and "wrong_repair_rate" not in rates({})
+
+
+def test_guard_codes_count_like_groundgate_codes_and_labelled_outcomes_split_by_outcome():
+    receipt = {
+        "guard": {"policy": "guarded"},
+        "decisions": [
+            {"candidate_id": "r1", "outcome": "admitted", "codes": [], "guard": []},
+            {"candidate_id": "r2", "outcome": "needs_verification", "codes": ["SCALE_WORD"]},
+            {"candidate_id": "r3", "outcome": "rejected", "codes": ["QUOTE_NOT_FOUND"]},
+            {
+                "candidate_id": "w1",
+                "outcome": "needs_verification",
+                "codes": ["VALUE_NOT_IN_COLUMN"],
+                "guard": [{"check": "column", "code": "VALUE_NOT_IN_COLUMN"}],
+            },
+            {"candidate_id": "w2", "outcome": "rejected", "codes": ["VALUE_NOT_IN_EVIDENCE"]},
+            {"candidate_id": "w3", "outcome": "admitted", "codes": ["SCALE_IN_FORCE"]},
+        ],
+    }
+    gold = {"r1": True, "r2": True, "r3": True, "w1": False, "w2": False, "w3": False}
+    counts = admit_unit_counts(receipt, Labels(candidates=gold))
+    assert counts["candidates.code.VALUE_NOT_IN_COLUMN"] == 1
+    assert counts["candidates.code.SCALE_IN_FORCE"] == 1  # a relief is counted too
+    assert counts["candidates.code.SCALE_WORD"] == 1
+    assert (
+        counts["candidates.right_admitted"],
+        counts["candidates.right_reviewed"],
+        counts["candidates.false_rejections"],
+    ) == (1, 1, 1)
+    assert (
+        counts["candidates.escapes"],
+        counts["candidates.wrong_reviewed"],
+        counts["candidates.wrong_rejected"],
+        counts["candidates.caught"],
+    ) == (1, 1, 1, 2)
+    assert counts["candidates.reviews"] == 2
+    r = rates(merge(counts, counts))
+    assert r["right_values_admitted"] == r["right_values_to_review"] == round(1 / 3, 6)
+    assert r["right_values_rejected"] == round(1 / 3, 6)
+    assert r["candidates_escape_rate"] == round(1 / 3, 6)
+    none = rates({"candidates": 2})
+    assert none["right_values_to_review"] is None and none["right_values_rejected"] is None
