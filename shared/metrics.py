@@ -16,6 +16,16 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from groundswell.shared.summary import REPAIR_ACTIONS, REPAIR_STAGES, REPAIRED
 
+# The summary counter of each (gold label, outcome) of a labelled candidate.
+GOLD_OUTCOMES = {
+    ("right", "admitted"): "candidates.right_admitted",
+    ("right", "needs_verification"): "candidates.right_reviewed",
+    ("right", "rejected"): "candidates.false_rejections",
+    ("wrong", "admitted"): "candidates.escapes",
+    ("wrong", "needs_verification"): "candidates.wrong_reviewed",
+    ("wrong", "rejected"): "candidates.wrong_rejected",
+}
+
 # Domain metrics: what was verified and admitted, under which policy. They count the work
 # done: a unit whose receipt was found in the cache (a repeated run) adds nothing to them.
 CLAIMS = Counter(
@@ -44,6 +54,13 @@ ESCAPES = Counter(
     "Labelled-wrong extractions that got through: fabricated quotations accepted, "
     "wrong values admitted without review.",
     ["policy", "version", "kind"],
+)
+LABELLED_CANDIDATES = Counter(
+    "groundswell_labelled_candidates",
+    "Labelled candidates by gold label (right, wrong) and outcome: right values admitted, "
+    "sent to review or rejected; wrong values admitted (the escapes), sent to review or "
+    "rejected. Per policy version, so two versions run on one corpus compare side by side.",
+    ["policy", "version", "gold", "outcome"],
 )
 REPAIRS = Counter(
     "groundswell_repairs",
@@ -233,6 +250,9 @@ def observe_batch(
                 CANDIDATES.labels(name, version, key[len("candidates.outcome.") :]).inc(value)
             elif key.startswith("candidates.code."):
                 DECISION_CODES.labels(name, version, key[len("candidates.code.") :]).inc(value)
+        for (gold, outcome), key in GOLD_OUTCOMES.items():
+            if fresh.get(key):
+                LABELLED_CANDIDATES.labels(name, version, gold, outcome).inc(fresh[key])
     prefix = "claims" if kind == "verify" else "candidates"
     label_kind = "claim" if kind == "verify" else "candidate"
     if fresh.get(f"{prefix}.labelled"):

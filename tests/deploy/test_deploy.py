@@ -65,6 +65,7 @@ COUNTERS = {
     "groundswell_decision_codes": {"policy", "version", "code"},
     "groundswell_labelled": {"policy", "version", "kind"},
     "groundswell_escapes": {"policy", "version", "kind"},
+    "groundswell_labelled_candidates": {"policy", "version", "gold", "outcome"},
     "groundswell_repairs": {"policy", "version", "action", "stage"},
     "groundswell_wrong_repairs": {"policy", "version", "action"},
     "groundswell_documents": {"kind"},
@@ -702,6 +703,7 @@ def test_dashboard_has_the_rows() -> None:
         "Repair",
         "Admission",
         "Escapes",
+        "Admission by policy version",
         "Policy versions compared over time",
         "Tasks",
         "Queues",
@@ -711,6 +713,31 @@ def test_dashboard_has_the_rows() -> None:
     }
     exprs = " ".join(expr for _, expr in dashboard_queries(dashboard))
     assert "histogram_quantile(0.5," in exprs and "histogram_quantile(0.95," in exprs
+
+
+def test_admission_by_policy_version_puts_versions_side_by_side(dashboard: dict) -> None:
+    """The row under which a team compares default with guarded (or any two versions):
+    escapes, right values admitted and reviews, each split by policy and version."""
+    panels = dashboard["panels"]
+    start = next(i for i, p in enumerate(panels) if p["title"] == "Admission by policy version")
+    end = next(i for i in range(start + 1, len(panels)) if panels[i]["type"] == "row")
+    row = panels[start + 1 : end]
+    assert len(row) == 4
+    row_y = panels[start]["gridPos"]["y"]
+    assert all(p["gridPos"]["y"] > row_y for p in row)
+    assert all(p["gridPos"]["y"] >= row_y + 1 + 16 for p in panels[end:])  # nothing overlaps
+    exprs = {p["title"]: p["targets"][0]["expr"] for p in row}
+    wanted = {
+        "Escape rate": ('gold="wrong", outcome="admitted"', 'gold="wrong"'),
+        "Right values admitted": ('gold="right", outcome="admitted"', 'gold="right"'),
+        "Review rate": ('outcome="needs_verification"', "groundswell_candidates_total"),
+    }
+    for start_of_title, (numerator, denominator) in wanted.items():
+        title, expr = next((t, e) for t, e in exprs.items() if t.startswith(start_of_title))
+        assert numerator in expr and denominator in expr.split(" / ")[1], title
+        assert expr.count("sum by (policy, version)") == 2, title
+    for panel in row:
+        assert "{{policy}}@{{version}}" in panel["targets"][0]["legendFormat"], panel["title"]
 
 
 def test_dashboard_policy_variable_filters_the_domain_panels(dashboard: dict) -> None:

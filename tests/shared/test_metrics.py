@@ -86,3 +86,44 @@ def test_repair_actions_by_stage_and_wrong_repairs_are_exported_with_bounded_lab
     assert value("groundswell_wrong_repairs_total", action="substituted") == 1
     assert value("groundswell_wrong_repairs_total", action="salvaged") is None
     assert value("groundswell_labelled_total", kind="repair") == 3
+
+
+def test_labelled_candidates_are_exported_by_gold_label_and_outcome_per_policy_version():
+    from prometheus_client import REGISTRY
+
+    from groundswell.shared.metrics import observe_batch
+
+    fresh = {
+        "candidates": 9,
+        "candidates.outcome.admitted": 4,
+        "candidates.code.VALUE_NOT_IN_COLUMN": 2,
+        "candidates.labelled": 8,
+        "candidates.right_admitted": 3,
+        "candidates.right_reviewed": 1,
+        "candidates.escapes": 1,
+        "candidates.wrong_reviewed": 2,
+        "candidates.wrong_rejected": 1,
+    }
+    for name in ("metrics-gold-a", "metrics-gold-b"):
+        observe_batch("admit", [], fresh, {"name": name, "version": 2})
+
+    def value(policy: str, gold: str, outcome: str) -> float | None:
+        return REGISTRY.get_sample_value(
+            "groundswell_labelled_candidates_total",
+            {"policy": policy, "version": "2", "gold": gold, "outcome": outcome},
+        )
+
+    for policy in ("metrics-gold-a", "metrics-gold-b"):  # side by side, one series each
+        assert value(policy, "right", "admitted") == 3
+        assert value(policy, "right", "needs_verification") == 1
+        assert value(policy, "wrong", "admitted") == 1
+        assert value(policy, "wrong", "needs_verification") == 2
+        assert value(policy, "wrong", "rejected") == 1
+        assert value(policy, "right", "rejected") is None  # nothing counted, no series
+    assert (
+        REGISTRY.get_sample_value(
+            "groundswell_decision_codes_total",
+            {"policy": "metrics-gold-a", "version": "2", "code": "VALUE_NOT_IN_COLUMN"},
+        )
+        == 2
+    )
