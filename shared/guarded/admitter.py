@@ -24,7 +24,10 @@ NAME = "guarded"
 # The flags that say the document contradicts a candidate (CELL_AMBIGUOUS says only that it
 # does not pick one value): a proposal contradicted so loses to one that is not.
 CONTRADICTIONS = frozenset(GUARD_FLAGS) - {"CELL_AMBIGUOUS"}
-_PERCENT_NAME = re.compile(r"%|percent|\brate\b|margin|ratio|yield", re.IGNORECASE)
+# Names of fields that hold a percentage; and names that may (a rate, a margin), which a
+# percentage does not contradict.
+_PERCENT_NAME = re.compile(r"%|percent", re.IGNORECASE)
+_PERCENT_ABLE = re.compile(r"%|percent|\brates?\b|margin|ratio|yield|\bshare\b", re.IGNORECASE)
 _CURRENCIES = ("$", "€", "£", "¥")
 
 
@@ -94,6 +97,7 @@ class GuardedAdmitter(Admitter):
         names = [a for a in (spec.aliases or []) if not _year_alias(a)]
         year_names = {a.strip() for a in (spec.aliases or []) if _year_alias(a)}
         percent_field = spec.unit == "%" or any(_PERCENT_NAME.search(a) for a in names)
+        percent_able = percent_field or any(_PERCENT_ABLE.search(a) for a in names)
         bracketed = cell is not None and view.bracketed(t.dstart, t.end)
         percent_token = view.percent_after(t.end) or (
             cell is not None and self._column_says(view, cell, "%")
@@ -215,14 +219,14 @@ class GuardedAdmitter(Admitter):
 
         if g.on("unit_kind"):
             amount_token = view.text[max(0, t.start - 2) : t.start].strip().endswith(_CURRENCIES)
-            if percent_token and not percent_field and spec.unit not in (None, "%"):
+            if percent_token and not percent_able and spec.unit not in (None, "%"):
                 note(
                     "unit_kind",
                     "UNIT_KIND_MISMATCH",
                     f"{t.text} is a percentage; the field is an amount ({spec.unit})",
                     (t.start, t.end),
                 )
-            elif percent_token and not percent_field and names and spec.unit is None:
+            elif percent_token and not percent_able and names and spec.unit is None:
                 note(
                     "unit_kind",
                     "UNIT_KIND_MISMATCH",
@@ -306,11 +310,18 @@ class GuardedAdmitter(Admitter):
         return view.header_like(cell.line) and len(view.years_in(*view.span(cell.line))) >= 2
 
     def _unscaled(self, cell: Cell | None, view: TableView, names: list[str], field: str) -> bool:
-        words = [w.casefold() for w in self.guard.unscaled_words]
+        """A row or field whose numbers a table's scale does not scale (per share, %...):
+        the words match whole ("rate" is not in "integration")."""
+        pattern = self.__dict__.get("_unscaled_pattern")
+        if pattern is None:
+            words = sorted(self.guard.unscaled_words, key=len, reverse=True)
+            alternation = "|".join(re.escape(w.strip()) for w in words)
+            pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+            self.__dict__["_unscaled_pattern"] = pattern
         texts = [*names, field]
         if cell is not None and cell.label:
             texts.append(cell.label)
-        return any(w in x.casefold() for x in texts for w in words)
+        return any(pattern.search(x) for x in texts)
 
     # --- over all candidates ---------------------------------------------------------------
 

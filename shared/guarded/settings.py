@@ -15,7 +15,8 @@ GUARD_REVISION = "groundswell-guard/1"
 
 CHECKS = ("column", "row", "header", "scale", "sign", "unit_kind", "ambiguous")
 RELIEFS = ("relieve_scale", "relieve_key", "relieve_sign", "resolve_conflicts")
-# Row and field names whose numbers a table's "in thousands" does not scale.
+# Row and field names whose numbers a table's "in thousands" does not scale (whole words).
+# Share counts are not among them: "(in thousands, except per share data)" scales them.
 UNSCALED_WORDS = (
     "per share",
     "per unit",
@@ -24,8 +25,6 @@ UNSCALED_WORDS = (
     "%",
     "percent",
     "ratio",
-    "number of",
-    "shares",
     "employees",
     "headcount",
     "days",
@@ -33,13 +32,7 @@ UNSCALED_WORDS = (
     "months",
     "weeks",
     "hours",
-    "margin",
-    "rate",
-    "yield",
     "basis points",
-    "multiple",
-    "times",
-    "count",
 )
 
 
