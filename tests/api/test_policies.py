@@ -78,6 +78,31 @@ def test_a_calibration_is_stored_by_digest_and_a_version_that_repairs_names_it(c
     assert unbound.status_code == 422 and "unbound" in unbound.json()["detail"]
 
 
+def test_a_version_with_guard_settings_is_published_over_its_base(client):
+    from groundswell.shared.guarded import DEFAULT_GUARD
+
+    guarded = client.get("/v1/policies/guarded/versions/1").json()
+    assert guarded["guard"] == DEFAULT_GUARD.as_dict()
+    body = {"name": "columnless", "extends": "guarded@1", "guard": {"column": "off"}}
+    created = client.post("/v1/policies", json=body)
+    assert created.status_code == 201, created.text
+    version = created.json()
+    assert version["guard"] == {**DEFAULT_GUARD.as_dict(), "column": "off"}
+    assert version["admit_fingerprint"] != guarded["admit_fingerprint"]
+    assert version["verify_fingerprint"] == guarded["verify_fingerprint"]
+    assert client.post("/v1/policies", json=body).status_code == 200  # the same: a no-op
+    dropped = client.post("/v1/policies", json={**body, "name": "plain", "guard": None})
+    assert dropped.status_code == 201 and "guard" not in dropped.json()
+    default = client.get("/v1/policies/default/versions/1").json()
+    assert dropped.json()["admit_fingerprint"] == default["admit_fingerprint"]
+    bad = client.post("/v1/policies", json={**body, "guard": {"caption_lines": -1}})
+    assert bad.status_code == 422 and "guard.caption_lines" in bad.json()["detail"]
+    unknown = client.post("/v1/policies", json={**body, "guard": {"colum": "off"}})
+    assert (
+        unknown.status_code == 422 and "unknown guard settings: colum" in unknown.json()["detail"]
+    )
+
+
 def test_schedules_are_added_listed_and_removed(client):
     body = {"corpus": str(SAMPLE_CORPUS), "policy": "default", "cron": "0 3 * * *"}
     created = client.post("/v1/schedules", json=body)

@@ -21,6 +21,7 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert [p["ref"] for p in json.loads(listed.stdout)] == [
         "default@1",
+        "guarded@1",
         "permissive@1",
         "strict@1",
     ]
