@@ -15,6 +15,37 @@ router = APIRouter(tags=["metrics"])
 MAX_CORPUS_SERIES = 200
 
 
+# The rates of the latest finished run of each corpus under each policy version: (gauge,
+# the rate's name in the run list's policy_latest, help). Corpus: its last path part and a
+# digest.
+POLICY_GAUGES = (
+    (
+        "groundswell_policy_grounding_rate",
+        "grounding_rate",
+        "Share of claims accepted in the latest finished run of each corpus under each "
+        "policy version (corpus: its last path part and a digest).",
+    ),
+    (
+        "groundswell_policy_escape_rate",
+        "escape_rate",
+        "Share of labelled-wrong candidates admitted in the latest finished run of each "
+        "corpus under each policy version.",
+    ),
+    (
+        "groundswell_policy_right_admitted_rate",
+        "right_admitted_rate",
+        "Share of labelled-right candidates admitted in the latest finished run of each "
+        "corpus under each policy version.",
+    ),
+    (
+        "groundswell_policy_review_rate",
+        "review_rate",
+        "Share of candidates sent to review (needs_verification) in the latest finished run "
+        "of each corpus under each policy version.",
+    ),
+)
+
+
 class QueueCollector:
     """Read at scrape time, bounded labels: broker queue lengths (any broker), active runs and
     how long the most idle of them has gone without progress (Redis reads), and the rates of
@@ -43,18 +74,9 @@ class QueueCollector:
             "no active run.",
         )
         labels = ["corpus", "policy", "version"]
-        grounding = GaugeMetricFamily(
-            "groundswell_policy_grounding_rate",
-            "Share of claims accepted in the latest finished run of each corpus under each "
-            "policy version (corpus: its last path part and a digest).",
-            labels=labels,
-        )
-        escapes = GaugeMetricFamily(
-            "groundswell_policy_escape_rate",
-            "Share of labelled-wrong candidates admitted in the latest finished run of each "
-            "corpus under each policy version.",
-            labels=labels,
-        )
+        per_policy = [
+            (key, GaugeMetricFamily(name, text, labels=labels)) for name, key, text in POLICY_GAUGES
+        ]
         try:
             from groundswell.workers.app import queue_depths
 
@@ -76,13 +98,12 @@ class QueueCollector:
                 if key in seen or len(seen) >= MAX_CORPUS_SERIES:
                     continue  # one series per label set, the most recent run's
                 seen.add(key)
-                if rates.get("grounding_rate") is not None:
-                    grounding.add_metric(list(key), rates["grounding_rate"])
-                if rates.get("escape_rate") is not None:
-                    escapes.add_metric(list(key), rates["escape_rate"])
+                for rate, family in per_policy:
+                    if rates.get(rate) is not None:
+                        family.add_metric(list(key), rates[rate])
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
-        yield from (depth, active, idle, grounding, escapes)
+        yield from (depth, active, idle, *(family for _, family in per_policy))
 
 
 @router.get("/metrics", include_in_schema=False)

@@ -43,6 +43,8 @@ def policy_rates(summary: dict[str, Any]) -> dict[str, Any]:
     return {
         "grounding_rate": rates.get("claims_accepted"),
         "escape_rate": rates.get("candidates_escape_rate"),
+        "right_admitted_rate": rates.get("right_values_admitted"),
+        "review_rate": (rates.get("candidates") or {}).get("needs_verification"),
         "finished_at": summary.get("finished_at"),
     }
 

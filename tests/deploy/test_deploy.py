@@ -96,9 +96,16 @@ GAUGES = {
     "groundswell_run_idle_seconds": set(),
     "groundswell_policy_grounding_rate": {"corpus", "policy", "version"},
     "groundswell_policy_escape_rate": {"corpus", "policy", "version"},
+    "groundswell_policy_right_admitted_rate": {"corpus", "policy", "version"},
+    "groundswell_policy_review_rate": {"corpus", "policy", "version"},
 }
 # The gauges of the latest finished run per corpus and policy version.
-PER_CORPUS = {"groundswell_policy_grounding_rate", "groundswell_policy_escape_rate"}
+PER_CORPUS = {
+    "groundswell_policy_grounding_rate",
+    "groundswell_policy_escape_rate",
+    "groundswell_policy_right_admitted_rate",
+    "groundswell_policy_review_rate",
+}
 # Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
     "groundswell_task_duration_seconds",
@@ -611,7 +618,12 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
             return [now - 30, now - 700]
 
         def policy_latest(self):
-            rates = {"grounding_rate": 0.9, "escape_rate": 0.01}
+            rates = {
+                "grounding_rate": 0.9,
+                "escape_rate": 0.01,
+                "right_admitted_rate": 0.8,
+                "review_rate": 0.15,
+            }
             return {
                 ("/data/one/filings", "default@1"): {**rates, "finished_at": "2026-01-02"},
                 ("/data/two/filings", "default@1"): {**rates, "finished_at": "2026-01-01"},
@@ -639,6 +651,11 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         (corpus_label("s3://b/labels"), "strict", "2"),
     }
     assert len(families["groundswell_policy_escape_rate"].samples) == 2
+    for name, value in (
+        ("groundswell_policy_right_admitted_rate", 0.8),
+        ("groundswell_policy_review_rate", 0.15),
+    ):
+        assert [s.value for s in families[name].samples] == [value, value], name
 
 
 def test_alert_expressions_use_documented_metrics_and_bounded_labels() -> None:
@@ -722,7 +739,7 @@ def test_admission_by_policy_version_puts_versions_side_by_side(dashboard: dict)
     start = next(i for i, p in enumerate(panels) if p["title"] == "Admission by policy version")
     end = next(i for i in range(start + 1, len(panels)) if panels[i]["type"] == "row")
     row = panels[start + 1 : end]
-    assert len(row) == 4
+    assert len(row) == 5
     row_y = panels[start]["gridPos"]["y"]
     assert all(p["gridPos"]["y"] > row_y for p in row)
     assert all(p["gridPos"]["y"] >= row_y + 1 + 16 for p in panels[end:])  # nothing overlaps
@@ -737,7 +754,16 @@ def test_admission_by_policy_version_puts_versions_side_by_side(dashboard: dict)
         assert numerator in expr and denominator in expr.split(" / ")[1], title
         assert expr.count("sum by (policy, version)") == 2, title
     for panel in row:
-        assert "{{policy}}@{{version}}" in panel["targets"][0]["legendFormat"], panel["title"]
+        for target in panel["targets"]:
+            assert "{{policy}}@{{version}}" in target["legendFormat"], panel["title"]
+    # The latest run of each version, whose receipts may all be found again, side by side.
+    latest = next(p for p in row if p["title"].startswith("Latest run per policy version"))
+    names = set().union(*(parse_promql(t["expr"])[0] for t in latest["targets"]))
+    assert names == {
+        "groundswell_policy_escape_rate",
+        "groundswell_policy_right_admitted_rate",
+        "groundswell_policy_review_rate",
+    }
 
 
 def test_dashboard_policy_variable_filters_the_domain_panels(dashboard: dict) -> None:

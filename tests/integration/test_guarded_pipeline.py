@@ -7,6 +7,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from groundswell.api.routes.metrics import QueueCollector
+from groundswell.shared.metrics import corpus_label
 from groundswell.shared.receipts import open_receipt
 from groundswell.shared.runs.index import RunIndex
 from groundswell.shared.runs.inprocess import run_in_process
@@ -34,11 +36,12 @@ def test_default_and_guarded_on_one_labelled_corpus_side_by_side(pipeline, lane,
     pipeline.start_worker("w1", concurrency=2)
     service = pipeline.service
 
-    runs = {}
-    for ref in ("default@1", "guarded@1"):
+    runs, summaries = {}, []
+    for ref in ("default@1", "guarded@1"):  # one after the other: guarded reuses verification
         record, _ = service.submit(RunSpec(corpus=corpus, policy=ref))
         runs[ref] = record.id
-    default, guarded = (pipeline.wait(runs[ref]) for ref in ("default@1", "guarded@1"))
+        summaries.append(pipeline.wait(record.id))
+    default, guarded = summaries
     assert default["state"] == guarded["state"] == "succeeded"
     assert default["policy"]["admit_fingerprint"] != guarded["policy"]["admit_fingerprint"]
     # Verification is the same under both (guarded takes default's): its receipts are reused.
@@ -68,9 +71,30 @@ def test_default_and_guarded_on_one_labelled_corpus_side_by_side(pipeline, lane,
     assert b["candidates.reviews"] == a.get("candidates.reviews", 0) + DOCS
     assert default["rates"]["candidates_escape_rate"] == 0.5
     assert guarded["rates"]["candidates_escape_rate"] == 0.0
-    # Summaries are kept per policy version.
+    # Summaries are kept per policy version, and the latest run of each version of the corpus
+    # is exported side by side (the API's gauges).
     assert out.exists(f"summaries/default/1/{runs['default@1']}.json")
     assert out.exists(f"summaries/guarded/1/{runs['guarded@1']}.json")
+    collector = QueueCollector(lambda: service, lambda: pipeline.app)
+    gauges = {
+        (family.name, s.labels["policy"]): s.value
+        for family in collector.collect()
+        for s in family.samples
+        if family.name.startswith("groundswell_policy_")
+        and s.labels["corpus"] == corpus_label(corpus)
+    }
+    reviews = guarded["rates"]["candidates"]["needs_verification"]
+    assert gauges == {
+        ("groundswell_policy_grounding_rate", "default"): 1.0,
+        ("groundswell_policy_grounding_rate", "guarded"): 1.0,
+        ("groundswell_policy_escape_rate", "default"): 0.5,
+        ("groundswell_policy_escape_rate", "guarded"): 0.0,
+        ("groundswell_policy_right_admitted_rate", "default"): 1.0,
+        ("groundswell_policy_right_admitted_rate", "guarded"): 1.0,
+        ("groundswell_policy_review_rate", "default"): 0.0,
+        ("groundswell_policy_review_rate", "guarded"): reviews,
+    }
+    assert reviews == round(1 / 3, 6)
 
     # The diff shows both runs side by side, and the candidates that moved.
     diff = service.diff(runs["default@1"], runs["guarded@1"])
