@@ -306,6 +306,7 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
     if counts.get("candidates.labelled") or counts.get("claims.labelled"):
         gold = [
             ("right values admitted", counts.get("candidates.right_admitted", 0)),
+            ("right values sent to review", counts.get("candidates.right_reviewed", 0)),
             ("escapes: wrong values admitted", counts.get("candidates.escapes", 0)),
             ("wrong values caught", counts.get("candidates.caught", 0)),
             ("sent to review", counts.get("candidates.reviews", 0)),

@@ -295,3 +295,18 @@ def test_report_and_summary_table_show_repairs_with_before_and_after(tmp_path):
     assert f"Claims through repair: {counts['repairs']}" in table
     assert "substituted" in table and "numeric_guard" in table
     assert "wrong repairs (kept, labelled not genuine)" in table
+
+
+def test_the_gold_table_counts_right_values_sent_to_review():
+    from groundswell.shared.report import _summary_view
+
+    counts = {
+        "candidates.labelled": 5,
+        "candidates.right_admitted": 2,
+        "candidates.right_reviewed": 3,
+        "candidates.reviews": 4,
+    }
+    gold = dict(_summary_view({"counts": counts, "rates": {}})["gold"])
+    assert gold["right values admitted"] == 2
+    assert gold["right values sent to review"] == 3
+    assert gold["sent to review"] == 4
