@@ -203,3 +203,32 @@ def test_policy_explain_guarded_prints_every_setting_and_code(registry):
         assert f"    {code:<20} {meaning}" in text
     unguarded = run("policy", "explain", "default@1").output
     assert "guard         off" in unguarded and "VALUE_NOT_IN_COLUMN" not in unguarded
+
+
+def test_check_receipt_holds_for_a_unit_receipt_a_guarded_run_stored(tmp_path):
+    from groundswell.shared.runs.units import UnitRunner
+    from tests.shared.runs.guarded_corpus import write_guarded_corpus
+
+    corpus = open_store(str(tmp_path / "corpus"))
+    labels = write_guarded_corpus(corpus)
+    output = open_store(str(tmp_path / "out"))
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    doc_id = sorted(labels)[0]
+    unit = UnitRunner(corpus, output, registry.resolve("guarded@1")).admit(doc_id)
+    stored = tmp_path / "out" / unit.receipt_key
+    assert "guard" in json.loads(stored.read_text())["receipt"]
+    inputs = [
+        str(tmp_path / "corpus" / "documents" / f"{doc_id}.txt"),
+        str(tmp_path / "corpus" / "schema.json"),
+        str(tmp_path / "corpus" / "candidates" / f"{doc_id}.json"),
+    ]
+    checked = run("check-receipt", str(stored), *inputs)
+    assert checked.exit_code == 0 and "receipt verified" in checked.output
+    # the receipt inside, taken out and its guard settings changed, no longer holds
+    inner = json.loads(stored.read_text())["receipt"]
+    inner["guard"]["settings"]["column"] = "off"
+    (tmp_path / "inner.json").write_text(json.dumps(inner))
+    refused = run("check-receipt", str(tmp_path / "inner.json"), *inputs)
+    assert refused.exit_code == 1 and "mismatch: receipt_sha256 does not match" in refused.output
+    assert "mismatch: guard differs" in refused.output
