@@ -209,13 +209,24 @@ def policy_options(f: Any) -> Any:
 def _registered(ref: str) -> GtrexPolicy | None:
     """The verification part of a published version, and its repair settings (with the
     threshold in force when the version repairs), without writing to the store."""
+    from groundswell.shared.policies import (
+        POLICY_REF,
+        builtin_policies,
+        parse_ref,
+        registered_policy,
+        resolve_policy,
+    )
     from groundswell.shared.policies import PolicyError as RegistryError
-    from groundswell.shared.policies import registered_policy
 
     try:
         version = registered_policy(ref)
         if version is None:
-            return None  # nothing published under that name here: the built-in
+            # nothing published under that name here: gtrex's built-in, or one of ours
+            # beyond gtrex's (guarded: default's verification)
+            name = parse_ref(ref)[0] if POLICY_REF.match(ref) else None
+            if name in BUILTIN_VERIFY_POLICIES or name not in builtin_policies():
+                return None
+            version = resolve_policy(ref)
         policy = version.verify_policy
         if version.repair is not None:
             return GtrexPolicy(policy, version.repair.policy.settings, None)

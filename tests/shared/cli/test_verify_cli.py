@@ -203,6 +203,24 @@ def test_policy_file_and_explain(work: Path) -> None:
     assert (q4["verdict"], q4["policy_fingerprint"]) == ("unlocated", policy.fingerprint)
 
 
+def test_guarded_verifies_as_default(work: Path) -> None:
+    """guarded (a built-in beyond gtrex's three) has default's verification part."""
+    found = {}
+    for policy in ("default", "guarded", "guarded@1"):
+        out = work / f"{policy}.jsonl"
+        result = run(work, "verify", str(work / "claims.jsonl"), "--root", str(work),
+                     "--policy", policy, "-o", str(out))  # fmt: skip
+        assert result.exit_code == 0, result.output
+        found[policy] = [
+            (c["verdict"], c.get("tier"), c["policy_fingerprint"])
+            for c in (json.loads(line)["groundswell"] for line in out.read_text().splitlines())
+        ]
+    assert found["guarded"] == found["default"] == found["guarded@1"]
+    assert [v for v, _, _ in found["guarded"]].count("grounded") == 3
+    missing = run(work, "verify", str(work / "claims.jsonl"), "--policy", "guarded@2")
+    assert missing.exit_code == 1 and "policy guarded has no version 2" in missing.output
+
+
 def test_sensitivity_reports_the_spread(work: Path) -> None:
     out = work / "sens.json"
     result = run(work, "sensitivity", str(work / "claims.jsonl"), "--root", str(work),
