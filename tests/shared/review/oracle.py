@@ -116,3 +116,73 @@ class Oracle:
 
     def close(self) -> None:
         self.store.close()
+
+
+REVIEWERS = ("alice", "bob", "lead")
+
+
+def _record(task_key: str, reviewer: str, verdict: str, rng: Any, **members: Any) -> dict:
+    return {
+        "format": "answer@1", "task": task_key, "reviewer": reviewer, "verdict": verdict,
+        "decision": None, "candidate": None, "codes_kept": [], "statements": None,
+        "nodes": None, "reason_seen": rng.random() < 0.5, "keys": rng.choice([1, 1, 2, 5]),
+        "ms": rng.randrange(200, 9000), "time": "2026-11-30T12:00:00Z", **members,
+    }  # fmt: skip
+
+
+def _correction(packet: ReviewPacket, task: dict, reviewer: str, n: int, rng: Any) -> dict | None:
+    """A reviewer's candidate for the task's slot: a copy of one of its candidates (the same
+    value, a changed value or unit, or no key), proposed by the person."""
+    from groundswell.shared.admit import digest
+
+    decisions = [packet.receipt["decisions"][i] for i in task["slot"]["decisions"]]
+    if not decisions:
+        return None
+    wanted = rng.choice(decisions)["candidate_sha256"]
+    found = [c for c in packet.candidates if digest("candidate", c) == wanted]
+    if not found or not isinstance(found[0], dict):
+        return None
+    candidate = {**found[0], "id": f"fix-{reviewer}-{n}", "proposer": f"person:{reviewer}"}
+    if packet.parsed_schema.fields[task["slot"]["field"]].keys is None:
+        candidate.pop("key", None)  # a key for a field without keys breaks the task
+    change = rng.random()
+    if change < 0.25 and isinstance(candidate.get("value"), str):
+        candidate["value"] = candidate["value"] + "1"
+    elif change < 0.35:
+        candidate["unit"] = "EUR"
+    return candidate
+
+
+def answer_logs(
+    packet: ReviewPacket, tasks: list[tuple[str, dict]], rng: Any, share: float = 0.7
+) -> dict[str, list[dict]]:
+    """Answers to a share of the tasks by one to three reviewers: every verdict, reviewers who
+    agree and who disagree, second answers (the latest counts), corrections that the gate
+    passes, flags or rejects."""
+    logs: dict[str, list[dict]] = {}
+    n = 0
+    for key, task in tasks:
+        if rng.random() > share:
+            continue
+        choices = [c["decision"] for c in task["choices"]]
+        for reviewer in rng.sample(REVIEWERS, rng.choice([1, 1, 2, 3])):
+            for _ in range(rng.choice([1, 1, 1, 2])):
+                n += 1
+                verdicts = ["not_in_document", "unsure", "correct", "adjust_span"]
+                verdicts += ["choose"] * 3 if choices else []
+                verdicts += ["confirm"] * 3 if len(choices) == 1 else []
+                verdict = rng.choice(verdicts)
+                members: dict[str, Any] = {}
+                if verdict == "choose":
+                    members["decision"] = rng.choice(choices)
+                if verdict in ("correct", "adjust_span"):
+                    candidate = _correction(packet, task, reviewer, n, rng)
+                    if candidate is None:
+                        verdict = "not_in_document"
+                    else:
+                        members["candidate"] = candidate
+                        codes = task["codes"]
+                        members["codes_kept"] = rng.sample(codes, rng.randrange(len(codes) + 1))
+                logs.setdefault(reviewer, []).append(_record(key, reviewer, verdict, rng,
+                                                             **members))  # fmt: skip
+    return logs
