@@ -81,8 +81,7 @@ class GuardedAdmitter(Admitter):
         def note(check: str, code: str, detail: str, span: tuple[int, int] | None = None) -> None:
             entry: dict[str, Any] = {"check": check, "code": code, "detail": detail}
             if span is not None:
-                s, e = ctx.index.byte_span(*span)
-                entry["at"] = {"start": s, "end": e}
+                entry["at"] = ctx.index.byte_span(*span)
             found.append(entry)
             d.codes.add(code)
 

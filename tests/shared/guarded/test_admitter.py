@@ -57,6 +57,17 @@ def outcome(cands: list[dict], guard: GuardSettings | None = DEFAULT_GUARD) -> t
     return d["outcome"], d["codes"]
 
 
+# What each guard points at: the value's number, or the scale statement in force.
+WHERE = {
+    "column": "1,190",
+    "scale": "in thousands",
+    "header": "2019",
+    "row": "520",
+    "sign": "310",
+    "unit_kind": "12.5",
+}
+
+
 @pytest.mark.parametrize(
     ("name", "candidate", "default", "guarded"),
     [
@@ -82,7 +93,10 @@ def test_each_guard_flags_what_the_table_contradicts(name, candidate, default, g
     (d,) = decide([candidate]).values()
     found = [f for f in d["guard"] if f["code"] == guarded]
     assert found and found[0]["check"] == name and found[0]["detail"]
-    assert {"start", "end"} <= set(found[0]["at"])
+    # the offsets are the document's UTF-8 bytes of what the guard read
+    start, end = found[0]["at"]["start"], found[0]["at"]["end"]
+    read = DOC.encode()[start:end].decode()
+    assert read == WHERE[name], (name, read)
     # with the guard off, its code never appears
     off = replace(DEFAULT_GUARD, **{name: "off"})
     assert guarded not in outcome([candidate], off)[1]
