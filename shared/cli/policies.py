@@ -371,6 +371,10 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
         click.echo(
             f"{row['rate']:<34} {fmt(a):>8} {fmt(b):>8} {'' if pp is None else f'{pp:+.1f} pp':>9}"
         )
+    if result.get("labelled"):
+        click.echo(f"\n{'labelled candidates':<34} {'A':>8} {'B':>8} {'change':>9}")
+        for row in result["labelled"]:
+            click.echo(f"{row['count']:<34} {row['a']:>8} {row['b']:>8} {row['change']:>+9}")
     click.echo(f"\n{result['moved_total']} items moved in {result['documents_moved']} documents")
     for item in result["moved"]:
         a, b = item["a"] or {}, item["b"] or {}

@@ -15,7 +15,9 @@ from groundswell.shared.runs.inprocess import run_in_process
 from groundswell.shared.runs.models import RunSpec
 from groundswell.shared.settings import hash_api_key
 from groundswell.shared.storage import open_store
+from groundswell.workers.embedded import service_env
 from tests.conftest import API_KEY, running_api
+from tests.shared.cli.test_runs_cli import groundswell
 from tests.shared.runs.guarded_corpus import FIGURES, NEIGHBOUR, RIGHT, write_guarded_corpus
 
 pytestmark = pytest.mark.integration
@@ -114,6 +116,14 @@ def test_default_and_guarded_on_one_labelled_corpus_side_by_side(pipeline, lane,
         (doc, f"{doc}:{NEIGHBOUR}") for doc in FIGURES
     }
     assert not any(m["id"].endswith(RIGHT) for m in diff["moved"])
+
+    # The command prints the labelled counts side by side too.
+    text = groundswell(
+        "diff", runs["default@1"], runs["guarded@1"], env=service_env(**pipeline.values)
+    )
+    assert text.returncode == 0, text.stderr
+    line = next(x for x in text.stdout.splitlines() if x.startswith("escapes (wrong"))
+    assert line.split()[-3:] == [str(DOCS), "0", f"-{DOCS}"], line
 
     # The API answers the same comparison.
     values = {**pipeline.values, "api_key_hashes": hash_api_key(API_KEY)}
