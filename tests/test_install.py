@@ -159,6 +159,28 @@ def test_every_command_does_its_job_from_the_runtime_install(
     ok("admit", str(doc), str(schema), str(candidates), "--policy", "guarded", "-o", str(guarded))
     assert json.loads(guarded.read_text(encoding="utf-8"))["guard"]["policy"] == "guarded"
     ok("check-receipt", str(guarded), str(doc), str(schema), str(candidates))
+    # The review step in groundgate's formats: an audit task, a confirming answer, the
+    # resolution and the measures.
+    packet = tmp_path / "packet.json"
+    packet.write_text(json.dumps({"document": doc.read_text(encoding="utf-8"),
+                                  "schema": json.loads(schema.read_text(encoding="utf-8")),
+                                  "candidates": json.loads(candidates.read_text(encoding="utf-8"))}))  # fmt: skip
+    audit = tmp_path / "review-policy.json"
+    audit.write_text(json.dumps({"format": "review-policy@1", "audit": {"rate": "1", "seed": ""},
+                                 "agree": 1, "leads": [], "rejected": True}))  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    (task_key,) = ok("review", "tasks", str(packet), "-o", str(tasks), "--review-policy",
+                     str(audit)).stdout.split()  # fmt: skip
+    assert json.loads(tasks.read_text(encoding="utf-8"))["mode"] == "audit"
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"format": "answer@1", "task": task_key, "reviewer": "ann",
+                                   "verdict": "confirm", "decision": None, "candidate": None,
+                                   "codes_kept": [], "statements": None, "nodes": None,
+                                   "reason_seen": False, "keys": 1, "ms": 900,
+                                   "time": "2026-11-30T12:00:00Z"}) + "\n")  # fmt: skip
+    given = [str(packet), "--answers", str(answers), "--review-policy", str(audit)]
+    assert "rate: 4.5 (admitted)" in ok("review", "resolve", *given).stdout
+    assert "escapes 0 of 1 audit slots" in ok("review", "measures", *given).stdout
     assert '"properties"' in ok("schema", str(schema)).stdout
     ok("schema", "check", str(schema))
     page = tmp_path / "page.HTML"  # reading needs no dev extra (groundgate is only its oracle)

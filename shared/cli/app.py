@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "read": "read",
     "repair": "repair",
     "calibrate": "calibrate",
+    "review": "review",
 }
 
 

@@ -84,14 +84,14 @@ class Measures:
         policy: Mapping[str, Any],
         logs: Mapping[str, Sequence[Mapping[str, Any]]],
         resolver: Resolver | None = None,
-    ) -> None:
+    ) -> Exception | None:
         """Resolve one packet and count its answers; a packet whose answers break their tasks
-        is left out and named."""
+        is left out, named in ``skipped``, and its error returned."""
         try:
             resolved = (resolver or Resolver(packet)).resolve(policy, logs)
         except (PacketError, ValueError) as exc:
             self.skipped.append(f"packet {packet.key}: {exc}")
-            return
+            return exc
         self.packets += 1
         latest: dict[str, dict[str, Seen]] = {}
         for s in resolved.seen:
@@ -116,6 +116,7 @@ class Measures:
             for t in self._tallies(task["item"], slot["field"]):
                 t.audited += 1
                 t.escapes += escaped
+        return None
 
     def _count_answers(self, answers: Mapping[str, Seen]) -> None:
         blind = [

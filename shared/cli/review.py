@@ -1,0 +1,279 @@
+"""`groundswell review`: review tasks, resolutions and measures in groundgate 0.11's formats.
+
+Packets are files like ``admit --packet`` takes (document, schema, candidates, and optionally
+policy, document_id, document_source, references, judgments, packs). Tasks are written one
+``task@1`` a line in canonical JSON, the bytes groundgate stores, so a line's store key is the
+task's key in either tool. Answers are ``answer@1`` records one a line, from any number of
+reviewers and files: records with ``sequence``/``previous``/``entry_sha256`` are an answer
+log as groundgate keeps it (``logs/answers/<packet>/<reviewer>.jsonl``) and are checked;
+records without them are chained per reviewer in file order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from groundswell.shared.admit import PacketError
+from groundswell.shared.canonical import canonical_text
+from groundswell.shared.cli.admit import InputError, parse_json, read_json, read_text
+from groundswell.shared.cli.app import main
+from groundswell.shared.review.formats import (
+    CHAIN,
+    DEFAULT_REVIEW_POLICY,
+    ReviewError,
+    chain,
+    check_chain,
+    check_review_policy,
+    json_key,
+)
+from groundswell.shared.review.measures import Measures, lines
+from groundswell.shared.review.packets import ReviewPacket
+from groundswell.shared.review.resolve import AnswerError, Resolver
+
+Logs = dict[str, list[dict[str, Any]]]
+
+
+@main.group("review")
+def review() -> None:
+    """Review tasks, answers and resolutions (groundgate 0.11's formats).
+
+    \b
+    groundswell review tasks PACKET... [-o tasks.jsonl] [--review-policy FILE]
+    groundswell review resolve PACKET... --answers ANSWERS.jsonl... [-o resolutions.jsonl]
+        [--review-policy FILE]
+    groundswell review measures PACKET... --answers ANSWERS.jsonl... [--review-policy FILE]
+        [--json]
+    """
+
+
+policy_option = click.option(
+    "--review-policy",
+    "--policy",
+    "policy_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A review-policy@1 JSON file; without it, no audit, agree 1, no lead and no task "
+    "for a rejected slot.",
+)
+packets_argument = click.argument(
+    "packets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
+)
+
+
+def _policy(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return DEFAULT_REVIEW_POLICY
+    try:
+        return check_review_policy(read_json(path))
+    except ReviewError as exc:
+        raise InputError(f"{path}: {exc}") from exc
+
+
+def _packet(path: str) -> ReviewPacket:
+    try:
+        return ReviewPacket.admitted(parse_json(read_text(path), path))
+    except PacketError as exc:
+        raise InputError(f"{path}: invalid packet: {exc}") from exc
+
+
+def _resolvers(paths: Sequence[str]) -> dict[str, tuple[str, Resolver]]:
+    """Each packet file's resolver by packet key (a packet given twice counts once)."""
+    out: dict[str, tuple[str, Resolver]] = {}
+    for path in paths:
+        packet = _packet(path)
+        if packet.key not in out:
+            try:
+                out[packet.key] = (path, Resolver(packet))
+            except PacketError as exc:
+                raise InputError(f"{path}: {exc}") from exc
+    return out
+
+
+def _write_lines(output: str | None, text: str) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+
+
+@review.command("tasks")
+@packets_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write tasks.jsonl here.")
+@policy_option
+def tasks_command(packets: tuple[str, ...], output: str | None, policy_path: str | None) -> None:
+    """The review tasks of each PACKET, as ``groundgate review tasks`` makes them.
+
+    One task@1 a line in canonical JSON, in packet then slot order; with -o, each task's
+    key is printed (as groundgate prints them)."""
+    policy = _policy(policy_path)
+    found = []
+    for path, resolver in _resolvers(packets).values():
+        try:
+            found += resolver.maker.tasks(policy)
+        except PacketError as exc:
+            raise InputError(f"{path}: {exc}") from exc
+    _write_lines(output, "".join(canonical_text(t) + "\n" for t in found))
+    if output is not None:
+        for task in found:
+            click.echo(json_key("task@1", task))
+
+
+def read_answers(
+    paths: Sequence[str], resolvers: dict[str, tuple[str, Resolver]]
+) -> tuple[dict[str, Logs], dict[tuple[str, str, int], str]]:
+    """The answer logs of each packet (by key) from answer files, and where each record was
+    read (packet, reviewer, sequence -> file:line). A record must answer a task of one of the
+    packets."""
+    packet_of = {k: pk for pk, (_, r) in resolvers.items() for k in r.by_key}
+    logs: dict[str, Logs] = {}
+    where: dict[tuple[str, str, int], str] = {}
+    places: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        for n, line in enumerate(read_text(path).splitlines(), 1):
+            if not line.strip():
+                continue
+            at = f"{path}:{n}"
+            record = parse_json(line, at)
+            if not isinstance(record, dict):
+                raise InputError(f"{at}: an answer@1 record is a JSON object")
+            for member in ("reviewer", "task"):
+                if not isinstance(record.get(member), str) or not record[member].strip():
+                    raise InputError(f"{at}: {member}: missing or not a name")
+            pk = packet_of.get(record["task"])
+            if pk is None:
+                raise InputError(f"{at}: task: not a task of a slot of the packets given")
+            logs.setdefault(pk, {}).setdefault(record["reviewer"], []).append(record)
+            places.setdefault((pk, record["reviewer"]), []).append(at)
+    for pk, by_reviewer in logs.items():
+        for name, records in by_reviewer.items():
+            ats = places[pk, name]
+            chained = [all(m in r for m in CHAIN) for r in records]
+            try:
+                if all(chained):
+                    check_chain(records)
+                elif any(chained) or any(m in r for r in records for m in CHAIN):
+                    raise ReviewError("records with and without their log's chain members")
+                else:
+                    by_reviewer[name] = chain(records)
+            except ReviewError as exc:
+                raise InputError(f"{ats[0]}: reviewer {name}: {exc}") from exc
+            for seq, at in enumerate(ats, 1):
+                where[pk, name, seq] = at
+    return logs, where
+
+
+def _answer_error(exc: AnswerError, pk: str, where: dict[tuple[str, str, int], str]) -> InputError:
+    at = (
+        where.get((pk, exc.reviewer, exc.sequence), f"reviewer {exc.reviewer}")
+        if isinstance(exc.sequence, int)
+        else f"reviewer {exc.reviewer}"
+    )
+    return InputError(f"{at}: {exc.member}: {exc.reason}")
+
+
+answers_option = click.option(
+    "--answers",
+    "answers",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="An answers JSONL file: answer@1 records, or a groundgate answer log (repeatable).",
+)
+
+
+@review.command("resolve")
+@packets_argument
+@answers_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the resolutions here: one resolution@1 a line, in canonical JSON.",
+)
+@policy_option
+def resolve_command(
+    packets: tuple[str, ...], answers: tuple[str, ...], output: str | None, policy_path: str | None
+) -> None:
+    """The resolution@1 of each PACKET from the answers to its tasks, as ``groundgate review
+    resolve`` makes it.
+
+    For each packet, prints the resolution's key, then one line a slot: its value, or why it
+    has none. An answer to a task of no PACKET, or one that breaks its task, exits 2 naming
+    its file, line and member."""
+    policy = _policy(policy_path)
+    resolvers = _resolvers(packets)
+    logs, where = read_answers(answers, resolvers)
+    found = []
+    for pk, (_, resolver) in resolvers.items():
+        try:
+            resolved = resolver.resolve(policy, logs.get(pk, {}))
+        except AnswerError as exc:
+            raise _answer_error(exc, pk, where) from exc
+        found.append(resolved.resolution)
+        click.echo(json_key("resolution@1", resolved.resolution))
+        for line in _slot_lines(resolved.resolution):
+            click.echo(line)
+    if output is not None:
+        Path(output).write_text("".join(canonical_text(r) + "\n" for r in found), "utf-8")
+
+
+_NO_VALUE = {
+    "not_in_document": "a reviewer says that the document does not give it",
+    "rejected": "the gate rejected each candidate, and the review policy makes no task",
+    "open": "no answer settles the task yet",
+    "disputed": "the reviewers do not agree",
+}
+
+
+def _slot_lines(resolution: dict[str, Any]) -> list[str]:
+    """One line a slot (a slot whose field and key repeat also names its decisions)."""
+    slots = resolution["slots"]
+    names = [s["field"] if s["key"] is None else f"{s['field']} [{s['key']}]" for s in slots]
+    out = []
+    for s, name in zip(slots, names, strict=True):
+        if names.count(name) > 1:
+            name += " #" + ",".join(str(i) for i in s["decisions"])
+        if s["value"] is None:
+            line = f"{name}: no value ({s['status']}: {_NO_VALUE[s['status']]})"
+        else:
+            unit = "" if s["unit"] is None else f" {s['unit']}"
+            line = f"{name}: {s['value']}{unit} ({s['status']})"
+        out.append("".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in line))
+    return out
+
+
+@review.command("measures")
+@packets_argument
+@answers_option
+@policy_option
+@click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
+def measures_command(
+    packets: tuple[str, ...], answers: tuple[str, ...], policy_path: str | None, as_json: bool
+) -> None:
+    """The measures of the answers to the tasks of PACKETs, as ``groundgate review measures``
+    counts them: per item kind and field, answers, median time, one-key answers, agreement
+    with blind labels and the escapes the audit finds. Exit 1 when a packet is left out (its
+    answers break their tasks; named on stderr)."""
+    policy = _policy(policy_path)
+    resolvers = _resolvers(packets)
+    logs, where = read_answers(answers, resolvers)
+    tallies = Measures()
+    for pk in sorted(logs):
+        path, resolver = resolvers[pk]
+        exc = tallies.add(resolver.packet, policy, logs[pk], resolver)
+        if isinstance(exc, AnswerError):
+            tallies.skipped[-1] = f"{path}: {_answer_error(exc, pk, where).message}"
+    measured = tallies.as_dict()
+    for line in measured["skipped"]:
+        click.echo(f"skipped: {line}", err=True)
+    if as_json:
+        click.echo(json.dumps(measured, indent=2, sort_keys=True, ensure_ascii=True))
+    else:
+        for line in lines(measured):
+            click.echo(line)
+    if measured["skipped"]:
+        raise SystemExit(1)
