@@ -181,3 +181,17 @@ def test_bad_json_and_bad_policy_exit_2(setup) -> None:
     (tmp / "bad-policy.json").write_text(json.dumps({**POLICY, "agree": 0}))
     got = ours("tasks", packets[0], "--policy", str(tmp / "bad-policy.json"))
     assert got.exit_code == 2 and "agree" in got.output
+
+
+def test_a_log_half_chained_or_broken_exits_2(setup) -> None:
+    tmp, packets, _, _ = setup
+    lines = (tmp / "answers.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    mixed = tmp / "mixed.jsonl"
+    mixed.write_text(json.dumps({**first, "sequence": 1, "previous": None,
+                                 "entry_sha256": "sha256:" + "0" * 64}) + "\n")  # fmt: skip
+    got = ours("resolve", *packets, "--answers", str(mixed))
+    assert got.exit_code == 2 and f"{mixed}:1: reviewer {first['reviewer']}: answer 1" in got.output
+    (tmp / "not-a-packet.json").write_text('{"document": "x", "schema": {}, "candidates": []}')
+    got = ours("tasks", str(tmp / "not-a-packet.json"))
+    assert got.exit_code == 2 and "not-a-packet.json: invalid packet" in got.output
