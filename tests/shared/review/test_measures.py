@@ -20,7 +20,7 @@ def test_measures_equal_groundgates(cases, tmp_path) -> None:
     oracle = Oracle(tmp_path / "store")
     ours = []
     bad = None
-    for case in cases[1::5]:
+    for case in cases[1::8]:
         key = oracle.admit(case.packet)
         tasks = [(task_key(t), t) for t in TaskMaker(case.ours).tasks(POLICIES[1])]
         logs = answer_logs(case.ours, tasks, rng, share=0.9)
@@ -43,7 +43,7 @@ def test_measures_equal_groundgates(cases, tmp_path) -> None:
         assert mine == expected
         assert lines(mine) == their_lines(theirs)
     number = mine["kinds"]["number"]
-    assert mine["packets"] > 30 and number["answers"] > 200
+    assert mine["packets"] > 20 and number["answers"] > 120
     assert 0 < number["agreement"][0] < number["agreement"][1]
     assert 0 < number["escapes"][0] < number["escapes"][1]
     print(lines(mine)[:3])
