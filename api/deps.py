@@ -1,4 +1,5 @@
-"""Dependencies, as ``Annotated`` aliases: settings, the run service, the API key."""
+"""Dependencies, as ``Annotated`` aliases: settings, the run service, the API key and the
+scope a route needs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from fastapi.security import APIKeyHeader
 from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.runs.state import RunStore, redis_client
-from groundswell.shared.settings import Settings, get_settings, hash_api_key
+from groundswell.shared.settings import (
+    API_SCOPES,
+    ApiKey,
+    Settings,
+    get_settings,
+    hash_api_key,
+)
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
@@ -51,9 +58,10 @@ def require_api_key(
     request: Request,
     settings: SettingsDep,
     key: Annotated[str | None, Security(_api_key_header)],
-) -> str:
-    """The caller's key digest; 401 without a key, 403 with a wrong one, 429 past a rate
-    limit (per client address for everyone, tighter for failed keys, then per key)."""
+) -> ApiKey:
+    """The caller's key (name, digest, scopes); 401 without a key, 403 with a wrong one, 429
+    past a rate limit (per client address for everyone, tighter for failed keys, then per
+    key)."""
     refuse_key_in_url(request)
     limits = limits_for(settings)
     address = client_address(request)
@@ -66,11 +74,37 @@ def require_api_key(
             headers={"WWW-Authenticate": "APIKey"},
         )
     digest = hash_api_key(key)
-    if not any(hmac.compare_digest(digest, known) for known in settings.api_key_hashes):
+    found = None
+    for known in settings.api_keys:  # every entry is compared: no early exit on a match
+        if hmac.compare_digest(digest, known.digest):
+            found = known
+    if found is None:
         limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(status.HTTP_403_FORBIDDEN, "invalid API key")
     limits.hit(limits.per_key, "key", digest)
-    return digest
+    return found
 
 
-Principal = Annotated[str, Depends(require_api_key)]
+def require_scope(scope: str):
+    """A dependency: the caller's key, when it has ``scope`` (or ``admin``); else 403 naming
+    the key, its scopes and the scope the route needs."""
+
+    def check(key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
+        if not key.allows(scope):
+            has = "+".join(s for s in API_SCOPES if s in key.scopes)
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN,
+                f"the API key {key.name!r} has the scopes {has}; this route needs the "
+                f"scope {scope!r} (or admin)",
+            )
+        return key
+
+    check.__name__ = f"require_{scope}_scope"
+    return check
+
+
+# Runs, receipts, summaries, reading policies and schedules; review; changing what every run
+# depends on (publishing policies and calibrations, schedules).
+Principal = Annotated[ApiKey, Depends(require_scope("runs"))]
+Reviewer = Annotated[ApiKey, Depends(require_scope("review"))]
+Admin = Annotated[ApiKey, Depends(require_scope("admin"))]

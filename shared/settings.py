@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -28,6 +30,53 @@ def default_storage_url() -> str:
 def hash_api_key(key: str) -> str:
     """The stored form of an API key: only this digest is ever kept in settings."""
     return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+API_SCOPES = ("runs", "review", "admin")
+_KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+API_KEY_FORMS = (
+    "api_key_hashes holds entries 'sha256:<64 hex>' (a key with every scope) or "
+    "'NAME:SCOPE[+SCOPE...]:sha256:<64 hex>' (a named key; scopes runs, review, admin), "
+    "comma separated; make one with `groundswell api-key new`"
+)
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A configured API key: its reviewer name, its digest and what it may do. ``admin``
+    may do everything; ``runs`` reads and submits runs; ``review`` answers review tasks."""
+
+    name: str
+    digest: str
+    scopes: frozenset[str]
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes or "admin" in self.scopes
+
+
+def parse_api_key(entry: str) -> ApiKey:
+    """One entry of ``api_key_hashes``: ``sha256:<hex>`` (every scope, named ``key-`` and the
+    digest's first 12 hex digits, as before names existed) or ``NAME:SCOPES:sha256:<hex>``."""
+    if _DIGEST.fullmatch(entry):
+        return ApiKey("key-" + entry[7:19], entry, frozenset(API_SCOPES))
+    name, _, rest = entry.partition(":")
+    scopes, _, digest = rest.partition(":")
+    if not _DIGEST.fullmatch(digest):
+        raise ValueError(f"{API_KEY_FORMS}; not {entry[:80]!r}")
+    if not _KEY_NAME.fullmatch(name):
+        raise ValueError(
+            f"api_key_hashes: the key name {name[:80]!r} is 1 to 64 letters, digits, "
+            "'.', '_', '@' or '-' (starting with a letter or digit)"
+        )
+    wanted = scopes.split("+")
+    unknown = [s for s in wanted if s not in API_SCOPES]
+    if unknown or len(set(wanted)) != len(wanted):
+        raise ValueError(
+            f"api_key_hashes: key {name}: scopes are runs, review and admin joined by '+', "
+            f"each once; not {scopes[:80]!r}"
+        )
+    return ApiKey(name, digest, frozenset(wanted))
 
 
 class Settings(BaseSettings):
@@ -62,7 +111,8 @@ class Settings(BaseSettings):
     api_url: str = "http://127.0.0.1:8000"
     api_key: SecretStr | None = None
 
-    # API keys, stored hashed ("sha256:<hex>"), comma separated in the environment.
+    # API keys, stored hashed, comma separated in the environment: "sha256:<hex>" (every
+    # scope) or "NAME:SCOPE[+SCOPE]:sha256:<hex>" (a named key; scopes runs, review, admin).
     api_key_hashes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # What the API may read: corpora named through it (runs, schedules, reprocessing) must
@@ -144,6 +194,12 @@ class Settings(BaseSettings):
     # Defaults for runs.
     default_policy: str = "default"
 
+    # The review-policy@1 (groundgate 0.11) a run's review tasks are made under, as JSON: its
+    # audit rate and seed, answers that settle a slot, leads, tasks for rejected slots. Unset:
+    # no audit, one answer settles, no lead, no task for a rejected slot. A run keeps the
+    # policy its tasks were made under.
+    review_policy: dict[str, Any] | None = None
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
@@ -203,17 +259,33 @@ class Settings(BaseSettings):
                 return True
         return False
 
+    @field_validator("review_policy")
+    @classmethod
+    def _check_review_policy(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        from groundswell.shared.review.formats import ReviewError, check_review_policy
+
+        try:
+            return check_review_policy(value)
+        except ReviewError as exc:
+            raise ValueError(f"review_policy: {exc}") from None
+
     @field_validator("api_key_hashes")
     @classmethod
     def _check_hashes(cls, value: list[str]) -> list[str]:
-        for item in value:
-            digest = item.removeprefix("sha256:")
-            if not item.startswith("sha256:") or len(digest) != 64:
-                raise ValueError(
-                    "api_key_hashes holds 'sha256:<64 hex>' digests; "
-                    "make one with `groundswell api-key new`"
-                )
+        keys = [parse_api_key(item) for item in value]
+        for attr in ("digest", "name"):
+            seen = [getattr(k, attr) for k in keys]
+            twice = sorted({v for v in seen if seen.count(v) > 1})
+            if twice:
+                raise ValueError(f"api_key_hashes: the {attr} {twice[0]} is given twice")
         return value
+
+    @property
+    def api_keys(self) -> list[ApiKey]:
+        """The configured keys with their names and scopes."""
+        return [parse_api_key(item) for item in self.api_key_hashes]
 
     @model_validator(mode="after")
     def _check_limits(self) -> Settings:

@@ -1,4 +1,5 @@
-"""Policies and their immutable versions."""
+"""Policies and their immutable versions: read with the ``runs`` scope, published (policies and
+calibrations, which every later run depends on) with ``admin``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Response, status
 from pydantic import BaseModel, Field
 
-from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.deps import Admin, Principal, ServiceDep
 from groundswell.shared.policies import PolicyConflict, PolicyDocument, PolicyError
 
 router = APIRouter(prefix="/v1/policies", tags=["policies"])
@@ -42,9 +43,7 @@ def list_policies(service: ServiceDep, _: Principal) -> list[PolicyName]:
     operation_id="publish_policy",
     responses={200: {"description": "The same content was already published"}, 409: {}},
 )
-def publish_policy(
-    body: PolicyPublish, response: Response, service: ServiceDep, _: Principal
-) -> dict:
+def publish_policy(body: PolicyPublish, response: Response, service: ServiceDep, _: Admin) -> dict:
     # What the body names, as given: an explicit null (``"guard": null``) drops the base's part.
     document = body.model_dump(exclude={"version"}, exclude_unset=True)
     try:
@@ -65,7 +64,7 @@ def publish_policy(
     operation_id="put_calibration",
     responses={422: {}},
 )
-def put_calibration(body: dict[str, Any], service: ServiceDep, _: Principal) -> dict:
+def put_calibration(body: dict[str, Any], service: ServiceDep, _: Admin) -> dict:
     """Store a repair-threshold calibration (``groundswell calibrate``'s report or its risk
     part) once; its ``sha256`` is what a policy's ``verify.repair.calibration`` names."""
     try:

@@ -87,7 +87,7 @@ def create_run(
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> RunOut:
     limits = limits_for(service.settings)
-    limits.hit(limits.runs, "runs", principal)
+    limits.hit(limits.runs, "runs", principal.digest)
     refuse_unallowed_corpus(service, body.corpus)
     try:
         policy = service.policies.resolve(body.policy)

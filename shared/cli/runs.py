@@ -255,19 +255,33 @@ def api_key() -> None:
 
 @api_key.command("new")
 @click.option("--env", is_flag=True, help="Print shell exports of the key and its digest instead.")
-def api_key_new(env: bool) -> None:
-    """Make a new random key; print it once, with the digest to configure."""
-    from groundswell.shared.settings import hash_api_key
+@click.option("--name", help="The key's name: the reviewer's identity in review answers.")
+@click.option(
+    "--scopes",
+    default="runs+review+admin",
+    show_default=True,
+    help="What the key may do, joined by '+': runs, review, admin (admin may do everything).",
+)
+def api_key_new(env: bool, name: str | None, scopes: str) -> None:
+    """Make a new random key; print it once, with the entry to configure."""
+    from groundswell.shared.settings import hash_api_key, parse_api_key
 
+    if name is None and scopes != "runs+review+admin":
+        raise click.UsageError("--scopes needs --name: a key without a name has every scope")
     key = "gs_" + secrets.token_urlsafe(32)
+    entry = hash_api_key(key) if name is None else f"{name}:{scopes}:{hash_api_key(key)}"
+    try:
+        parse_api_key(entry)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     if env:  # eval "$(groundswell api-key new --env)": this shell is client and server
         click.echo(f"export GROUNDSWELL_API_KEY={key}")
-        click.echo(f"export GROUNDSWELL_API_KEY_HASHES={hash_api_key(key)}")
+        click.echo(f"export GROUNDSWELL_API_KEY_HASHES={entry}")
         return
     click.echo(f"key:    {key}")
-    click.echo(f"digest: {hash_api_key(key)}")
+    click.echo(f"entry:  {entry}")
     click.echo(
-        "Add the digest to GROUNDSWELL_API_KEY_HASHES (comma separated); keep the key secret."
+        "Add the entry to GROUNDSWELL_API_KEY_HASHES (comma separated); keep the key secret."
     )
 
 
