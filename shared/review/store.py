@@ -1,0 +1,481 @@
+"""The review step of stored runs: tasks, answers and resolutions in object storage.
+
+Everything lives in the run's output store, so it survives the loss of Redis:
+
+```
+review/tasks/<h[:2]>/<h>.json          one task@1 (h: the hex of its key), with where it was
+                                       first made (run, document, unit receipt); create-once
+review/answers/<h>/<stamp>-<uuid>.json one answer@1 to task h, create-once, never changed
+receipts/review/<r[:2]>/<r>.json       one resolution@1 (r: the hex of its key), create-once
+runs/<run_id>/review/manifest.json     the run's task list: its review policy and its pieces
+runs/<run_id>/review/<n>.jsonl         one row per task: task key, document, field, key,
+                                       codes, mode, item, packet key, unit receipt key
+runs/<run_id>/review/resolution.json   the run's latest resolution: one entry per packet
+```
+
+A task is named by its key, which covers its packet (the document, schema, policy and
+candidates of one admission, and the receipt) and its slot. A reprocessing run that finds
+the same receipt therefore lists the same tasks, and their answers (filed by task key, not
+by run) come with them. Answers are only ever added: two reviewers answering one task are
+both kept, and each reviewer's latest answer counts, in time order.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from groundswell.shared.canonical import canonical_text
+from groundswell.shared.review.formats import KEY_RE, chain, json_key
+from groundswell.shared.review.packets import ReviewPacket
+from groundswell.shared.review.tasks import TaskMaker, task_key
+from groundswell.shared.storage import ObjectStore
+
+PIECE_ROWS = 4096
+MAX_ANSWERS = 10_000  # answers read for one task (a task has a handful)
+STATES = ("unanswered", "answered", "disputed")
+ROW_FILTERS = ("doc_id", "field", "code")
+
+
+class UnknownTask(LookupError):
+    """No stored task has this key."""
+
+
+class ReviewUnavailable(LookupError):
+    """The run has no tasks to review yet (it has not finished)."""
+
+
+def key_hex(key: str) -> str:
+    """The hex part of a store key (``sha256:<hex>``); ValueError for anything else."""
+    if not isinstance(key, str) or not KEY_RE.fullmatch(key):
+        raise ValueError(f"{str(key)[:80]!r} is not a key (sha256: and 64 hex digits)")
+    return key[7:]
+
+
+def task_object(key: str) -> str:
+    h = key_hex(key)
+    return f"review/tasks/{h[:2]}/{h}.json"
+
+
+def answers_prefix(key: str) -> str:
+    return f"review/answers/{key_hex(key)}/"
+
+
+def resolution_object(key: str) -> str:
+    h = key_hex(key)
+    return f"receipts/review/{h[:2]}/{h}.json"
+
+
+def run_review_prefix(run_id: str) -> str:
+    return f"runs/{run_id}/review/"
+
+
+def utc_time(now: datetime) -> str:
+    """answer@1's time, as groundgate writes it (whole seconds, UTC)."""
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _target(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What an answer says the value is, for telling agreement from disagreement at a glance
+    (the resolution decides it exactly, admitting corrections again)."""
+    verdict = record.get("verdict")
+    if verdict == "unsure":
+        return None
+    if verdict in ("confirm", "choose"):
+        return ("choice", record.get("decision"))
+    if verdict == "not_in_document":
+        return ("not_in_document",)
+    candidate = record.get("candidate") or {}
+    return (verdict, canonical_text({k: v for k, v in candidate.items() if k != "id"}))
+
+
+def latest_by_reviewer(answers: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {a["reviewer"]: a for a in answers}
+
+
+def task_state(answers: list[dict[str, Any]]) -> str:
+    """``unanswered``; ``disputed`` when reviewers' latest answers name different values;
+    else ``answered``."""
+    if not answers:
+        return "unanswered"
+    targets = {_target(a) for a in latest_by_reviewer(answers).values()} - {None}
+    return "disputed" if len(targets) > 1 else "answered"
+
+
+@dataclass
+class Page:
+    rows: list[dict[str, Any]]
+    cursor: str | None  # the next page's cursor; None at the end
+    scanned: int
+
+
+class ReviewStore:
+    """The review objects of one output store."""
+
+    def __init__(self, store: ObjectStore, page_size: int = 1000) -> None:
+        self.store = store
+        self.page_size = page_size
+
+    # -- tasks of a run -------------------------------------------------------------------
+
+    def manifest(self, run_id: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.store.get(run_review_prefix(run_id) + "manifest.json"))
+        except KeyError:
+            return None
+
+    def build(
+        self,
+        run_id: str,
+        units: Iterator[tuple[str, str, Callable[[], ReviewPacket | None]]],
+        policy: Mapping[str, Any],
+        meta: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Make and store the tasks of a run from its admission units (doc_id, unit receipt
+        key, a loader of its packet), in the order given; write the manifest last. Building
+        twice writes the same objects: tasks and pieces depend only on the units and policy."""
+        prefix = run_review_prefix(run_id)
+        pieces: list[dict[str, Any]] = []
+        lines: list[str] = []
+        counts = {"tasks": 0, "packets": 0, "documents": 0}
+
+        def flush() -> None:
+            if lines:
+                key = f"{prefix}{len(pieces)}.jsonl"
+                self.store.put(key, "".join(lines).encode("utf-8"))
+                pieces.append({"key": key, "rows": len(lines)})
+                lines.clear()
+
+        for doc_id, receipt_key, load in units:
+            counts["documents"] += 1
+            packet = load()
+            if packet is None:
+                continue
+            made = TaskMaker(packet).slot_tasks(policy)
+            counts["packets"] += bool(made)
+            for slot, task in made:
+                tk = task_key(task)
+                origin = {"run": run_id, "doc_id": doc_id, "receipt": receipt_key}
+                body = {"key": tk, "task": task, "origin": origin}
+                self.store.put(task_object(tk), canonical_text(body).encode(), create_only=True)
+                row = {
+                    "task": tk,
+                    "doc_id": doc_id,
+                    "field": slot.field,
+                    "key": slot.key,
+                    "codes": task["codes"],
+                    "mode": task["mode"],
+                    "item": task["item"],
+                    "packet": packet.key,
+                    "receipt": receipt_key,
+                }
+                lines.append(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+                counts["tasks"] += 1
+                if len(lines) >= PIECE_ROWS:
+                    flush()
+        flush()
+        manifest = {
+            "format": 1,
+            "run": run_id,
+            "policy": dict(policy),
+            "built_at": time.time(),
+            **dict(meta),
+            **counts,
+            "pieces": pieces,
+        }
+        key = prefix + "manifest.json"
+        self.store.put(key, canonical_text(manifest).encode(), create_only=True)
+        return json.loads(self.store.get(key))  # a concurrent build's equal manifest wins
+
+    def rows(self, manifest: Mapping[str, Any], start: int = 0) -> Iterator[tuple[int, dict]]:
+        """(row number, row) from row ``start``; one piece read at a time."""
+        first = 0
+        for piece in manifest["pieces"]:
+            if start < first + piece["rows"]:
+                data = self.store.get(piece["key"]).decode("utf-8").splitlines()
+                for n in range(max(start, first), first + piece["rows"]):
+                    yield n, json.loads(data[n - first])
+            first += piece["rows"]
+
+    def page(
+        self,
+        manifest: Mapping[str, Any],
+        cursor: int,
+        limit: int,
+        filters: Mapping[str, str | None],
+        state: str | None = None,
+        scan: int = 5000,
+    ) -> Page:
+        """Up to ``limit`` rows from row ``cursor`` that pass the filters (document, field,
+        code, answer state), each with its ``state``; at most ``scan`` rows are read, so a
+        rare filter returns a short page with a cursor rather than reading the whole run."""
+        out: list[dict[str, Any]] = []
+        n = cursor - 1
+        scanned = 0
+        for n, row in self.rows(manifest, cursor):
+            if len(out) == limit or scanned == scan:
+                return Page(out, str(n), scanned)
+            scanned += 1
+            if not _row_passes(row, filters):
+                continue
+            found = task_state(self.answers(row["task"]))
+            if state is None or found == state:
+                out.append({**row, "state": found})
+        return Page(out, None, scanned)
+
+    def task(self, key: str) -> dict[str, Any]:
+        try:
+            return json.loads(self.store.get(task_object(key)))
+        except KeyError:
+            raise UnknownTask(key) from None
+
+    # -- answers --------------------------------------------------------------------------
+
+    def add_answer(self, record: Mapping[str, Any], now: datetime | None = None) -> str:
+        """Store one answer@1 record (without its log's chain members) as a new object."""
+        now = now or datetime.now(UTC)
+        stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        key = f"{answers_prefix(record['task'])}{stamp}-{uuid.uuid4().hex}.json"
+        if not self.store.put(key, canonical_text(dict(record)).encode(), create_only=True):
+            raise RuntimeError(f"{key}: an answer with this name exists")  # a uuid4 collision
+        return key
+
+    def _stamped(self, key: str) -> list[tuple[str, dict[str, Any]]]:
+        out: list[tuple[str, dict[str, Any]]] = []
+        for page in self.store.list_pages(answers_prefix(key), page_size=self.page_size):
+            for info in page:
+                stamp = info.key.rsplit("/", 1)[-1]
+                out.append((stamp, json.loads(self.store.get(info.key))))
+                if len(out) >= MAX_ANSWERS:
+                    return out
+        return out
+
+    def answers(self, key: str) -> list[dict[str, Any]]:
+        """The answers to a task, oldest first (by the time in their object names)."""
+        return [record for _, record in self._stamped(key)]
+
+    def logs(self, task_keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The answer logs of one packet's tasks: each reviewer's answers in the order they
+        were stored, chained as groundgate's answer logs are."""
+        stamped = [item for tk in dict.fromkeys(task_keys) for item in self._stamped(tk)]
+        by_reviewer: dict[str, list[dict[str, Any]]] = {}
+        for _, record in sorted(stamped, key=lambda item: item[0]):
+            by_reviewer.setdefault(record["reviewer"], []).append(record)
+        return {name: chain(records) for name, records in by_reviewer.items()}
+
+    # -- resolutions ----------------------------------------------------------------------
+
+    def put_resolution(self, resolution: Mapping[str, Any]) -> str:
+        """Store a resolution@1 under its key (create-once); return the key."""
+        key = json_key("resolution@1", resolution)
+        data = canonical_text(dict(resolution)).encode()
+        self.store.put(resolution_object(key), data, create_only=True)
+        return key
+
+    def put_run_resolution(self, run_id: str, body: Mapping[str, Any]) -> None:
+        self.store.put(run_review_prefix(run_id) + "resolution.json", canonical_text(body).encode())
+
+    def run_resolution(self, run_id: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.store.get(run_review_prefix(run_id) + "resolution.json"))
+        except KeyError:
+            return None
+
+
+def _row_passes(row: Mapping[str, Any], filters: Mapping[str, str | None]) -> bool:
+    for name in ROW_FILTERS:
+        wanted = filters.get(name)
+        if wanted is None:
+            continue
+        if name == "code":
+            if wanted not in row["codes"]:
+                return False
+        elif row[name] != wanted:
+            return False
+    return True
+
+
+def packets_of(
+    store: ReviewStore, manifest: Mapping[str, Any]
+) -> Iterator[tuple[str, str, str, list[str]]]:
+    """(doc_id, packet key, unit receipt key, task keys) of each packet with tasks, in row
+    order (a packet's rows are together)."""
+    current: tuple[str, str, str] | None = None
+    keys: list[str] = []
+    for _, row in store.rows(manifest):
+        here = (row["doc_id"], row["packet"], row["receipt"])
+        if here != current:
+            if current is not None:
+                yield (*current, keys)
+            current, keys = here, []
+        keys.append(row["task"])
+    if current is not None:
+        yield (*current, keys)
+
+
+def load_counts(store: ReviewStore, manifest: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """The review load of a run: tasks, answered, unanswered (open), disputed, reviewers,
+    and how long open tasks have waited (median, seconds, since the tasks were made)."""
+    counts = dict.fromkeys(STATES, 0)
+    reviewers: set[str] = set()
+    ages: list[float] = []
+    for _, row in store.rows(manifest):
+        answers = store.answers(row["task"])
+        counts[task_state(answers)] += 1
+        reviewers.update(a["reviewer"] for a in answers)
+        if not answers:
+            ages.append(now - manifest["built_at"])
+    return {
+        "tasks": manifest["tasks"],
+        **counts,
+        "open": counts["unanswered"],
+        "reviewers": len(reviewers),
+        "open_median_age_seconds": statistics.median(ages) if ages else None,
+    }
+
+
+class InputsChanged(ValueError):
+    """A run's input changed in the corpus since the run: its tasks cannot be made from it."""
+
+
+class RunReview:
+    """The review step of one stored run: its tasks (made once, from its admission
+    receipts and the corpus's inputs), answers, measures and resolutions."""
+
+    def __init__(self, service: Any, record: Any) -> None:
+        self.service, self.record = service, record
+        self.output = service.store(record.output)
+        self.store = ReviewStore(self.output, service.settings.list_page_size)
+
+    @property
+    def policy(self) -> dict[str, Any]:
+        from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY
+
+        return self.service.settings.review_policy or DEFAULT_REVIEW_POLICY
+
+    def manifest(self) -> dict[str, Any]:
+        """The run's task list; made on first use once the run has finished."""
+        found = self.store.manifest(self.record.id)
+        if found is not None:
+            return found
+        if not self.record.terminal:
+            raise ReviewUnavailable(
+                f"run {self.record.id} is {self.record.state}: its review tasks are made "
+                "from its receipts once it has finished"
+            )
+        meta = {"policy_ref": self.record.policy.get("ref"), "corpus": self.record.corpus}
+        return self.store.build(self.record.id, self.units(), self.policy, meta)
+
+    def units(self) -> Iterator[tuple[str, str, Callable[[], ReviewPacket | None]]]:
+        from groundswell.shared.runs.index import IndexMissing, RunIndex
+
+        try:
+            index = RunIndex(self.output, self.record.id)
+        except IndexMissing:
+            raise ReviewUnavailable(f"run {self.record.id} has no index") from None
+        for row in index.rows():
+            if row["kind"] == "admit" and row.get("receipt"):
+                doc_id, key = row["doc_id"], row["receipt"]
+                yield doc_id, key, lambda d=doc_id, k=key: self.packet(d, k)
+
+    def packet(self, doc_id: str, receipt_key: str) -> ReviewPacket | None:
+        """The packet of one admission unit: its stored receipt, and the document, schema
+        and candidates it was made from (the NFC form when the run normalized them). None
+        for a unit that recorded a failure."""
+        from groundswell.shared.admit.normalize import nfc_packet
+        from groundswell.shared.corpus import SCHEMA_KEY, parse_schema
+        from groundswell.shared.receipts import content_sha256, open_receipt
+        from groundswell.shared.runs.execute import context
+
+        unit = open_receipt(self.output.get(receipt_key), receipt_key)
+        if not isinstance(unit.get("receipt"), dict):
+            return None
+        ctx = context(self.service, self.record)
+        runner = ctx.runner
+        doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
+        schema_data = ctx.corpus.get(SCHEMA_KEY)
+        if doc.sha256 != unit["document_sha256"]:
+            raise InputsChanged(f"{doc.file}: the document changed since run {self.record.id}")
+        if content_sha256(schema_data) != unit["schema_sha256"]:
+            raise InputsChanged(f"{SCHEMA_KEY}: the schema changed since run {self.record.id}")
+        moved = nfc_packet(doc.text(), unit["records"])
+        return ReviewPacket(
+            text=moved.text,
+            schema=parse_schema(schema_data),
+            candidates=moved.candidates,
+            receipt=unit["receipt"],
+            policy=ctx.policy.admit,
+        )
+
+    def task(self, key: str) -> dict[str, Any]:
+        """The stored task with its answers, its state and each reviewer's latest answer."""
+        found = self.store.task(key)
+        answers = self.store.answers(key)
+        return {
+            **found,
+            "answers": answers,
+            "latest": latest_by_reviewer(answers),
+            "state": task_state(answers),
+        }
+
+    def resolve(self, now: datetime | None = None) -> dict[str, Any]:
+        """Resolve every packet of the run that has tasks under the run's review policy;
+        store each resolution@1 (content-addressed) and the run's list of them."""
+        from groundswell.shared.review.resolve import AnswerError, Resolver
+
+        manifest = self.manifest()
+        entries, skipped = [], []
+        statuses: dict[str, int] = {}
+        for doc_id, packet_key, receipt_key, keys in packets_of(self.store, manifest):
+            packet = self.packet(doc_id, receipt_key)
+            if packet is None:
+                continue
+            try:
+                resolved = Resolver(packet).resolve(manifest["policy"], self.store.logs(keys))
+            except AnswerError as exc:
+                skipped.append(f"{doc_id}: {exc}")
+                continue
+            key = self.store.put_resolution(resolved.resolution)
+            counts: dict[str, int] = {}
+            for slot in resolved.resolution["slots"]:
+                counts[slot["status"]] = counts.get(slot["status"], 0) + 1
+                statuses[slot["status"]] = statuses.get(slot["status"], 0) + 1
+            entries.append(
+                {"doc_id": doc_id, "packet": packet_key, "resolution": key, "statuses": counts}
+            )
+        body = {
+            "run": self.record.id,
+            "resolved_at": utc_time(now or datetime.now(UTC)),
+            "policy": json_key("review-policy@1", manifest["policy"]),
+            "statuses": dict(sorted(statuses.items())),
+            "packets": entries,
+            "skipped": skipped,
+        }
+        self.store.put_run_resolution(self.record.id, body)
+        return body
+
+    def measures(self, now: float | None = None) -> dict[str, Any]:
+        """The run's review load, and groundgate's measures over its answered packets."""
+        from groundswell.shared.review.measures import Measures
+
+        manifest = self.manifest()
+        tallies = Measures()
+        for doc_id, _, receipt_key, keys in packets_of(self.store, manifest):
+            logs = self.store.logs(keys)
+            if not logs:
+                continue
+            packet = self.packet(doc_id, receipt_key)
+            if packet is not None:
+                tallies.add(packet, manifest["policy"], logs)
+        return {
+            "run": self.record.id,
+            "policy_ref": manifest.get("policy_ref"),
+            "load": load_counts(self.store, manifest, time.time() if now is None else now),
+            "measures": tallies.as_dict(),
+        }

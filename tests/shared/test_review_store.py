@@ -1,0 +1,174 @@
+"""The review store over a run driven in this process (real Redis, a local output folder):
+tasks made from the run's stored admission receipts are groundgate's tasks of the same
+packets; answers are objects of their own, kept whoever answers; a reprocessing run with the
+same receipts lists the same tasks and sees their answers; resolutions are stored under
+their keys."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, json_key
+from groundswell.shared.review.packets import ReviewPacket
+from groundswell.shared.review.store import (
+    ReviewUnavailable,
+    RunReview,
+    UnknownTask,
+    answers_prefix,
+    resolution_object,
+    task_state,
+)
+from groundswell.shared.review.tasks import make_tasks
+from groundswell.shared.settings import Settings
+
+
+def drive_run(settings: Settings, corpus: str = str(SAMPLE_CORPUS)):
+    """A run through the pipeline's own operations, its tasks sent to a list and run here."""
+    from groundswell.shared.runs.models import RunSpec
+    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.runs.state import RunStore, redis_client
+
+    sent: list[tuple[str, list]] = []
+    service = RunService(
+        settings,
+        RunStore(redis_client(settings.state_redis_url)),
+        lambda kind, args: sent.append((kind, args)),
+    )
+    record, _ = service.submit(RunSpec(corpus=corpus, policy="default"))
+    while sent:
+        kind, args = sent.pop(0)
+        if kind == "plan":
+            service.plan(args[0])
+        elif kind == "finalize":
+            service.finalize(args[0])
+        else:
+            service.execute(args[0], args[1], f"token-{len(sent)}")
+    return service, service.get(record.id)
+
+
+def answer(task: str, reviewer: str, verdict: str, decision=None, second: int = 0) -> dict:
+    return {
+        "format": "answer@1",
+        "task": task,
+        "reviewer": reviewer,
+        "verdict": verdict,
+        "decision": decision,
+        "candidate": None,
+        "codes_kept": [],
+        "statements": None,
+        "nodes": None,
+        "reason_seen": True,
+        "keys": 1,
+        "ms": 1000 + second,
+        "time": f"2026-11-30T12:00:{second:02d}Z",
+    }
+
+
+@pytest.fixture
+def settings(redis_server, tmp_path) -> Settings:
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    return Settings(broker_url=redis_server.url, storage_url=str(tmp_path / "out"))
+
+
+def test_tasks_answers_and_resolutions_of_a_stored_run(settings):
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    manifest = review.manifest()
+    rows = [row for _, row in review.store.rows(manifest)]
+    assert manifest["tasks"] == len(rows) > 5 and manifest["policy"] == DEFAULT_REVIEW_POLICY
+    assert manifest["policy_ref"] == "default@1"
+
+    # Each packet's tasks are groundgate's tasks of the packet (shared/review, tested equal to
+    # groundgate's), and each is stored under its key.
+    first_doc = rows[0]["doc_id"]
+    packet = review.packet(first_doc, rows[0]["receipt"])
+    assert isinstance(packet, ReviewPacket) and packet.key == rows[0]["packet"]
+    expected = make_tasks(packet, DEFAULT_REVIEW_POLICY)
+    assert [r["task"] for r in rows if r["doc_id"] == first_doc] == [
+        json_key("task@1", t) for t in expected
+    ]
+    stored = review.store.task(rows[0]["task"])
+    assert stored["task"] == expected[0] and stored["origin"]["run"] == record.id
+    with pytest.raises(UnknownTask):
+        review.store.task("sha256:" + "0" * 64)
+
+    # Pages: cursors continue where the last page stopped; filters by document, field, code.
+    page = review.store.page(manifest, 0, 3, {})
+    assert len(page.rows) == 3 and page.cursor == "3"
+    rest = review.store.page(manifest, int(page.cursor), 1000, {})
+    assert [r["task"] for r in page.rows + rest.rows] == [r["task"] for r in rows]
+    assert rest.cursor is None
+    code = rows[-1]["codes"][0]
+    coded = review.store.page(manifest, 0, 1000, {"code": code}).rows
+    assert coded and all(code in r["codes"] for r in coded)
+    assert len(coded) == sum(code in r["codes"] for r in rows)
+    by_doc = review.store.page(manifest, 0, 1000, {"doc_id": first_doc, "field": rows[0]["field"]})
+    assert {r["doc_id"] for r in by_doc.rows} == {first_doc}
+
+    # Two reviewers disagree: both answers are kept, the task is disputed, not overwritten.
+    one = next(r for r in rows if r["mode"] == "review")
+    choices = [c["decision"] for c in review.store.task(one["task"])["task"]["choices"]]
+    verdicts = [("confirm", None)] if len(choices) == 1 else [("choose", choices[0])]
+    verdict, decision = verdicts[0]
+    review.store.add_answer(answer(one["task"], "ann", verdict, decision, 1))
+    assert task_state(review.store.answers(one["task"])) == "answered"
+    review.store.add_answer(answer(one["task"], "bob", "not_in_document", None, 2))
+    shown = review.task(one["task"])
+    assert [a["reviewer"] for a in shown["answers"]] == ["ann", "bob"]
+    assert shown["state"] == "disputed"
+    keys = [i.key for p in review.output.list_pages(answers_prefix(one["task"])) for i in p]
+    assert len(keys) == 2
+    disputed = review.store.page(manifest, 0, 1000, {}, state="disputed").rows
+    assert [r["task"] for r in disputed] == [one["task"]]
+    assert len(review.store.page(manifest, 0, 1000, {}, state="unanswered").rows) == len(rows) - 1
+
+    # The resolution: the disputed slot is disputed; stored under its key beside the receipts.
+    body = review.resolve(datetime(2026, 11, 30, 13, tzinfo=UTC))
+    entry = next(e for e in body["packets"] if e["packet"] == one["packet"])
+    resolution = json.loads(review.output.get(resolution_object(entry["resolution"])))
+    assert json_key("resolution@1", resolution) == entry["resolution"]
+    slot = next(s for s in resolution["slots"] if s["task"] == one["task"])
+    assert slot["status"] == "disputed" and body["statuses"]["disputed"] == 1
+    assert sorted(h["reviewer"] for h in resolution["answers"]) == ["ann", "bob"]
+    assert review.store.run_resolution(record.id) == body
+
+    # Ann changes her mind: her latest answer counts, both of hers are kept.
+    review.store.add_answer(answer(one["task"], "ann", "not_in_document", None, 3))
+    assert task_state(review.store.answers(one["task"])) == "answered"
+    again = review.resolve()
+    entry = next(e for e in again["packets"] if e["packet"] == one["packet"])
+    assert entry["statuses"].get("not_in_document") == 1
+
+    measured = review.measures(now=manifest["built_at"] + 60)
+    assert measured["load"]["answered"] == 1 and measured["load"]["unanswered"] == len(rows) - 1
+    assert measured["load"]["open_median_age_seconds"] == 60
+    assert measured["measures"]["packets"] == 1
+    item = one["item"]
+    assert measured["measures"]["kinds"][item]["answers"] == 2  # ann's latest, and bob's
+
+    # A reprocessing run finds the same receipts: the same tasks, with their answers.
+    _, second = drive_run(settings)
+    assert second.id != record.id
+    again_review = RunReview(service, service.get(second.id))
+    rows2 = [row for _, row in again_review.store.rows(again_review.manifest())]
+    assert [r["task"] for r in rows2] == [r["task"] for r in rows]
+    assert again_review.task(one["task"])["state"] == "answered"
+
+
+def test_an_unfinished_run_has_no_tasks_yet(settings):
+    from groundswell.shared.runs.models import RunSpec
+    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.runs.state import RunStore, redis_client
+
+    service = RunService(
+        settings, RunStore(redis_client(settings.state_redis_url)), lambda kind, args: None
+    )
+    record, _ = service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
+    with pytest.raises(ReviewUnavailable, match="once it has finished"):
+        RunReview(service, record).manifest()
