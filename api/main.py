@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import REGISTRY, Counter, Histogram
 
 from groundswell.api.guards import BodyLimit, security_headers
-from groundswell.api.routes import health, metrics, policies, receipts, runs, schedules
+from groundswell.api.routes import health, metrics, policies, receipts, review, runs, schedules
 from groundswell.shared import __version__
 from groundswell.shared.policies import PolicyConflict, PolicyError
 from groundswell.shared.settings import Settings, get_settings
@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         receipts.router,
         policies.router,
         schedules.router,
+        review.router,
         health.router,
         metrics.router,
     ):

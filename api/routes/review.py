@@ -1,0 +1,216 @@
+"""Review: the tasks of a run, answers to them, the run's resolution and measures (issue 15).
+
+Every route needs a key with the ``review`` scope (or ``admin``); the reviewer of an answer
+is the key's name and its time the server's clock, never the body's.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, status
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic_core import PydanticCustomError
+
+from groundswell.api.deps import Reviewer, ServiceDep
+from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
+from groundswell.shared.review.store import (
+    InputsChanged,
+    ReviewStore,
+    ReviewUnavailable,
+    RunReview,
+    UnknownTask,
+    task_state,
+    utc_time,
+)
+
+router = APIRouter(tags=["review"])
+
+SERVER_MEMBERS = ("format", "task", "reviewer", "time", "sequence", "previous", "entry_sha256")
+Code = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=100)]
+
+
+class AnswerIn(BaseModel):
+    """An answer@1 without what the server sets (format, task, reviewer, time): the verdict,
+    the chosen decision (choose), the corrected candidate (correct, adjust_span), the codes
+    of a correction the reviewer saw and kept, and how it was given (for the measures)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Literal["confirm", "choose", "correct", "adjust_span", "not_in_document", "unsure"]
+    decision: StrictInt | None = Field(default=None, ge=0)
+    candidate: dict[str, Any] | None = None
+    codes_kept: list[Code] = Field(default_factory=list, max_length=100)
+    reason_seen: StrictBool = False
+    keys: StrictInt = Field(default=0, ge=0, le=1_000_000)
+    ms: StrictInt = Field(default=0, ge=0, le=1_000_000_000)
+    statements: None = None
+    nodes: None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_server_members(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for member in SERVER_MEMBERS:
+                if member in value:
+                    raise PydanticCustomError(
+                        "set_by_server",
+                        "{member}: set by the server (the reviewer is the API key's name, the "
+                        "time the server's clock), not by the answer",
+                        {"member": member},
+                    )
+        return value
+
+
+def _review(service: Any, run_id: str) -> RunReview:
+    record = service.get_or_none(run_id)
+    if record is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
+    return RunReview(service, record)
+
+
+def _conflict(exc: Exception) -> HTTPException:
+    return HTTPException(status.HTTP_409_CONFLICT, str(exc))
+
+
+def _manifest(review: RunReview) -> dict[str, Any]:
+    try:
+        return review.manifest()
+    except (ReviewUnavailable, InputsChanged) as exc:
+        raise _conflict(exc) from None
+
+
+def _run_step(service: Any, run_id: str, step: Any) -> dict[str, Any]:
+    """``step(review)`` of a run's review; 409 when its tasks cannot be made (yet)."""
+    review = _review(service, run_id)
+    _manifest(review)
+    try:
+        return step(review)
+    except InputsChanged as exc:
+        raise _conflict(exc) from None
+
+
+def _store(service: Any) -> ReviewStore:
+    """The review objects of this deployment's output store: tasks and answers are filed by
+    key, whichever run made them."""
+    return ReviewStore(service.store(service.output_url), service.settings.list_page_size)
+
+
+def _stored_task(store: ReviewStore, task_key: str) -> dict[str, Any]:
+    try:
+        return store.task(task_key)
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key[:80]}: {exc}") from None
+    except UnknownTask:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}") from None
+
+
+@router.get("/v1/review/tasks", operation_id="list_review_tasks")
+def list_tasks(
+    service: ServiceDep,
+    _: Reviewer,
+    run: Annotated[str, Query(min_length=1, max_length=200)],
+    code: Annotated[str | None, Query(max_length=100)] = None,
+    field: Annotated[str | None, Query(max_length=1000)] = None,
+    document: Annotated[str | None, Query(max_length=1000)] = None,
+    policy: Annotated[str | None, Query(max_length=200)] = None,
+    state: Literal["unanswered", "answered", "disputed"] | None = None,
+    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,12}$")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    """A page of the run's tasks (in document then slot order) with each one's answer
+    state; ``next_cursor`` continues it (a rare filter may give a short page and a cursor)."""
+    review = _review(service, run)
+    manifest = _manifest(review)
+    ref = manifest.get("policy_ref") or ""
+    out: dict[str, Any] = {"run": run, "policy": ref, "tasks": manifest["tasks"]}
+    if policy is not None and policy not in (ref, ref.partition("@")[0]):
+        return {**out, "items": [], "next_cursor": None}
+    filters = {"code": code, "field": field, "doc_id": document}
+    page = review.store.page(manifest, int(cursor or 0), limit, filters, state)
+    return {**out, "items": page.rows, "next_cursor": page.cursor}
+
+
+@router.get("/v1/review/tasks/{task_key}", operation_id="get_review_task")
+def get_task(task_key: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+    """The task@1, where it was made (run, document, receipt), every answer to it in order,
+    each reviewer's latest and the state (disputed when they disagree)."""
+    store = _store(service)
+    stored = _stored_task(store, task_key)
+    answers = store.answers(task_key)
+    return {
+        **stored,
+        "answers": answers,
+        "latest": {a["reviewer"]: a for a in answers},
+        "state": task_state(answers),
+    }
+
+
+@router.post(
+    "/v1/review/tasks/{task_key}/answers",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="answer_review_task",
+)
+def answer_task(
+    task_key: str, body: AnswerIn, service: ServiceDep, key: Reviewer
+) -> dict[str, Any]:
+    """Add an answer (append-only: an earlier answer, this reviewer's or another's, is kept;
+    each reviewer's latest counts). 422 names the member when the answer breaks its task."""
+    from groundswell.shared.review.resolve import AnswerError, Resolver
+
+    stored = _stored_task(_store(service), task_key)
+    origin = stored["origin"]
+    review = _review(service, origin["run"])
+    record = {
+        "format": "answer@1",
+        "task": task_key,
+        "reviewer": key.name,
+        **body.model_dump(),
+        "time": utc_time(datetime.now(UTC)),
+    }
+    try:
+        packet = review.packet(origin["doc_id"], origin["receipt"])
+    except InputsChanged as exc:
+        raise _conflict(exc) from None
+    if packet is None:
+        raise _conflict(ValueError(f"the receipt {origin['receipt']} records a failure"))
+    try:  # checked as groundgate's resolve checks it (a correction is admitted again)
+        Resolver(packet).resolve(DEFAULT_REVIEW_POLICY, {key.name: chain([record])})
+    except AnswerError as exc:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY, f"{exc.member}: {exc.reason}"
+        ) from None
+    stored_as = review.store.add_answer(record)
+    answers = review.store.answers(task_key)
+    return {
+        "answer": record,
+        "stored_as": stored_as,
+        "answers": len(answers),
+        "state": task_state(answers),
+    }
+
+
+@router.get("/v1/runs/{run_id}/review/measures", operation_id="get_review_measures")
+def measures(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+    """The run's review load (tasks, answered, open, disputed, reviewers, median wait) and
+    groundgate's measures over its answers."""
+    return _run_step(service, run_id, RunReview.measures)
+
+
+@router.post("/v1/runs/{run_id}/review/resolve", operation_id="resolve_review")
+def resolve(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+    """Resolve each packet of the run from the answers so far; each resolution@1 is stored
+    under its key (``receipts/review/``) and the run's list is returned."""
+    return _run_step(service, run_id, RunReview.resolve)
+
+
+@router.get("/v1/runs/{run_id}/review/resolution", operation_id="get_review_resolution")
+def resolution(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+    """The run's latest resolution (404 before the first resolve)."""
+    found = _review(service, run_id).store.run_resolution(run_id)
+    if found is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"run {run_id} has not been resolved: POST .../resolve"
+        )
+    return found

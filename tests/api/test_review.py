@@ -1,0 +1,155 @@
+"""The review API on a real uvicorn over a real Redis and moto's S3: tasks of a finished run
+listed and paged with filters, answers from the key's reviewer (and refused naming the member
+when they break their task), two reviewers answering one task at the same moment both kept
+and shown disputed, measures and the stored resolution; scopes keep reviewers and runners to
+their routes."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+
+from groundswell.shared.settings import Settings, hash_api_key
+from tests.conftest import API_KEY, running_api
+from tests.shared.test_review_store import drive_run
+
+pytestmark = pytest.mark.integration
+
+RITA, SAM, OPS = "gs_rita_reviews", "gs_sam_reviews", "gs_ops_runs"
+
+
+@pytest.fixture
+def review_api(service_settings, output_bucket, tmp_path):
+    values = {
+        **service_settings,
+        "storage_url": f"s3://{output_bucket}/out",
+        "api_key_hashes": ",".join(
+            [
+                hash_api_key(API_KEY),
+                f"rita:review:{hash_api_key(RITA)}",
+                f"sam:review:{hash_api_key(SAM)}",
+                f"ops:runs:{hash_api_key(OPS)}",
+            ]
+        ),
+    }
+    _, record = drive_run(Settings(**values))
+    assert record.state == "succeeded", record.state
+    with running_api(values, tmp_path) as url:
+        yield url, record.id
+
+
+def _client(url: str, key: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=60)
+
+
+def _all_tasks(client: httpx.Client, run_id: str, **params) -> list[dict]:
+    items, cursor = [], None
+    while True:
+        query = {"run": run_id, "limit": 2, **params}
+        if cursor is not None:
+            query["cursor"] = cursor
+        page = client.get("/v1/review/tasks", params=query)
+        assert page.status_code == 200, page.text
+        items += page.json()["items"]
+        cursor = page.json()["next_cursor"]
+        if cursor is None:
+            return items
+
+
+def test_review_over_the_api(review_api):
+    url, run_id = review_api
+    rita, sam, ops = _client(url, RITA), _client(url, SAM), _client(url, OPS)
+
+    # Scopes: a runs key reviews nothing, a review key reads no runs.
+    refused = ops.get("/v1/review/tasks", params={"run": run_id})
+    assert refused.status_code == 403
+    assert "the API key 'ops' has the scopes runs" in refused.json()["detail"]
+    assert "needs the scope 'review'" in refused.json()["detail"]
+    assert rita.get(f"/v1/runs/{run_id}").status_code == 403
+    assert ops.post(f"/v1/runs/{run_id}/review/resolve").status_code == 403
+
+    # The tasks, paged by cursor; filters by code, document and policy version.
+    first = rita.get("/v1/review/tasks", params={"run": run_id, "limit": 3}).json()
+    assert first["policy"] == "default@1" and len(first["items"]) == 3
+    assert first["next_cursor"] == "3"
+    tasks = _all_tasks(rita, run_id)
+    assert len(tasks) == first["tasks"] > 5
+    assert all(t["state"] == "unanswered" for t in tasks)
+    code = tasks[0]["codes"][0]
+    assert _all_tasks(rita, run_id, code=code) == [t for t in tasks if code in t["codes"]]
+    doc = tasks[-1]["doc_id"]
+    assert _all_tasks(rita, run_id, document=doc) == [t for t in tasks if t["doc_id"] == doc]
+    assert len(_all_tasks(rita, run_id, policy="default")) == len(tasks)
+    assert _all_tasks(rita, run_id, policy="strict@1") == []
+    assert rita.get("/v1/review/tasks", params={"run": "nope"}).status_code == 404
+    bad_state = rita.get("/v1/review/tasks", params={"run": run_id, "state": "done"})
+    assert bad_state.status_code == 422 and "state" in bad_state.json()["detail"]
+
+    # One task with its answers; unknown keys are 404.
+    one = next(t for t in tasks if t["mode"] == "review")
+    shown = rita.get(f"/v1/review/tasks/{one['task']}").json()
+    assert shown["task"]["format"] == "task@1" and shown["answers"] == []
+    assert shown["origin"] == {"run": run_id, "doc_id": one["doc_id"], "receipt": one["receipt"]}
+    assert rita.get("/v1/review/tasks/sha256:" + "0" * 64).status_code == 404
+    assert rita.get("/v1/review/tasks/nope").status_code == 404
+    missing = rita.post(
+        "/v1/review/tasks/sha256:" + "1" * 64 + "/answers", json={"verdict": "unsure"}
+    )
+    assert missing.status_code == 404
+
+    # Bad answers: 422 naming the member; the reviewer and time are the server's.
+    path = f"/v1/review/tasks/{one['task']}/answers"
+    forged = rita.post(path, json={"verdict": "unsure", "reviewer": "sam"})
+    assert forged.status_code == 422 and forged.json()["detail"].startswith("reviewer: set by")
+    wrong_choice = rita.post(path, json={"verdict": "choose", "decision": 999})
+    assert wrong_choice.status_code == 422
+    assert wrong_choice.json()["detail"].startswith("decision: not a choice of the task")
+    verdict = rita.post(path, json={"verdict": "maybe"})
+    assert verdict.status_code == 422 and verdict.json()["detail"].startswith("verdict:")
+    assert rita.get(f"/v1/review/tasks/{one['task']}").json()["answers"] == []
+
+    # Two reviewers answer the task at the same moment: both are kept, the task is disputed.
+    choices = [c["decision"] for c in shown["task"]["choices"]]
+    agree = (
+        {"verdict": "confirm"}
+        if len(choices) == 1
+        else {"verdict": "choose", "decision": choices[0]}
+    )
+    bodies = {"rita": (rita, agree), "sam": (sam, {"verdict": "not_in_document", "ms": 900})}
+    barrier = threading.Barrier(len(bodies))
+    results: dict[str, httpx.Response] = {}
+
+    def send(name: str) -> None:
+        client, body = bodies[name]
+        barrier.wait()
+        results[name] = client.post(path, json=body)
+
+    threads = [threading.Thread(target=send, args=(name,)) for name in bodies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {n: r.status_code for n, r in results.items()} == {"rita": 201, "sam": 201}
+    assert results["rita"].json()["answer"]["reviewer"] == "rita"
+    assert results["sam"].json()["answer"]["time"].endswith("Z")
+    after = rita.get(f"/v1/review/tasks/{one['task']}").json()
+    assert sorted(a["reviewer"] for a in after["answers"]) == ["rita", "sam"]
+    assert after["state"] == "disputed" and set(after["latest"]) == {"rita", "sam"}
+    disputed = _all_tasks(rita, run_id, state="disputed")
+    assert [t["task"] for t in disputed] == [one["task"]]
+    assert len(_all_tasks(rita, run_id, state="unanswered")) == len(tasks) - 1
+
+    # Measures and the resolution.
+    measured = rita.get(f"/v1/runs/{run_id}/review/measures").json()
+    assert measured["load"]["disputed"] == 1 and measured["load"]["reviewers"] == 2
+    assert measured["load"]["unanswered"] == len(tasks) - 1
+    assert measured["measures"]["packets"] == 1
+    assert measured["measures"]["kinds"][one["item"]]["answers"] == 2
+    assert rita.get(f"/v1/runs/{run_id}/review/resolution").status_code == 404
+    resolved = sam.post(f"/v1/runs/{run_id}/review/resolve")
+    assert resolved.status_code == 200, resolved.text
+    body = resolved.json()
+    assert body["statuses"]["disputed"] == 1 and body["skipped"] == []
+    assert rita.get(f"/v1/runs/{run_id}/review/resolution").json() == body
