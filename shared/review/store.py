@@ -413,6 +413,12 @@ class RunReview:
             policy=ctx.policy.admit,
         )
 
+    def tasks(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """(row, task@1) of each task of the run, in document then slot order: what
+        ``groundswell review tasks RUN`` writes, one task a line in canonical JSON."""
+        for _, row in self.store.rows(self.manifest()):
+            yield row, self.store.task(row["task"])["task"]
+
     def task(self, key: str) -> dict[str, Any]:
         """The stored task with its answers, its state and each reviewer's latest answer."""
         found = self.store.task(key)

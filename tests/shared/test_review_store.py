@@ -172,3 +172,54 @@ def test_an_unfinished_run_has_no_tasks_yet(settings):
     record, _ = service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
     with pytest.raises(ReviewUnavailable, match="once it has finished"):
         RunReview(service, record).manifest()
+
+
+AUDIT = {
+    **DEFAULT_REVIEW_POLICY,
+    "audit": {"rate": "0.5", "seed": "run-review"},
+    "agree": 2,
+    "rejected": True,
+}
+
+
+def test_a_runs_tasks_are_groundgates_review_tasks_of_its_receipts(redis_server, tmp_path):
+    """Under a review policy with an audit and rejected slots, the tasks stored for a run are,
+    packet by packet and in order, the tasks groundgate's store makes of the same packets."""
+    import redis
+
+    from groundswell.shared.canonical import canonical_text
+    from tests.shared.review.oracle import Oracle
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings = Settings(
+        broker_url=redis_server.url, storage_url=str(tmp_path / "out"), review_policy=AUDIT
+    )
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    assert review.manifest()["policy"] == AUDIT
+    listed = list(review.tasks())
+    assert {task["mode"] for _, task in listed} == {"audit", "review"}
+    oracle = Oracle(tmp_path / "groundgate")
+    try:
+        compared = 0
+        units = list(review.units())  # every admission unit, with tasks or without
+        assert len(units) == 9
+        for doc_id, _, load in units:
+            packet = load()
+            assert packet is not None
+            key = oracle.admit(
+                {
+                    "document": packet.text,
+                    "schema": packet.schema,
+                    "candidates": packet.candidates,
+                    "policy": packet.policy,
+                }
+            )
+            assert key == packet.key, doc_id
+            theirs = [canonical_text(t) for t in oracle.tasks(key, AUDIT)]
+            ours = [canonical_text(t) for r, t in listed if r["doc_id"] == doc_id]
+            assert ours == theirs, doc_id
+            compared += len(ours)
+        assert compared == len(listed) > 10
+    finally:
+        oracle.close()
