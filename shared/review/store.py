@@ -41,6 +41,7 @@ PIECE_ROWS = 4096
 MAX_ANSWERS = 10_000  # answers read for one task (a task has a handful)
 STATES = ("unanswered", "answered", "disputed")
 ROW_FILTERS = ("doc_id", "field", "code")
+ANSWERS = "review/answers/"
 
 
 class UnknownTask(LookupError):
@@ -64,7 +65,7 @@ def task_object(key: str) -> str:
 
 
 def answers_prefix(key: str) -> str:
-    return f"review/answers/{key_hex(key)}/"
+    return f"{ANSWERS}{key_hex(key)}/"
 
 
 def resolution_object(key: str) -> str:
@@ -260,6 +261,14 @@ class ReviewStore:
         """The answers to a task, oldest first (by the time in their object names)."""
         return [record for _, record in self._stamped(key)]
 
+    def answered(self) -> set[str]:
+        """The key of every task that has an answer, from one listing of all answers (a page
+        per thousand answers), rather than one listing per task."""
+        out: set[str] = set()
+        for page in self.store.list_pages(ANSWERS, page_size=self.page_size):
+            out.update("sha256:" + info.key[len(ANSWERS) :].partition("/")[0] for info in page)
+        return out
+
     def logs(self, task_keys: list[str]) -> dict[str, list[dict[str, Any]]]:
         """The answer logs of one packet's tasks: each reviewer's answers in the order they
         were stored, chained as groundgate's answer logs are."""
@@ -325,8 +334,9 @@ def load_counts(store: ReviewStore, manifest: Mapping[str, Any], now: float) -> 
     counts = dict.fromkeys(STATES, 0)
     reviewers: set[str] = set()
     ages: list[float] = []
+    answered = store.answered()
     for _, row in store.rows(manifest):
-        answers = store.answers(row["task"])
+        answers = store.answers(row["task"]) if row["task"] in answered else []
         counts[task_state(answers)] += 1
         reviewers.update(a["reviewer"] for a in answers)
         if not answers:
@@ -472,10 +482,11 @@ class RunReview:
 
         manifest = self.manifest()
         tallies = Measures()
+        answered = self.store.answered()
         for doc_id, _, receipt_key, keys in packets_of(self.store, manifest):
-            logs = self.store.logs(keys)
-            if not logs:
+            if answered.isdisjoint(keys):
                 continue
+            logs = self.store.logs(keys)
             packet = self.packet(doc_id, receipt_key)
             if packet is not None:
                 tallies.add(packet, manifest["policy"], logs)

@@ -6,11 +6,13 @@ their routes."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import httpx
 import pytest
 
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from groundswell.shared.settings import Settings, hash_api_key
 from tests.conftest import API_KEY, running_api
 from tests.shared.test_review_store import drive_run
@@ -141,12 +143,34 @@ def test_review_over_the_api(review_api):
     assert [t["task"] for t in disputed] == [one["task"]]
     assert len(_all_tasks(rita, run_id, state="unanswered")) == len(tasks) - 1
 
+    # A correction is admitted again with the packet's other candidates: the reviewer's
+    # candidate (a person's) is stored as given; a model's is refused naming the member.
+    other = next(t for t in tasks if t["task"] != one["task"] and t["mode"] == "review")
+    unit = _client(url, API_KEY).get(f"/v1/runs/{run_id}/documents/{other['doc_id']}/receipts")
+    decisions = unit.json()["admit"]["receipt"]["decisions"]
+    other_task = rita.get(f"/v1/review/tasks/{other['task']}").json()["task"]
+    wanted = decisions[other_task["slot"]["decisions"][0]]["candidate_id"]
+    candidates = json.loads((SAMPLE_CORPUS / "candidates" / f"{other['doc_id']}.json").read_text())
+    original = next(c for c in candidates if c["id"] == wanted)
+    fix = {**original, "id": "fix-rita-1", "proposer": "person:rita"}
+    correction = {"verdict": "correct", "candidate": fix, "codes_kept": other_task["codes"]}
+    model = rita.post(
+        f"/v1/review/tasks/{other['task']}/answers",
+        json={**correction, "candidate": {**fix, "proposer": "model:x"}},
+    )
+    assert model.status_code == 422
+    assert model.json()["detail"] == "candidate.proposer: does not start with person:"
+    made = rita.post(f"/v1/review/tasks/{other['task']}/answers", json=correction)
+    assert made.status_code == 201, made.text
+    assert made.json()["answer"]["candidate"] == fix and made.json()["state"] == "answered"
+
     # Measures and the resolution.
     measured = rita.get(f"/v1/runs/{run_id}/review/measures").json()
     assert measured["load"]["disputed"] == 1 and measured["load"]["reviewers"] == 2
-    assert measured["load"]["unanswered"] == len(tasks) - 1
-    assert measured["measures"]["packets"] == 1
-    assert measured["measures"]["kinds"][one["item"]]["answers"] == 2
+    assert measured["load"]["answered"] == 1
+    assert measured["load"]["unanswered"] == len(tasks) - 2
+    assert measured["measures"]["packets"] == len({one["packet"], other["packet"]})
+    assert sum(k["answers"] for k in measured["measures"]["kinds"].values()) == 3
     assert rita.get(f"/v1/runs/{run_id}/review/resolution").status_code == 404
     resolved = sam.post(f"/v1/runs/{run_id}/review/resolve")
     assert resolved.status_code == 200, resolved.text
