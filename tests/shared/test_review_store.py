@@ -26,7 +26,7 @@ from groundswell.shared.review.tasks import make_tasks
 from groundswell.shared.settings import Settings
 
 
-def drive_run(settings: Settings, corpus: str = str(SAMPLE_CORPUS)):
+def drive_run(settings: Settings, corpus: str = str(SAMPLE_CORPUS), policy: str = "default"):
     """A run through the pipeline's own operations, its tasks sent to a list and run here."""
     from groundswell.shared.runs.models import RunSpec
     from groundswell.shared.runs.service import RunService
@@ -38,7 +38,7 @@ def drive_run(settings: Settings, corpus: str = str(SAMPLE_CORPUS)):
         RunStore(redis_client(settings.state_redis_url)),
         lambda kind, args: sent.append((kind, args)),
     )
-    record, _ = service.submit(RunSpec(corpus=corpus, policy="default"))
+    record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
     while sent:
         kind, args = sent.pop(0)
         if kind == "plan":
@@ -223,3 +223,26 @@ def test_a_runs_tasks_are_groundgates_review_tasks_of_its_receipts(redis_server,
         assert compared == len(listed) > 10
     finally:
         oracle.close()
+
+
+def test_a_new_policy_version_that_leaves_admission_alone_keeps_tasks_and_answers(settings):
+    """Reprocessing under a version that changes only verification: the same admission
+    receipts, so the same packets and tasks, and the answers given under the first run."""
+    service, first = drive_run(settings)
+    review = RunReview(service, first)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    review.store.add_answer(answer(rows[0]["task"], "ann", "not_in_document", None, 1))
+    policy, created = service.publish_policy(
+        {"name": "team", "extends": "default@1", "verify": {"accept_through": "exact"}}
+    )
+    assert (
+        created
+        and policy.admit_fingerprint == service.policies.resolve("default@1").admit_fingerprint
+    )
+    _, second = drive_run(settings, policy="team@1")
+    again = RunReview(service, service.get(second.id))
+    manifest = again.manifest()
+    assert manifest["policy_ref"] == "team@1"
+    assert [row["task"] for _, row in again.store.rows(manifest)] == [r["task"] for r in rows]
+    assert again.task(rows[0]["task"])["state"] == "answered"
+    assert again.measures()["load"]["answered"] == 1
