@@ -23,7 +23,7 @@ RITA, SAM, OPS = "gs_rita_reviews", "gs_sam_reviews", "gs_ops_runs"
 
 
 @pytest.fixture
-def review_api(service_settings, output_bucket, tmp_path):
+def review_api(service_settings, output_bucket, tmp_path, redis_server):
     values = {
         **service_settings,
         "storage_url": f"s3://{output_bucket}/out",
@@ -39,7 +39,7 @@ def review_api(service_settings, output_bucket, tmp_path):
     _, record = drive_run(Settings(**values))
     assert record.state == "succeeded", record.state
     with running_api(values, tmp_path) as url:
-        yield url, record.id
+        yield url, record.id, redis_server.url
 
 
 def _client(url: str, key: str) -> httpx.Client:
@@ -61,7 +61,7 @@ def _all_tasks(client: httpx.Client, run_id: str, **params) -> list[dict]:
 
 
 def test_review_over_the_api(review_api):
-    url, run_id = review_api
+    url, run_id, redis_url = review_api
     rita, sam, ops = _client(url, RITA), _client(url, SAM), _client(url, OPS)
 
     # Scopes: a runs key reviews nothing, a review key reads no runs.
@@ -176,4 +176,13 @@ def test_review_over_the_api(review_api):
     assert resolved.status_code == 200, resolved.text
     body = resolved.json()
     assert body["statuses"]["disputed"] == 1 and body["skipped"] == []
+    assert rita.get(f"/v1/runs/{run_id}/review/resolution").json() == body
+
+    # Redis lost: tasks, answers and the resolution are in object storage, and stay.
+    import redis
+
+    redis.Redis.from_url(redis_url).flushall()
+    kept = rita.get(f"/v1/review/tasks/{one['task']}").json()
+    assert sorted(a["reviewer"] for a in kept["answers"]) == ["rita", "sam"]
+    assert [t["task"] for t in _all_tasks(rita, run_id, state="disputed")] == [one["task"]]
     assert rita.get(f"/v1/runs/{run_id}/review/resolution").json() == body
