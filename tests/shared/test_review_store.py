@@ -246,3 +246,23 @@ def test_a_new_policy_version_that_leaves_admission_alone_keeps_tasks_and_answer
     assert [row["task"] for _, row in again.store.rows(manifest)] == [r["task"] for r in rows]
     assert again.task(rows[0]["task"])["state"] == "answered"
     assert again.measures()["load"]["answered"] == 1
+
+
+def test_a_stored_run_s_tasks_are_read_without_redis(settings):
+    """What a `review tasks RUN` command needs: the run from storage alone (no Redis)."""
+    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.runs.state import StorageOnly
+
+    service, record = drive_run(settings)
+    offline = RunService(Settings(storage_url=settings.storage_url), StorageOnly(), None)
+    stored = offline.get(record.id)
+    assert stored.terminal
+    made = [task for _, task in RunReview(offline, stored).tasks()]  # made from storage alone
+    assert len(made) > 5
+    assert [task for _, task in RunReview(service, record).tasks()] == made
+    packet = RunReview(service, record).packet
+    rows = [row for row, _ in RunReview(service, record).tasks()]
+    assert (
+        made[0]
+        == make_tasks(packet(rows[0]["doc_id"], rows[0]["receipt"]), DEFAULT_REVIEW_POLICY)[0]
+    )
