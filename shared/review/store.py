@@ -215,17 +215,24 @@ class ReviewStore:
     ) -> Page:
         """Up to ``limit`` rows from row ``cursor`` that pass the filters (document, field,
         code, answer state), each with its ``state``; at most ``scan`` rows are read, so a
-        rare filter returns a short page with a cursor rather than reading the whole run."""
+        rare filter returns a short page with a cursor rather than reading the whole run.
+
+        Without a state filter, the answers of the rows shown are listed (one listing a
+        row); with one, the answered tasks are found in one listing of every answer, and
+        only their answers are read."""
         out: list[dict[str, Any]] = []
-        n = cursor - 1
         scanned = 0
+        answered = None if state is None else self.answered()
         for n, row in self.rows(manifest, cursor):
             if len(out) == limit or scanned == scan:
                 return Page(out, str(n), scanned)
             scanned += 1
             if not _row_passes(row, filters):
                 continue
-            found = task_state(self.answers(row["task"]))
+            if answered is not None and row["task"] not in answered:
+                found = "unanswered"
+            else:
+                found = task_state(self.answers(row["task"]))
             if state is None or found == state:
                 out.append({**row, "state": found})
         return Page(out, None, scanned)
