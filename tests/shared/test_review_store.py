@@ -266,3 +266,19 @@ def test_a_stored_run_s_tasks_are_read_without_redis(settings):
         made[0]
         == make_tasks(packet(rows[0]["doc_id"], rows[0]["receipt"]), DEFAULT_REVIEW_POLICY)[0]
     )
+
+
+def test_tasks_are_not_made_from_a_document_that_changed_since_the_run(settings, tmp_path):
+    import shutil
+
+    from groundswell.shared.review.store import InputsChanged
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    service, record = drive_run(settings, str(corpus))
+    doc_id, _, load = next(iter(RunReview(service, record).units()))
+    assert load() is not None
+    path = corpus / "documents" / f"{doc_id}.txt"
+    path.write_text(path.read_text() + " changed")
+    with pytest.raises(InputsChanged, match=f"documents/{doc_id}.txt: the document changed"):
+        RunReview(service, record).manifest()
