@@ -106,11 +106,25 @@ def _stored_task(store: ReviewStore, task_key: str) -> dict[str, Any]:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}") from None
 
 
+def _latest_run(service: Any, policy: str, most: int = 1000) -> str:
+    """The newest finished run under the policy version ``policy`` (or NAME@latest)."""
+    ref = service.policies.resolve(policy).ref
+    for offset in range(0, most, 100):
+        records, total = service.list_runs(offset, 100)
+        for record in records:
+            finished = record.state in ("succeeded", "partially_failed")
+            if finished and record.policy.get("ref") == ref:
+                return record.id
+        if offset + 100 >= total:
+            break
+    raise HTTPException(status.HTTP_404_NOT_FOUND, f"no finished run under {ref}")
+
+
 @router.get("/v1/review/tasks", operation_id="list_review_tasks")
 def list_tasks(
     service: ServiceDep,
     _: Reviewer,
-    run: Annotated[str, Query(min_length=1, max_length=200)],
+    run: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     code: Annotated[str | None, Query(max_length=100)] = None,
     field: Annotated[str | None, Query(max_length=1000)] = None,
     document: Annotated[str | None, Query(max_length=1000)] = None,
@@ -120,13 +134,23 @@ def list_tasks(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
     """A page of the run's tasks (in document then slot order) with each one's answer
-    state; ``next_cursor`` continues it (a rare filter may give a short page and a cursor)."""
+    state; ``next_cursor`` continues it (a rare filter may give a short page and a cursor).
+    Without ``run``, the latest finished run under the ``policy`` version (NAME@N)."""
+    if run is None:
+        if policy is None:
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_ENTITY,
+                "run: give a run, or a policy version whose latest finished run to list",
+            )
+        run = _latest_run(service, policy)
     review = _review(service, run)
     manifest = _manifest(review)
     ref = manifest.get("policy_ref") or ""
     out: dict[str, Any] = {"run": run, "policy": ref, "tasks": manifest["tasks"]}
-    if policy is not None and policy not in (ref, ref.partition("@")[0]):
-        return {**out, "items": [], "next_cursor": None}
+    if policy is not None:
+        wanted = service.policies.resolve(policy).ref if "@" in policy else policy
+        if wanted not in (ref, ref.partition("@")[0]):
+            return {**out, "items": [], "next_cursor": None}
     filters = {"code": code, "field": field, "doc_id": document}
     page = review.store.page(manifest, int(cursor or 0), limit, filters, state)
     return {**out, "items": page.rows, "next_cursor": page.cursor}

@@ -86,6 +86,13 @@ def test_review_over_the_api(review_api):
     assert len(_all_tasks(rita, run_id, policy="default")) == len(tasks)
     assert _all_tasks(rita, run_id, policy="strict@1") == []
     assert rita.get("/v1/review/tasks", params={"run": "nope"}).status_code == 404
+    # Without a run: the latest finished run under a policy version.
+    latest = rita.get("/v1/review/tasks", params={"policy": "default@latest", "limit": 3}).json()
+    assert latest["run"] == run_id and latest["items"] == first["items"]
+    none = rita.get("/v1/review/tasks", params={"policy": "strict"})
+    assert none.status_code == 404 and none.json()["detail"] == "no finished run under strict@1"
+    neither = rita.get("/v1/review/tasks")
+    assert neither.status_code == 422 and neither.json()["detail"].startswith("run: give a run")
     bad_state = rita.get("/v1/review/tasks", params={"run": run_id, "state": "done"})
     assert bad_state.status_code == 422 and "state" in bad_state.json()["detail"]
 
