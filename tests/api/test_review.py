@@ -64,13 +64,25 @@ def test_review_over_the_api(review_api):
     url, run_id, redis_url = review_api
     rita, sam, ops = _client(url, RITA), _client(url, SAM), _client(url, OPS)
 
-    # Scopes: a runs key reviews nothing, a review key reads no runs.
+    # Scopes: a runs key reviews nothing and publishes no policy, a review key reads no runs,
+    # and a digest alone (the old form) may do everything.
     refused = ops.get("/v1/review/tasks", params={"run": run_id})
     assert refused.status_code == 403
-    assert "the API key 'ops' has the scopes runs" in refused.json()["detail"]
-    assert "needs the scope 'review'" in refused.json()["detail"]
-    assert rita.get(f"/v1/runs/{run_id}").status_code == 403
+    assert refused.json()["detail"] == (
+        "the API key 'ops' has the scopes runs; this route needs the scope 'review' (or admin)"
+    )
     assert ops.post(f"/v1/runs/{run_id}/review/resolve").status_code == 403
+    assert ops.get(f"/v1/runs/{run_id}").status_code == 200
+    assert ops.get("/v1/policies").status_code == 200
+    publish = ops.post("/v1/policies", json={"name": "scoped", "extends": "default@1"})
+    assert publish.status_code == 403 and "needs the scope 'admin'" in publish.json()["detail"]
+    assert rita.get(f"/v1/runs/{run_id}").status_code == 403
+    assert "needs the scope 'runs'" in rita.get("/v1/policies").json()["detail"]
+    admin = _client(url, API_KEY)
+    assert admin.get(f"/v1/runs/{run_id}").status_code == 200
+    assert admin.get("/v1/review/tasks", params={"run": run_id}).status_code == 200
+    wrong = _client(url, "gs_nobody").get(f"/v1/runs/{run_id}")
+    assert wrong.status_code == 403 and wrong.json()["detail"] == "invalid API key"
 
     # The tasks, paged by cursor; filters by code, document and policy version.
     first = rita.get("/v1/review/tasks", params={"run": run_id, "limit": 3}).json()
@@ -153,7 +165,7 @@ def test_review_over_the_api(review_api):
     # A correction is admitted again with the packet's other candidates: the reviewer's
     # candidate (a person's) is stored as given; a model's is refused naming the member.
     other = next(t for t in tasks if t["task"] != one["task"] and t["mode"] == "review")
-    unit = _client(url, API_KEY).get(f"/v1/runs/{run_id}/documents/{other['doc_id']}/receipts")
+    unit = admin.get(f"/v1/runs/{run_id}/documents/{other['doc_id']}/receipts")
     decisions = unit.json()["admit"]["receipt"]["decisions"]
     other_task = rita.get(f"/v1/review/tasks/{other['task']}").json()["task"]
     wanted = decisions[other_task["slot"]["decisions"][0]]["candidate_id"]
