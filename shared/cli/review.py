@@ -101,25 +101,54 @@ def _write_lines(output: str | None, text: str) -> None:
 
 
 @review.command("tasks")
-@packets_argument
+@click.argument("packets", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write tasks.jsonl here.")
 @policy_option
-def tasks_command(packets: tuple[str, ...], output: str | None, policy_path: str | None) -> None:
-    """The review tasks of each PACKET, as ``groundgate review tasks`` makes them.
+@click.option(
+    "--run",
+    "run_id",
+    help="A finished run's tasks instead of PACKETs (made once from its stored receipts, "
+    "under the configured GROUNDSWELL_REVIEW_POLICY; read from storage, no Redis needed).",
+)
+def tasks_command(
+    packets: tuple[str, ...], output: str | None, policy_path: str | None, run_id: str | None
+) -> None:
+    """The review tasks of each PACKET, as ``groundgate review tasks`` makes them, or of a
+    run (--run RUN_ID).
 
     One task@1 a line in canonical JSON, in packet then slot order; with -o, each task's
     key is printed (as groundgate prints them)."""
-    policy = _policy(policy_path)
+    if bool(packets) == bool(run_id):
+        raise InputError("give PACKET files or --run RUN_ID (one of the two)")
+    found = _run_tasks(run_id) if run_id else _packet_tasks(packets, _policy(policy_path))
+    _write_lines(output, "".join(canonical_text(t) + "\n" for t in found))
+    if output is not None:
+        for task in found:
+            click.echo(json_key("task@1", task))
+
+
+def _packet_tasks(packets: Sequence[str], policy: dict[str, Any]) -> list[dict[str, Any]]:
     found = []
     for path, resolver in _resolvers(packets).values():
         try:
             found += resolver.maker.tasks(policy)
         except PacketError as exc:
             raise InputError(f"{path}: {exc}") from exc
-    _write_lines(output, "".join(canonical_text(t) + "\n" for t in found))
-    if output is not None:
-        for task in found:
-            click.echo(json_key("task@1", task))
+    return found
+
+
+def _run_tasks(run_id: str) -> list[dict[str, Any]]:
+    from groundswell.shared.cli.policies import _registry_service
+    from groundswell.shared.review.store import InputsChanged, ReviewUnavailable, RunReview
+    from groundswell.shared.runs.service import RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        return [task for _, task in RunReview(service, service.get(run_id)).tasks()]
+    except RunNotFound:
+        raise InputError(f"no run {run_id}") from None
+    except (ReviewUnavailable, InputsChanged) as exc:
+        raise InputError(str(exc)) from None
 
 
 def read_answers(

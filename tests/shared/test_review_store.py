@@ -282,3 +282,24 @@ def test_tasks_are_not_made_from_a_document_that_changed_since_the_run(settings,
     path.write_text(path.read_text() + " changed")
     with pytest.raises(InputsChanged, match=f"documents/{doc_id}.txt: the document changed"):
         RunReview(service, record).manifest()
+
+
+def test_review_tasks_run_writes_a_stored_run_s_tasks(settings, tmp_path, monkeypatch):
+    """``groundswell review tasks --run RUN``: the run's tasks from storage (no broker)."""
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    service, record = drive_run(settings)
+    monkeypatch.delenv("GROUNDSWELL_BROKER_URL", raising=False)
+    env = {"GROUNDSWELL_STORAGE_URL": settings.storage_url, "GROUNDSWELL_BROKER_URL": ""}
+    out = tmp_path / "tasks.jsonl"
+    got = CliRunner().invoke(main, ["review", "tasks", "--run", record.id, "-o", str(out)], env=env)
+    assert got.exit_code == 0, got.output
+    lines = out.read_text().splitlines()
+    assert [json.loads(x) for x in lines] == [t for _, t in RunReview(service, record).tasks()]
+    assert len(got.output.splitlines()) == len(lines) > 5  # each task's key
+    both = CliRunner().invoke(main, ["review", "tasks", str(out), "--run", record.id], env=env)
+    assert both.exit_code == 2 and "one of the two" in both.output
+    missing = CliRunner().invoke(main, ["review", "tasks", "--run", "r-nope"], env=env)
+    assert missing.exit_code == 2 and "no run r-nope" in missing.output
