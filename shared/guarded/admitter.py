@@ -31,6 +31,27 @@ _PERCENT_ABLE = re.compile(r"%|percent|\brates?\b|margin|ratio|yield|\bshare\b",
 _CURRENCIES = ("$", "€", "£", "¥")
 
 
+_MONTH = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s*\Z", re.IGNORECASE
+)
+
+
+def _kind(view: TableView, t: Any) -> str:
+    """What a number is, for telling which numbers compete with a value: a year, a day of a
+    date, a percentage, an amount in a currency, or a plain number. Only numbers of the
+    value's own kind make a row or sentence ambiguous ("March 2, 2026" holds one year)."""
+    if YEAR.fullmatch(t.text):
+        return "year"
+    before = view.text[max(0, t.start - 12) : t.start]
+    if _MONTH.search(before):
+        return "day"
+    if view.percent_after(t.end):
+        return "percent"
+    if before.rstrip(" (\u00a0").endswith(_CURRENCIES):
+        return "amount"
+    return "number"
+
+
 def _year_alias(text: str) -> bool:
     return bool(YEAR.fullmatch(text.strip()))
 
@@ -260,12 +281,13 @@ class GuardedAdmitter(Admitter):
             ):
                 return  # the column names the cell
             slots = view.slots(cell.line)
+            kind = _kind(view, t)
             others = [
                 j
                 for j, (s, e) in enumerate(slots)
                 if j not in (0, cell.slot)
                 and any(
-                    x.value is not None and not YEAR.fullmatch(x.text)
+                    x.value is not None and _kind(view, x) == kind
                     for x in ctx.index.tokens_in(s, e)
                 )
             ]
@@ -283,10 +305,11 @@ class GuardedAdmitter(Admitter):
         if span is None:
             return  # a quote without offsets: located by groundgate's occurrence rules
         s, e = span
+        kind = _kind(view, t)
         quoted = [
             x
             for x in ctx.index.tokens_in(s, e)
-            if x.value is not None and x is not t and not YEAR.fullmatch(x.text)
+            if x.value is not None and x is not t and _kind(view, x) == kind
         ]
         if quoted:
             note(

@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-# Bumped whenever a change to the guards can move a decision or a receipt byte.
-GUARD_REVISION = "groundswell-guard/1"
+# Bumped whenever a change to the guards can move a decision or a receipt byte (the admission
+# fingerprint covers it, so a run recomputes guarded receipts made by an older revision).
+# 2: only numbers of the value's own kind (year, day of a date, percentage, amount, plain
+#    number) make a row or sentence ambiguous.
+GUARD_REVISION = "groundswell-guard/2"
 
 CHECKS = ("column", "row", "header", "scale", "sign", "unit_kind", "ambiguous")
 RELIEFS = ("relieve_scale", "relieve_key", "relieve_sign", "resolve_conflicts")

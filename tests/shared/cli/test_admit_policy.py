@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from groundswell.shared.admit import admit_packet
 from groundswell.shared.cli import main
-from groundswell.shared.guarded import DEFAULT_GUARD, GUARD_CODES
+from groundswell.shared.guarded import DEFAULT_GUARD, GUARD_CODES, GUARD_REVISION
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.settings import get_settings
 from groundswell.shared.storage import open_store
@@ -195,7 +195,7 @@ def test_policy_explain_guarded_prints_every_setting_and_code(registry):
     result = run("policy", "explain", "guarded")
     assert result.exit_code == 0, result.output
     text = result.output
-    assert "guard         revision groundswell-guard/1" in text
+    assert f"guard         revision {GUARD_REVISION}" in text
     for setting in DEFAULT_GUARD.as_dict():
         assert f"\n  {setting:<20} " in text
     assert "caption_lines        3" in text and "relieve_scale        true" in text
