@@ -25,7 +25,16 @@ pytestmark = pytest.mark.integration
 
 
 def scrape(port: int) -> dict[tuple[str, tuple], float]:
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    # The worker's metrics server may drop one connection while a pool child starts or
+    # exits (CI saw "Server disconnected without sending a response" once): ask again.
+    for attempt in range(3):
+        try:
+            text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+            break
+        except httpx.TransportError:
+            if attempt == 2:
+                raise
+            time.sleep(0.2)
     out: dict[tuple[str, tuple], float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
