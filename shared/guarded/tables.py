@@ -74,6 +74,7 @@ class TableView:
         # per line, built when first read (a value's table is read by every candidate in it)
         self._slots: dict[int, list[tuple[int, int]]] = {}
         self._header: dict[int, bool] = {}
+        self._labels: dict[tuple[int, int], list[tuple[int, str]]] = {}
 
     def span(self, n: int) -> tuple[int, int]:
         end = self.starts[n + 1] - 1 if n + 1 < self.n else len(self.text)
@@ -160,11 +161,14 @@ class TableView:
         return Cell(n, slot, len(slots), self.label(n), year, header, years, block)
 
     def row_labels(self, block: tuple[int, int]) -> list[tuple[int, str]]:
-        out = []
-        for n in range(block[0], block[1] + 1):
-            label = self.label(n)
-            if label is not None:
-                out.append((n, fold_label(label)))
+        out = self._labels.get(block)
+        if out is None:
+            out = []
+            for n in range(block[0], block[1] + 1):
+                label = self.label(n)
+                if label is not None:
+                    out.append((n, fold_label(label)))
+            self._labels[block] = out
         return out
 
     # --- scale statements ------------------------------------------------------------------
@@ -188,11 +192,20 @@ class TableView:
         powers = {s.power for s in self.statements}
         return powers.pop() if len(powers) == 1 else None
 
+    @cached_property
+    def _statements_by_line(self) -> dict[int, list[Statement]]:
+        out: dict[int, list[Statement]] = {}
+        for s in self.statements:
+            out.setdefault(s.line, []).append(s)
+        return out
+
     def _on_line(self, n: int, lo: int | None = None, hi: int | None = None) -> list[Statement]:
+        # by line: a value's table is read for every candidate in it, and a long filing
+        # states its scale many times
         return [
             s
-            for s in self.statements
-            if s.line == n and (lo is None or s.start >= lo) and (hi is None or s.end <= hi)
+            for s in self._statements_by_line.get(n, ())
+            if (lo is None or s.start >= lo) and (hi is None or s.end <= hi)
         ]
 
     def scale_in_force(
