@@ -9,7 +9,7 @@ answers move between the two.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -32,6 +32,10 @@ class ReviewPacket:
     references: list[Any] | None = None
     judgments: list[Any] | None = None
     packs: list[Any] | None = None
+    # The policy version that admitted the packet in a run: a correction is admitted again
+    # by that version's admitter (a guarded version's guards read it too), not groundgate's.
+    # Not part of the packet's key, which names only the inputs and the receipt.
+    version: Any = field(default=None, compare=False)
 
     @classmethod
     def admitted(cls, packet: dict[str, Any]) -> ReviewPacket:
@@ -55,7 +59,9 @@ class ReviewPacket:
         return cls(receipt=cls._admit(inputs, inputs["candidates"], inputs["judgments"]), **inputs)
 
     @staticmethod
-    def _admit(inputs: dict[str, Any], candidates: list[Any], judgments: Any) -> dict[str, Any]:
+    def _admit(
+        inputs: dict[str, Any], candidates: list[Any], judgments: Any, version: Any = None
+    ) -> dict[str, Any]:
         return admit(
             inputs["text"],
             inputs["schema"],
@@ -66,6 +72,7 @@ class ReviewPacket:
             references=inputs["references"],
             judgments=judgments,
             packs=inputs["packs"],
+            version=version,
         )
 
     def admit_again(self, candidates: list[Any], judgments: list[Any] | None) -> dict[str, Any]:
@@ -79,7 +86,7 @@ class ReviewPacket:
             "references": self.references,
             "packs": self.packs,
         }
-        return self._admit(inputs, candidates, judgments)
+        return self._admit(inputs, candidates, judgments, self.version)
 
     @cached_property
     def parsed_schema(self) -> Schema:

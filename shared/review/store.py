@@ -428,6 +428,7 @@ class RunReview:
             candidates=moved.candidates,
             receipt=unit["receipt"],
             policy=ctx.policy.admit,
+            version=ctx.policy,
         )
 
     def tasks(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:

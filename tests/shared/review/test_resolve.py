@@ -157,3 +157,26 @@ def test_the_latest_answer_counts_and_disagreement_is_shown(cases) -> None:
                   with_lead) == "not_in_document"  # fmt: skip
     assert status({"ann": [confirm]}, {**POLICIES[1], "agree": 2}) == "open"
     assert status({"ann": [_answer(task, verdict="unsure")]}) == "open"
+
+
+def test_a_correction_is_admitted_again_by_the_runs_policy_version() -> None:
+    """Under a guarded version a reviewer's correction meets the guards too: the header year
+    given as the value is admitted by groundgate's admission, and held by guarded's."""
+    from groundswell.shared.admit import admitter_for
+    from groundswell.shared.review.packets import ReviewPacket
+    from tests.shared.guarded.test_admitter import DOC, GUARDED, SCHEMA, at
+
+    cands = [{"id": "a", "field": "uk", "key": "2019", "value": "1190", "evidence": [at("1,190")]}]
+    fix = {"id": "r1", "field": "uk", "key": "2019", "value": "2019", "proposer": "person:ann",
+           "evidence": [at("2019")]}  # fmt: skip
+    seen = {}
+    for name, version in (("default", None), ("guarded", GUARDED)):
+        receipt = admitter_for(version, DOC, SCHEMA).admit(cands)
+        resolver = Resolver(ReviewPacket(DOC, SCHEMA, cands, receipt, version=version))
+        (task,) = resolver.maker.tasks(POLICIES[1])
+        record = _answer(task, verdict="correct", candidate=fix)
+        out = resolver.resolve(POLICIES[1], {"ann": chain([record])})
+        (correction,) = out.corrections
+        seen[name] = (out.resolution["slots"][0]["status"], correction.decision["codes"])
+    assert seen["default"] == ("corrected", [])
+    assert seen["guarded"] == ("open", ["VALUE_IS_HEADER"])
