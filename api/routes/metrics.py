@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
@@ -60,8 +62,6 @@ class QueueCollector:
         return []
 
     def collect(self):
-        from groundswell.shared.metrics import corpus_label
-
         service = self._service()
         depth = GaugeMetricFamily(
             "groundswell_queue_length", "Messages waiting per queue.", labels=["queue"]
@@ -86,24 +86,59 @@ class QueueCollector:
             active.add_metric([], len(run_ids))
             progressed = [t for t in service.runs.progressed_at(run_ids) if t]
             idle.add_metric([], max(0.0, time.time() - min(progressed)) if progressed else 0.0)
-            latest = sorted(
-                service.runs.policy_latest().items(),
-                key=lambda item: item[1].get("finished_at") or "",
-                reverse=True,
-            )
-            seen: set[tuple[str, str, str]] = set()
-            for (corpus, ref), rates in latest:
-                name, _, version = ref.partition("@")
-                key = (corpus_label(corpus), name, version)
-                if key in seen or len(seen) >= MAX_CORPUS_SERIES:
-                    continue  # one series per label set, the most recent run's
-                seen.add(key)
+            latest = service.runs.policy_latest().items()
+            for key, rates in newest_series(latest, "finished_at"):
                 for rate, family in per_policy:
                     if rates.get(rate) is not None:
                         family.add_metric(list(key), rates[rate])
+            reviews = list(review_families(service.runs.review_latest()))
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
-        yield from (depth, active, idle, *(family for _, family in per_policy))
+        yield from (depth, active, idle, *(family for _, family in per_policy), *reviews)
+
+
+def newest_series(
+    latest: Iterable[tuple[tuple[str, str], dict[str, Any]]], newest_by: str
+) -> Iterator[tuple[tuple[str, str, str], dict[str, Any]]]:
+    """(corpus label, policy, version) and the numbers of each label set, newest first (by
+    the member ``newest_by``): one series per label set, at most MAX_CORPUS_SERIES."""
+    from groundswell.shared.metrics import corpus_label
+
+    seen: set[tuple[str, str, str]] = set()
+    for (corpus, ref), numbers in sorted(
+        latest, key=lambda item: item[1].get(newest_by) or "", reverse=True
+    ):
+        name, _, version = ref.partition("@")
+        key = (corpus_label(corpus), name, version)
+        if key in seen or len(seen) >= MAX_CORPUS_SERIES:
+            continue
+        seen.add(key)
+        yield key, numbers
+
+
+def review_families(latest: dict) -> Iterator[GaugeMetricFamily]:
+    """The review gauges: per corpus and policy version, its newest reviewed run's numbers
+    (shared/review/gauges.py), as many series as the policy gauges at most."""
+    from groundswell.shared.review.gauges import GAUGES, TASK_STATES, TASKS_GAUGE
+
+    labels = ["corpus", "policy", "version"]
+    tasks = GaugeMetricFamily(
+        TASKS_GAUGE,
+        "Review tasks of the newest reviewed run of each corpus under each policy version, "
+        "by state (unanswered, answered, disputed).",
+        labels=[*labels, "state"],
+    )
+    families = [
+        (member, GaugeMetricFamily(name, text, labels=labels)) for name, member, text in GAUGES
+    ]
+    for key, numbers in newest_series(latest.items(), "run_id"):
+        for state in TASK_STATES:
+            tasks.add_metric([*key, state], numbers["tasks"].get(state, 0))
+        for member, family in families:
+            if numbers.get(member) is not None:
+                family.add_metric(list(key), numbers[member])
+    yield tasks
+    yield from (family for _, family in families)
 
 
 @router.get("/metrics", include_in_schema=False)

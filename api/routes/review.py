@@ -21,6 +21,7 @@ from groundswell.shared.review.store import (
     ReviewUnavailable,
     RunReview,
     UnknownTask,
+    latest_by_reviewer,
     task_state,
     utc_time,
 )
@@ -136,6 +137,21 @@ def list_tasks(
     """A page of the run's tasks (in document then slot order) with each one's answer
     state; ``next_cursor`` continues it (a rare filter may give a short page and a cursor).
     Without ``run``, the latest finished run under the ``policy`` version (NAME@N)."""
+    filters = {"code": code, "field": field, "doc_id": document}
+    return queue(service, run, policy, filters, state, cursor, limit)
+
+
+def queue(
+    service: Any,
+    run: str | None,
+    policy: str | None,
+    filters: dict[str, str | None],
+    state: str | None,
+    cursor: str | None,
+    limit: int,
+) -> dict[str, Any]:
+    """A page of a run's tasks under the filters (document, field, code), the policy version
+    and the answer state: what ``GET /v1/review/tasks`` answers, and the review page shows."""
     if run is None:
         if policy is None:
             raise HTTPException(
@@ -151,24 +167,29 @@ def list_tasks(
         wanted = service.policies.resolve(policy).ref if "@" in policy else policy
         if wanted not in (ref, ref.partition("@")[0]):
             return {**out, "items": [], "next_cursor": None}
-    filters = {"code": code, "field": field, "doc_id": document}
     page = review.store.page(manifest, int(cursor or 0), limit, filters, state)
     return {**out, "items": page.rows, "next_cursor": page.cursor}
 
 
-@router.get("/v1/review/tasks/{task_key}", operation_id="get_review_task")
-def get_task(task_key: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
-    """The task@1, where it was made (run, document, receipt), every answer to it in order,
-    each reviewer's latest and the state (disputed when they disagree)."""
+def task_with_answers(service: Any, task_key: str) -> dict[str, Any]:
+    """The stored task (404 when there is none), every answer to it in order, each
+    reviewer's latest and the state."""
     store = _store(service)
     stored = _stored_task(store, task_key)
     answers = store.answers(task_key)
     return {
         **stored,
         "answers": answers,
-        "latest": {a["reviewer"]: a for a in answers},
+        "latest": latest_by_reviewer(answers),
         "state": task_state(answers),
     }
+
+
+@router.get("/v1/review/tasks/{task_key}", operation_id="get_review_task")
+def get_task(task_key: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+    """The task@1, where it was made (run, document, receipt), every answer to it in order,
+    each reviewer's latest and the state (disputed when they disagree)."""
+    return task_with_answers(service, task_key)
 
 
 @router.post(
@@ -206,6 +227,7 @@ def answer_task(
             status.HTTP_422_UNPROCESSABLE_ENTITY, f"{exc.member}: {exc.reason}"
         ) from None
     stored_as = review.store.add_answer(record)
+    service.runs.mark_reviewed(origin["run"])  # its gauges are refreshed by reconcile
     answers = review.store.answers(task_key)
     return {
         "answer": record,
@@ -219,7 +241,14 @@ def answer_task(
 def measures(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
     """The run's review load (tasks, answered, open, disputed, reviewers, median wait) and
     groundgate's measures over its answers."""
-    return _run_step(service, run_id, RunReview.measures)
+    from groundswell.shared.review import gauges
+
+    def measured(review: RunReview) -> dict[str, Any]:
+        result = review.measures()
+        gauges.record(service, review.record, result)
+        return result
+
+    return _run_step(service, run_id, measured)
 
 
 @router.post("/v1/runs/{run_id}/review/resolve", operation_id="resolve_review")

@@ -43,11 +43,13 @@ def review() -> None:
     """Review tasks, answers and resolutions (groundgate 0.11's formats).
 
     \b
-    groundswell review tasks PACKET... [-o tasks.jsonl] [--review-policy FILE]
+    groundswell review tasks PACKET... | --run RUN_ID [-o tasks.jsonl] [--review-policy FILE]
     groundswell review resolve PACKET... --answers ANSWERS.jsonl... [-o resolutions.jsonl]
         [--review-policy FILE]
+    groundswell review resolve --run RUN_ID [--answers ANSWERS.jsonl...] [-o resolutions.jsonl]
     groundswell review measures PACKET... --answers ANSWERS.jsonl... [--review-policy FILE]
         [--json]
+    groundswell review measures --run RUN_ID [--json]
     """
 
 
@@ -58,9 +60,6 @@ policy_option = click.option(
     type=click.Path(exists=True, dir_okay=False),
     help="A review-policy@1 JSON file; without it, no audit, agree 1, no lead and no task "
     "for a rejected slot.",
-)
-packets_argument = click.argument(
-    "packets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
 )
 
 
@@ -138,15 +137,10 @@ def _packet_tasks(packets: Sequence[str], policy: dict[str, Any]) -> list[dict[s
 
 
 def _run_tasks(run_id: str) -> list[dict[str, Any]]:
-    from groundswell.shared.cli.policies import _registry_service
-    from groundswell.shared.review.store import InputsChanged, ReviewUnavailable, RunReview
-    from groundswell.shared.runs.service import RunNotFound
+    from groundswell.shared.review.store import InputsChanged, ReviewUnavailable
 
-    service, _ = _registry_service()
     try:
-        return [task for _, task in RunReview(service, service.get(run_id)).tasks()]
-    except RunNotFound:
-        raise InputError(f"no run {run_id}") from None
+        return [task for _, task in _run_review(run_id).tasks()]
     except (ReviewUnavailable, InputsChanged) as exc:
         raise InputError(str(exc)) from None
 
@@ -204,19 +198,23 @@ def _answer_error(exc: AnswerError, pk: str, where: dict[tuple[str, str, int], s
     return InputError(f"{at}: {exc.member}: {exc.reason}")
 
 
-answers_option = click.option(
-    "--answers",
-    "answers",
-    multiple=True,
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="An answers JSONL file: answer@1 records, or a groundgate answer log (repeatable).",
-)
+packets_argument = click.argument("packets", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+
+
+def answers_option(note: str):
+    return click.option(
+        "--answers",
+        "answers",
+        multiple=True,
+        type=click.Path(exists=True, dir_okay=False),
+        help=f"An answers JSONL file: answer@1 records, or a groundgate answer log "
+        f"(repeatable; {note}).",
+    )
 
 
 @review.command("resolve")
 @packets_argument
-@answers_option
+@answers_option("required with PACKETs, added to the run's answers with --run")
 @click.option(
     "-o",
     "--output",
@@ -224,15 +222,34 @@ answers_option = click.option(
     help="Write the resolutions here: one resolution@1 a line, in canonical JSON.",
 )
 @policy_option
+@click.option(
+    "--run",
+    "run_id",
+    help="Resolve a finished run from its stored answers (and the --answers files, stored "
+    "with them first), instead of PACKETs.",
+)
 def resolve_command(
-    packets: tuple[str, ...], answers: tuple[str, ...], output: str | None, policy_path: str | None
+    packets: tuple[str, ...],
+    answers: tuple[str, ...],
+    output: str | None,
+    policy_path: str | None,
+    run_id: str | None,
 ) -> None:
     """The resolution@1 of each PACKET from the answers to its tasks, as ``groundgate review
-    resolve`` makes it.
+    resolve`` makes it, or of each packet of a run (--run RUN_ID).
 
     For each packet, prints the resolution's key, then one line a slot: its value, or why it
-    has none. An answer to a task of no PACKET, or one that breaks its task, exits 2 naming
-    its file, line and member."""
+    has none. An answer to a task of no PACKET (or of no stored task), or one that breaks its
+    task, exits 2 naming its file, line and member; with --run nothing is stored then."""
+    if bool(packets) == bool(run_id):
+        raise InputError("give PACKET files or --run RUN_ID (one of the two)")
+    if run_id:
+        found = _run_resolutions(run_id, answers)
+        if output is not None:
+            Path(output).write_text("".join(canonical_text(r) + "\n" for r in found), "utf-8")
+        return
+    if not answers:
+        raise InputError("--answers: give the answers to the PACKETs' tasks")
     policy = _policy(policy_path)
     resolvers = _resolvers(packets)
     logs, where = read_answers(answers, resolvers)
@@ -248,6 +265,85 @@ def resolve_command(
             click.echo(line)
     if output is not None:
         Path(output).write_text("".join(canonical_text(r) + "\n" for r in found), "utf-8")
+
+
+def _run_review(run_id: str):
+    from groundswell.shared.cli.policies import _registry_service
+    from groundswell.shared.review.store import RunReview
+    from groundswell.shared.runs.service import RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        return RunReview(service, service.get(run_id))
+    except RunNotFound:
+        raise InputError(f"no run {run_id}") from None
+
+
+def _run_resolutions(run_id: str, answers: Sequence[str]) -> list[dict[str, Any]]:
+    """Store the answers of the files (each checked against its stored task first, as the
+    API checks an answer; one stored before is not stored again), then resolve the run."""
+    from groundswell.shared.review.store import (
+        InputsChanged,
+        ReviewUnavailable,
+        UnknownTask,
+        resolution_object,
+    )
+
+    review = _run_review(run_id)
+    try:
+        policy = review.manifest()["policy"]
+        resolvers: dict[str, tuple[str, Resolver]] = {}
+        for key in dict.fromkeys(_answered_tasks(answers)):
+            try:
+                origin = review.store.task(key)["origin"]
+            except (UnknownTask, ValueError):
+                continue  # read_answers names the file and line of its answer
+            packet = review.packet(origin["doc_id"], origin["receipt"])
+            if packet is not None and packet.key not in resolvers:
+                resolvers[packet.key] = (origin["doc_id"], Resolver(packet))
+        logs, where = read_answers(answers, resolvers)
+        for pk, by_reviewer in logs.items():
+            try:
+                resolvers[pk][1].resolve(policy, by_reviewer)
+            except AnswerError as exc:
+                raise _answer_error(exc, pk, where) from exc
+        added = sum(
+            review.store.import_answer({k: v for k, v in r.items() if k not in CHAIN})
+            for by_reviewer in logs.values()
+            for records in by_reviewer.values()
+            for r in records
+        )
+        total = sum(len(rs) for by_reviewer in logs.values() for rs in by_reviewer.values())
+        body = review.resolve()
+    except (ReviewUnavailable, InputsChanged) as exc:
+        raise InputError(str(exc)) from None
+    if answers:
+        click.echo(f"answers: {added} stored, {total - added} stored before", err=True)
+    found = []
+    for entry in body["packets"]:
+        resolution = json.loads(review.output.get(resolution_object(entry["resolution"])))
+        found.append(resolution)
+        click.echo(f"{entry['resolution']} {entry['doc_id']}")
+        for line in _slot_lines(resolution):
+            click.echo(line)
+    for line in body["skipped"]:
+        click.echo(f"skipped: {line}", err=True)
+    return found
+
+
+def _answered_tasks(paths: Sequence[str]) -> list[str]:
+    """The task named by each record of the answer files (lines that are not records are
+    named by read_answers)."""
+    keys = []
+    for path in paths:
+        for line in read_text(path).splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("task"), str):
+                keys.append(record["task"])
+    return keys
 
 
 _NO_VALUE = {
@@ -277,16 +373,34 @@ def _slot_lines(resolution: dict[str, Any]) -> list[str]:
 
 @review.command("measures")
 @packets_argument
-@answers_option
+@answers_option("with PACKETs")
 @policy_option
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
+@click.option(
+    "--run",
+    "run_id",
+    help="A finished run's review load and the measures of its stored answers, instead of "
+    "PACKETs (with Redis configured, also kept for the gauges).",
+)
 def measures_command(
-    packets: tuple[str, ...], answers: tuple[str, ...], policy_path: str | None, as_json: bool
+    packets: tuple[str, ...],
+    answers: tuple[str, ...],
+    policy_path: str | None,
+    as_json: bool,
+    run_id: str | None,
 ) -> None:
     """The measures of the answers to the tasks of PACKETs, as ``groundgate review measures``
     counts them: per item kind and field, answers, median time, one-key answers, agreement
-    with blind labels and the escapes the audit finds. Exit 1 when a packet is left out (its
-    answers break their tasks; named on stderr)."""
+    with blind labels and the escapes the audit finds; or a run's (--run RUN_ID), with its
+    review load. Exit 1 when a packet is left out (its answers break their tasks; named on
+    stderr)."""
+    if bool(packets) == bool(run_id):
+        raise InputError("give PACKET files or --run RUN_ID (one of the two)")
+    if run_id:
+        _run_measures(run_id, as_json)
+        return
+    if not answers:
+        raise InputError("--answers: give the answers to the PACKETs' tasks")
     policy = _policy(policy_path)
     resolvers = _resolvers(packets)
     logs, where = read_answers(answers, resolvers)
@@ -305,4 +419,33 @@ def measures_command(
         for line in lines(measured):
             click.echo(line)
     if measured["skipped"]:
+        raise SystemExit(1)
+
+
+def _run_measures(run_id: str, as_json: bool) -> None:
+    from groundswell.shared.review import gauges
+    from groundswell.shared.review.store import InputsChanged, ReviewUnavailable
+
+    review = _run_review(run_id)
+    try:
+        result = review.measures()
+    except (ReviewUnavailable, InputsChanged) as exc:
+        raise InputError(str(exc)) from None
+    gauges.record(review.service, review.record, result)
+    for line in result["measures"]["skipped"]:
+        click.echo(f"skipped: {line}", err=True)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, sort_keys=True, ensure_ascii=True))
+    else:
+        load = result["load"]
+        wait = load["open_median_age_seconds"]
+        click.echo(f"run {result['run']} under {result['policy_ref']}")
+        click.echo(
+            f"tasks: {load['tasks']}, answered {load['answered']}, disputed "
+            f"{load['disputed']}, open {load['open']}, reviewers {load['reviewers']}, median "
+            "wait " + ("none" if wait is None else f"{wait:.0f} s")
+        )
+        for line in lines(result["measures"]):
+            click.echo(line)
+    if result["measures"]["skipped"]:
         raise SystemExit(1)

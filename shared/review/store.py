@@ -254,6 +254,16 @@ class ReviewStore:
             raise RuntimeError(f"{key}: an answer with this name exists")  # a uuid4 collision
         return key
 
+    def import_answer(self, record: Mapping[str, Any]) -> bool:
+        """Store an answer given elsewhere (a file, groundgate's answer log), named by its
+        own time and content, so importing it again adds nothing; False when it was there.
+        ``record`` is an answer@1 without its log's chain members."""
+        time_, _, fraction = record["time"].removesuffix("Z").partition(".")
+        stamp = time_.replace("-", "").replace(":", "") + (fraction + "000000")[:6] + "Z"
+        name = json_key("answer@1", dict(record))[7:39]
+        key = f"{answers_prefix(record['task'])}{stamp}-{name}.json"
+        return self.store.put(key, canonical_text(dict(record)).encode(), create_only=True)
+
     def _stamped(self, key: str) -> list[tuple[str, dict[str, Any]]]:
         out: list[tuple[str, dict[str, Any]]] = []
         for page in self.store.list_pages(answers_prefix(key), page_size=self.page_size):

@@ -46,7 +46,7 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
 
     now = now or time.time()
     runs, settings = service.runs, service.settings
-    stats = {"runs": 0, "batches": 0, "plans": 0, "finalized": 0, "rebuilt": 0}
+    stats = {"runs": 0, "batches": 0, "plans": 0, "finalized": 0, "rebuilt": 0, "reviews": 0}
     stats["rebuilt"] = sync_from_storage(service)
     for run_id in runs.active_run_ids():
         record = runs.get(run_id)
@@ -76,6 +76,9 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
             runs.nudge(run_id)
             service.enqueue(FINALIZE, [run_id])
             stats["finalized"] += 1
+    from groundswell.shared.review.gauges import refresh
+
+    stats["reviews"] = refresh(service)  # runs answered since: their numbers for the gauges
     return stats
 
 

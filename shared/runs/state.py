@@ -680,6 +680,35 @@ class RunStore:
                 out[(corpus, ref)] = json.loads(value)
         return out
 
+    # -- review gauges (shared/review/gauges.py) -----------------------------------------
+
+    def mark_reviewed(self, run_id: str) -> None:
+        """A run was answered: its review numbers are due for a refresh (a set of run ids,
+        each once, emptied by the refreshes)."""
+        self.r.sadd(f"{PREFIX}:review_due", run_id)
+
+    def take_reviewed(self, most: int) -> list[str]:
+        return list(self.r.spop(f"{PREFIX}:review_due", most) or [])
+
+    def set_review_latest(
+        self, corpus: str, policy_ref: str, run_id: str, numbers: dict[str, Any]
+    ) -> None:
+        """Per corpus and policy version, the review numbers of its newest reviewed run: an
+        older run's numbers never replace a newer run's (run ids sort by time)."""
+        key, field = f"{PREFIX}:review_latest", json.dumps([corpus, policy_ref])
+        held = self.r.hget(key, field)
+        if held is not None and json.loads(held).get("run_id", "") > run_id:
+            return
+        self.r.hset(key, field, json.dumps({"run_id": run_id, **numbers}))
+
+    def review_latest(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """``(corpus, NAME@N)`` -> the review numbers of its newest reviewed run."""
+        out = {}
+        for field, value in self.r.hgetall(f"{PREFIX}:review_latest").items():
+            corpus, ref = json.loads(field)
+            out[(corpus, ref)] = json.loads(value)
+        return out
+
     # -- finishing ----------------------------------------------------------------------
 
     def claim_finalize(self, run_id: str, ttl: int) -> bool:

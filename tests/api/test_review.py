@@ -190,6 +190,16 @@ def test_review_over_the_api(review_api):
     assert measured["load"]["unanswered"] == len(tasks) - 2
     assert measured["measures"]["packets"] == len({one["packet"], other["packet"]})
     assert sum(k["answers"] for k in measured["measures"]["kinds"].values()) == 3
+    # ... and kept for the gauges, per policy version (no run id among the labels).
+    from prometheus_client.parser import text_string_to_metric_families
+
+    scraped = httpx.get(f"{url}/metrics", timeout=60).text
+    family = next(
+        f for f in text_string_to_metric_families(scraped) if f.name == "groundswell_review_tasks"
+    )
+    by_state = {s.labels["state"]: s.value for s in family.samples}
+    assert by_state == {"unanswered": len(tasks) - 2, "answered": 1, "disputed": 1}
+    assert {s.labels["policy"] + "@" + s.labels["version"] for s in family.samples} == {"default@1"}
     assert rita.get(f"/v1/runs/{run_id}/review/resolution").status_code == 404
     resolved = sam.post(f"/v1/runs/{run_id}/review/resolve")
     assert resolved.status_code == 200, resolved.text

@@ -98,13 +98,23 @@ GAUGES = {
     "groundswell_policy_escape_rate": {"corpus", "policy", "version"},
     "groundswell_policy_right_admitted_rate": {"corpus", "policy", "version"},
     "groundswell_policy_review_rate": {"corpus", "policy", "version"},
+    "groundswell_review_tasks": {"corpus", "policy", "version", "state"},
+    "groundswell_review_reviewers": {"corpus", "policy", "version"},
+    "groundswell_review_open_median_age_seconds": {"corpus", "policy", "version"},
+    "groundswell_review_agreement_rate": {"corpus", "policy", "version"},
+    "groundswell_review_escape_rate": {"corpus", "policy", "version"},
 }
-# The gauges of the latest finished run per corpus and policy version.
+# The gauges of the latest finished (or newest reviewed) run per corpus and policy version.
 PER_CORPUS = {
     "groundswell_policy_grounding_rate",
     "groundswell_policy_escape_rate",
     "groundswell_policy_right_admitted_rate",
     "groundswell_policy_review_rate",
+    "groundswell_review_tasks",
+    "groundswell_review_reviewers",
+    "groundswell_review_open_median_age_seconds",
+    "groundswell_review_agreement_rate",
+    "groundswell_review_escape_rate",
 }
 # Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
@@ -630,6 +640,19 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
                 ("s3://b/labels", "strict@2"): {"grounding_rate": 0.5, "escape_rate": None},
             }
 
+        def review_latest(self):
+            numbers = {
+                "tasks": {"unanswered": 7, "answered": 2, "disputed": 1},
+                "reviewers": 2,
+                "open_median_age_seconds": 3600.0,
+                "agreement_rate": 0.75,
+                "escape_rate": None,  # nothing audited yet: no series
+            }
+            return {
+                ("/data/one/filings", "guarded@1"): {**numbers, "run_id": "20260102T0Z-a"},
+                ("/data/one/filings", "guarded@2"): {**numbers, "run_id": "20260103T0Z-a"},
+            }
+
     class Service:
         runs = Runs()
 
@@ -656,6 +679,14 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         ("groundswell_policy_review_rate", 0.15),
     ):
         assert [s.value for s in families[name].samples] == [value, value], name
+    tasks = families["groundswell_review_tasks"].samples
+    assert {(s.labels["version"], s.labels["state"]): s.value for s in tasks} == {
+        (v, state): n
+        for v in ("1", "2")
+        for state, n in (("unanswered", 7), ("answered", 2), ("disputed", 1))
+    }
+    assert families["groundswell_review_escape_rate"].samples == []
+    assert [s.value for s in families["groundswell_review_agreement_rate"].samples] == [0.75] * 2
 
 
 def test_alert_expressions_use_documented_metrics_and_bounded_labels() -> None:
@@ -721,6 +752,7 @@ def test_dashboard_has_the_rows() -> None:
         "Admission",
         "Escapes",
         "Admission by policy version",
+        "Review",
         "Policy versions compared over time",
         "Tasks",
         "Queues",

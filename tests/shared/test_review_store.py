@@ -303,3 +303,85 @@ def test_review_tasks_run_writes_a_stored_run_s_tasks(settings, tmp_path, monkey
     assert both.exit_code == 2 and "one of the two" in both.output
     missing = CliRunner().invoke(main, ["review", "tasks", "--run", "r-nope"], env=env)
     assert missing.exit_code == 2 and "no run r-nope" in missing.output
+
+
+def test_answered_runs_reach_the_gauges_through_reconcile(settings):
+    """Answering marks the run; the periodic reconcile computes its numbers from storage and
+    keeps them per corpus and policy version, where the API's collector reads them. An older
+    run's numbers never replace a newer run's."""
+    from groundswell.api.routes.metrics import review_families
+    from groundswell.shared.metrics import corpus_label
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    assert service.reconcile()["reviews"] == 0  # nothing answered: nothing refreshed
+    assert service.runs.review_latest() == {}
+    one = next(r for r in rows if r["mode"] == "review")
+    review.store.add_answer(answer(one["task"], "ann", "not_in_document", None, 1))
+    service.runs.mark_reviewed(record.id)
+    service.runs.mark_reviewed(record.id)  # marked twice, refreshed once
+    assert service.reconcile()["reviews"] == 1
+    assert service.reconcile()["reviews"] == 0
+    numbers = service.runs.review_latest()[(record.corpus, "default@1")]
+    assert numbers["run_id"] == record.id and numbers["reviewers"] == 1
+    assert numbers["tasks"] == {"unanswered": len(rows) - 1, "answered": 1, "disputed": 0}
+    assert numbers["open_median_age_seconds"] >= 0
+    service.runs.set_review_latest(record.corpus, "default@1", "19990101T000000Z-0", numbers)
+    assert service.runs.review_latest()[(record.corpus, "default@1")]["run_id"] == record.id
+
+    families = {f.name: f.samples for f in review_families(service.runs.review_latest())}
+    labels = {"corpus": corpus_label(record.corpus), "policy": "default", "version": "1"}
+    by_state = {s.labels["state"]: s.value for s in families["groundswell_review_tasks"]}
+    assert by_state == {"unanswered": len(rows) - 1, "answered": 1, "disputed": 0}
+    assert all(s.labels.items() >= labels.items() for s in families["groundswell_review_tasks"])
+    (reviewers,) = families["groundswell_review_reviewers"]
+    assert reviewers.value == 1 and reviewers.labels == labels
+
+
+def test_review_resolve_and_measures_of_a_run_from_the_command_line(settings, tmp_path):
+    """``review resolve --run RUN --answers FILE``: a team's answers (answer@1 records or a
+    groundgate answer log) are checked against their stored tasks, stored once (a second
+    import adds nothing), and the run is resolved; a bad answer exits 2 naming its file and
+    line and stores nothing. ``review measures --run RUN`` counts them."""
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    one = next(r for r in rows if r["mode"] == "review")
+    env = {"GROUNDSWELL_STORAGE_URL": settings.storage_url, "GROUNDSWELL_BROKER_URL": ""}
+    cli = CliRunner()
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**answer(one["task"], "ann", "maybe"), "verdict": "maybe"}) + "\n")
+    got = cli.invoke(
+        main, ["review", "resolve", "--run", record.id, "--answers", str(bad)], env=env
+    )
+    assert got.exit_code == 2 and f"{bad}:1: verdict:" in got.output, got.output
+    assert review.store.answers(one["task"]) == []
+
+    good = tmp_path / "answers.jsonl"
+    good.write_text(json.dumps(answer(one["task"], "ann", "not_in_document", None, 3)) + "\n")
+    out = tmp_path / "resolutions.jsonl"
+    args = ["review", "resolve", "--run", record.id, "--answers", str(good), "-o", str(out)]
+    got = cli.invoke(main, args, env=env)
+    assert got.exit_code == 0, got.output
+    assert "answers: 1 stored, 0 stored before" in got.output
+    assert [a["reviewer"] for a in review.store.answers(one["task"])] == ["ann"]
+    resolutions = [json.loads(x) for x in out.read_text().splitlines()]
+    slot = next(s for r in resolutions for s in r["slots"] if s["task"] == one["task"])
+    assert slot["status"] == "not_in_document"
+    again = cli.invoke(main, args, env=env)
+    assert "answers: 0 stored, 1 stored before" in again.output
+    assert len(review.store.answers(one["task"])) == 1
+
+    measured = cli.invoke(main, ["review", "measures", "--run", record.id, "--json"], env=env)
+    assert measured.exit_code == 0, measured.output
+    body = json.loads(measured.output)
+    assert body["load"]["answered"] == 1 and body["load"]["unanswered"] == len(rows) - 1
+    words = cli.invoke(main, ["review", "measures", "--run", record.id], env=env)
+    assert f"tasks: {len(rows)}, answered 1, disputed 0" in words.output
+    assert cli.invoke(main, ["review", "measures"], env=env).exit_code == 2
