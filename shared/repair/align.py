@@ -467,10 +467,11 @@ def smith_waterman(
     matched)`` of the best cell (the first in row-major order on ties), or None.
 
     Three states per cell (a match or mismatch, a gap in the target, a gap in the query), each
-    carrying the start and the matched count of the path that reached it, so only two rows are
-    kept. Ties between states go to the diagonal, then the target gap, then the query gap; a
-    gap is opened rather than extended on equal scores: the same choices as gtrex, which make
-    the same start and count.
+    carrying the start and the matched count of the path that reached it; only two rows are
+    kept, and of those only the positive cells that can still reach the best score. Ties
+    between states go to the diagonal, then the target gap, then the query gap; a gap is
+    opened rather than extended on equal scores: the same choices as gtrex, which make the
+    same start and count.
     """
     # A local alignment starts and peaks at a match, so the rows and columns before the first
     # matching token are all zero and those after the last one cannot hold the best cell.
@@ -490,6 +491,28 @@ def smith_waterman(
     return best, best_start + shift, best_end + shift, best_hits
 
 
+def _ungapped(
+    query: Sequence[Hashable], columns: dict[Hashable, list[int]], match: float, mismatch: float
+) -> float:
+    """The best score of an alignment without gaps (a maximal run along one diagonal), read
+    from the matching cells alone: a score the full alignment reaches at least."""
+    last: dict[int, tuple[int, float]] = {}
+    best = 0.0
+    for i, q in enumerate(query):
+        for j in columns.get(q, ()):
+            diagonal = j - i
+            got = last.get(diagonal)
+            score = match
+            if got is not None:
+                carried = got[1] + (i - got[0] - 1) * mismatch
+                if carried > 0.0:
+                    score += carried
+            last[diagonal] = (i, score)
+            if score > best:
+                best = score
+    return best
+
+
 def _smith_waterman(
     query: Sequence[Hashable], target: Sequence[Hashable], params: AlignmentParams
 ) -> tuple[float, int, int, int] | None:
@@ -499,45 +522,90 @@ def _smith_waterman(
     match, mismatch = params.match_score, params.mismatch_score
     g_open, g_ext = params.gap_open, params.gap_extend
     neg = -math.inf
-    width = m + 1
-    p_main = [0.0] * width
-    p_start = [0] * width
-    p_hits = [0] * width
-    p_gt = [neg] * width
-    p_gt_start = [0] * width
-    p_gt_hits = [0] * width
+    columns: dict[Hashable, list[int]] = {}  # the (1-based) columns of each target key
+    for j, t in enumerate(target, 1):
+        got = columns.get(t)
+        if got is None:
+            columns[t] = [j]
+        else:
+            got.append(j)
+    # The best cell scores at least the best gapless run. A cell cannot lead anywhere higher
+    # than its score plus a match for every row (and column) left, so a cell, or a gap state,
+    # below that floor is dropped: no path through it reaches the best score, so the best cell
+    # and every choice on its path are the same as with every cell kept. The slack keeps the
+    # comparison safe from rounding (with the default scores, every sum is exact).
+    floor = _ungapped(query, columns, match, mismatch) - 1e-6
+    # Only cells with a positive score are kept, by column: a cell can be positive only at a
+    # match, below-right of a cell above -mismatch, below a cell above -gap_open or a target
+    # gap above -gap_extend, or along a query gap that is still positive.
+    diag_keep, open_keep, ext_keep = -mismatch, -g_open, -g_ext
+    prev: dict[int, tuple[float, int, int]] = {}  # column -> (score, start, matched)
+    prev_gt: dict[int, tuple[float, int, int]] = {}  # column -> the target gap's state
     best = 0.0
     best_start = best_end = best_hits = 0
-    for q in query:
-        main = [0.0] * width
-        start = list(range(width))  # a zero cell starts (restarts) where it is
-        hits = [0] * width
-        gt = [neg] * width
-        gt_start = [0] * width
-        gt_hits = [0] * width
-        gq, gq_start, gq_hits = neg, 0, 0
+    for i, q in enumerate(query):
+        rows_left = n - 1 - i
+        hits = columns.get(q, ())
+        if match * (rows_left + 1) >= floor:
+            wanted = set(hits)
+        else:
+            # A match that starts a path here can no longer reach the floor.
+            wanted = {j for j in hits if j - 1 in prev}
+        for j, cell in prev.items():
+            if cell[0] > diag_keep and j < m:
+                wanted.add(j + 1)
+            if cell[0] > open_keep:
+                wanted.add(j)
+        for j, cell in prev_gt.items():
+            if cell[0] > ext_keep:
+                wanted.add(j)
+        row: dict[int, tuple[float, int, int]] = {}
+        row_gt: dict[int, tuple[float, int, int]] = {}
+        if not wanted:
+            prev, prev_gt = row, row_gt
+            continue
+        order = sorted(wanted)
+        count = len(order)
+        k = 0
+        left_j = -1
         left_main = 0.0
-        left_start = 0
-        left_hits = 0
-        diag_prev = 0.0
-        for j, t in enumerate(target, 1):
-            # Gap in the target (from the row above); a gap state at or below zero can never
-            # decide a positive cell, so it is not kept.
-            up = p_main[j]
-            opened = up + g_open
-            extended = p_gt[j] + g_ext
+        left_start = left_hits = 0
+        gq, gq_start, gq_hits = neg, 0, 0
+        while True:
+            # The next cell: the next wanted column, or the one after a live query gap.
+            ahead = order[k] if k < count else m + 1
+            if 0 <= left_j < m and left_j + 1 < ahead and (left_main > open_keep or gq > ext_keep):
+                j = left_j + 1
+            elif k < count:
+                j = ahead
+                k += 1
+            else:
+                break
+            if j != left_j + 1:  # the cell to the left is zero
+                left_main = 0.0
+                gq = neg
+            left_j = j
+            reach = match * (rows_left if rows_left < m - j else m - j)
+            # Gap in the target (from the row above); ties open rather than extend.
+            up = prev.get(j)
+            opened = (up[0] if up is not None else 0.0) + g_open
+            t_gap = prev_gt.get(j)
+            extended = t_gap[0] + g_ext if t_gap is not None else neg
+            t_start = t_hits = 0
             if opened >= extended:
                 t_score = opened
                 if opened > 0.0:
-                    gt[j] = opened
-                    gt_start[j] = t_start = p_start[j]
-                    gt_hits[j] = t_hits = p_hits[j]
+                    assert up is not None
+                    t_start, t_hits = up[1], up[2]
+                    if opened + reach >= floor:
+                        row_gt[j] = (opened, t_start, t_hits)
             else:
                 t_score = extended
                 if extended > 0.0:
-                    gt[j] = extended
-                    gt_start[j] = t_start = p_gt_start[j]
-                    gt_hits[j] = t_hits = p_gt_hits[j]
+                    assert t_gap is not None
+                    t_start, t_hits = t_gap[1], t_gap[2]
+                    if extended + reach >= floor:
+                        row_gt[j] = (extended, t_start, t_hits)
             # Gap in the query (along this row).
             opened = left_main + g_open
             extended = gq + g_ext
@@ -545,7 +613,11 @@ def _smith_waterman(
                 gq, gq_start, gq_hits = opened, left_start, left_hits
             else:
                 gq = extended
-            if q == t:
+            if gq + reach < floor:
+                gq = neg
+            diag = prev.get(j - 1)
+            diag_prev = diag[0] if diag is not None else 0.0
+            if q == target[j - 1]:
                 diagonal = diag_prev + match
                 is_match = 1
             else:
@@ -556,26 +628,24 @@ def _smith_waterman(
                 score = t_score
             if gq > score:
                 score = gq
-            if score <= 0.0:
+            if score <= 0.0 or score + reach < floor:
                 left_main, left_start, left_hits = 0.0, j, 0
-            else:
-                if score == diagonal:
-                    if diag_prev > 0:
-                        s, h = p_start[j - 1], p_hits[j - 1] + is_match
-                    else:
-                        s, h = j - 1, is_match
-                elif score == t_score:
-                    s, h = t_start, t_hits
+                continue
+            # Ties go to the diagonal, then the target gap, then the query gap.
+            if score == diagonal:
+                if diag is not None:
+                    s, h = diag[1], diag[2] + is_match
                 else:
-                    s, h = gq_start, gq_hits
-                main[j] = left_main = score
-                start[j] = left_start = s
-                hits[j] = left_hits = h
-                if score > best:
-                    best, best_start, best_end, best_hits = score, s, j, h
-            diag_prev = up
-        p_main, p_start, p_hits = main, start, hits
-        p_gt, p_gt_start, p_gt_hits = gt, gt_start, gt_hits
+                    s, h = j - 1, is_match
+            elif score == t_score:
+                s, h = t_start, t_hits
+            else:
+                s, h = gq_start, gq_hits
+            row[j] = (score, s, h)
+            left_main, left_start, left_hits = score, s, h
+            if score > best:
+                best, best_start, best_end, best_hits = score, s, j, h
+        prev, prev_gt = row, row_gt
     if best <= 0.0:
         return None
     return best, best_start, best_end, best_hits
