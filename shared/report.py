@@ -1,7 +1,9 @@
 """HTML pages: the report of a run, and the review page of one admission receipt.
 
-The report of a run shows the summary, then each document's claims and candidates with their
-spans highlighted in the source, the ones that need a person first. The review page
+The report of a run shows a table of contents, the summary, the codes, the documents that
+need a person most, a page of documents (their counts, then each one's claims and candidates
+with their spans highlighted in the source) and the failed units; ``shared/runs/report_pages``
+picks the page's documents (filters, cursors) and its review tasks. The review page
 (``groundswell report RECEIPT DOC SCHEMA CANDIDATES``) shows each candidate's outcome, codes
 and value, with its evidence highlighted in the document.
 
@@ -10,13 +12,14 @@ on, so no text from a document, claim, candidate or receipt can become markup. P
 self-contained (inline CSS, no scripts), so they can be mailed or attached to a ticket.
 
 Python prepares plain values (offsets mapped to characters, snippets cut, labels compared);
-the templates only lay them out. Documents are prepared one at a time, as the template
-reaches them, so a report holds one document's text and views at once.
+the templates only lay them out. Documents are prepared one at a time, so a report holds one
+document's text at once, and the views (snippets, not texts) of one page.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any
@@ -24,6 +27,15 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
+from groundswell.shared.runs.report_pages import (
+    ReportQuery,
+    ReviewLinks,
+    Selection,
+    receipt_tally,
+    receipt_url,
+    review_url,
+    task_url,
+)
 from groundswell.shared.summary import (
     OUTCOMES,
     REPAIR_ACTIONS,
@@ -236,6 +248,7 @@ def _candidates(
             {
                 "id": _text(cid),
                 "field": _text(d.get("field")),
+                "key": d.get("key") if isinstance(d.get("key"), str) else None,
                 "value": _text(d.get("value")),
                 "unit": _text(d.get("unit")),
                 "outcome": _text(outcome),
@@ -283,7 +296,70 @@ def _document(
                 admit.get("pages"),
                 None if admit.get("normalized") else layout,
             )
-    return {"id": doc_id, "errors": errors, "claims": claims, "candidates": candidates}
+    tally: Counter[str] = Counter()
+    for kind, unit in units.items():
+        tally.update(receipt_tally(kind, unit.get("receipt")))
+    counts = {
+        "verdicts": [(v, tally[f"claims.verdict.{v}"]) for v in VERDICTS],
+        "outcomes": [(o, tally[f"candidates.outcome.{o}"]) for o in OUTCOMES],
+        "failed": sum(u.get("index", {}).get("status") == "failed" for u in units.values()),
+    }
+    return {
+        "id": doc_id,
+        "errors": errors,
+        "claims": claims,
+        "candidates": candidates,
+        "counts": counts,
+    }
+
+
+def _shown(doc: dict[str, Any], query: ReportQuery) -> dict[str, Any]:
+    """A document's claims and candidates that pass the page's filters: a filter on claims
+    (verdict) hides the candidates unless one on candidates (outcome, code) is also set."""
+    on_claims = query.verdict is not None
+    on_candidates = query.outcome is not None or query.code is not None
+    claims, candidates = doc["claims"], doc["candidates"]
+    if on_claims:
+        claims = [c for c in claims if c["verdict"] == query.verdict]
+    elif on_candidates:
+        claims = []
+    if on_candidates:
+        candidates = [
+            k
+            for k in candidates
+            if (query.outcome is None or k["outcome"] == query.outcome)
+            and (query.code is None or query.code in k["codes"])
+        ]
+    elif on_claims:
+        candidates = []
+    return {**doc, "claims": claims, "candidates": candidates}
+
+
+def _links(
+    doc: dict[str, Any], run_id: str | None, query: ReportQuery, review: ReviewLinks | None
+) -> dict[str, Any]:
+    """The links of a document's section: itself filtered, its receipts, each decision's
+    review task (or the review queue of its document when the run's tasks are not made
+    yet), and each code's decisions in this report and in the review queue."""
+    doc_id = doc["id"]
+    links = {
+        "document": query.href(document=doc_id),
+        "receipts": receipt_url(run_id, doc_id) if run_id else None,
+    }
+    queue = review_url(run_id, document=doc_id) if run_id else None
+    for k in doc["candidates"]:
+        task = None
+        if run_id and review is not None and review.covers(doc_id):
+            task = review.task(doc_id, k["field"], k["key"])
+        k["task"] = task_url(task) if task else None
+        k["review"] = k["task"] or queue
+        k["code_links"] = [(c, *_code_links(c, run_id, query)) for c in k["codes"]]
+    return {**doc, "links": links}
+
+
+def _code_links(code: str, run_id: str | None, query: ReportQuery) -> tuple[str, str | None]:
+    """A code's decisions in this report, and in the review queue."""
+    return query.href(code=code), review_url(run_id, code=code) if run_id else None
 
 
 def _interest(units: dict[str, dict[str, Any]]) -> tuple[int, int]:
@@ -357,12 +433,24 @@ def render_report(
     max_documents: int = 50,
     total_documents: int | None = None,
     load_layout: Callable[[str], dict[str, Any] | None] | None = None,
+    *,
+    query: ReportQuery | None = None,
+    selection: Selection | None = None,
+    review: ReviewLinks | None = None,
+    highlights: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> str:
-    """The HTML report of a run. ``index`` holds the rows of the documents to show (a run's
-    reader picks them from its highlights); ``total_documents`` is how many the run has, for
-    the note on the rest. Each document's text is read when its section is rendered, and let
-    go after it; ``load_layout`` gives a PDF's layout (called after ``load_document``), so
-    each located span shows the region of its words on its pages."""
+    """The HTML report of a run. ``index`` holds the rows of the documents to show;
+    ``total_documents`` is how many the run has, for the note on the rest. Each document's
+    text is read when its section is rendered, and let go after it; ``load_layout`` gives a
+    PDF's layout (called after ``load_document``), so each located span shows the region of
+    its words on its pages.
+
+    A run's reader (``shared/runs/read.py``) passes the page: ``query`` (its filters and
+    cursor), ``selection`` (its documents in ``doc_id`` order and the cursors of the pages
+    around it), ``review`` (the review tasks of its documents, when the run's are made) and
+    ``highlights`` (the documents that need a person most, listed on the first page).
+    Without a selection, the documents given are shown those that need a person first."""
+    query = query or ReportQuery(per_page=max_documents)
     by_doc: dict[str, dict[str, dict[str, Any]]] = {}
     for row in index:
         by_doc.setdefault(row["doc_id"], {})[row["kind"]] = {"index": row}
@@ -370,21 +458,105 @@ def render_report(
         for unit in units.values():
             key = unit["index"].get("receipt")
             unit["receipt"] = load_receipt(key) if key else None
-    order = sorted(by_doc, key=lambda d: (_interest(by_doc[d]), d))
+    if selection is None:
+        order = sorted(by_doc, key=lambda d: (_interest(by_doc[d]), d))
+    else:
+        order = list(by_doc)
     shown = order[:max_documents]
     total = max(total_documents or 0, len(order))
+    run_id = _text(summary.get("run_id")) or None
+    view = _summary_view(summary)
 
     def documents() -> Iterator[dict[str, Any]]:
         for doc_id in shown:
             units = by_doc.pop(doc_id)
             text = load_document(doc_id)
             layout = load_layout(doc_id) if load_layout is not None and text is not None else None
-            yield _document(doc_id, text, units, load_labels(doc_id), layout)
+            doc = _document(doc_id, text, units, load_labels(doc_id), layout)
+            yield _links(_shown(doc, query), run_id, query, review)
 
+    # The document list (its counts) and the sections below it go through the documents once.
+    listed = list(documents())
     page = template("run_report.html").generate(
-        **_summary_view(summary), documents=documents(), hidden=total - len(shown)
+        **view,
+        documents=listed,
+        hidden=0 if query.filters() else total - len(shown),
+        filters=list(query.filters().items()),
+        clear=query.href(**dict.fromkeys(query.filters())),
+        paging=_paging(query, selection),
+        code_links={code: _code_links(code, run_id, query) for code, _ in view["codes"]},
+        filter_links={
+            "verdict": {v: query.href(verdict=v) for v in VERDICTS},
+            "outcome": {o: query.href(outcome=o) for o in OUTCOMES},
+        },
+        failed=_failed(summary, query, run_id),
+        attention=_attention(highlights, query) if highlights is not None else [],
+        review_made=review is not None,
     )
     return "".join(page)
+
+
+def _paging(query: ReportQuery, selection: Selection | None) -> dict[str, Any] | None:
+    if selection is None:
+        return None
+    return {
+        "first": None if selection.first else query.href(after=None, before=None),
+        "previous": query.href(after=None, before=selection.previous)
+        if selection.previous
+        else None,
+        "next": query.href(after=selection.next, before=None) if selection.next else None,
+        "stopped": selection.stopped,
+        "scanned": selection.scanned,
+    }
+
+
+def _failed(summary: dict[str, Any], query: ReportQuery, run_id: str | None) -> dict[str, Any]:
+    """The failed units and input errors the summary recorded (its first ones), each with
+    where it was (file:line), its field and message, and a link to its document."""
+    errors = []
+    for e in summary.get("errors") or []:
+        if not isinstance(e, dict):
+            continue
+        unit = _text(e.get("unit"))
+        doc_id = unit.partition("/")[2]
+        errors.append(
+            {
+                "unit": unit,
+                "where": _text(e.get("file")) + (f":{e['line']}" if e.get("line") else ""),
+                "field": _text(e.get("field")),
+                "message": _text(e.get("message")),
+                "document": query.href(document=doc_id) if doc_id else None,
+                "receipts": receipt_url(run_id, doc_id) if run_id and doc_id else None,
+            }
+        )
+    return {
+        "units": summary.get("failed_units", 0),
+        "errors_total": summary.get("errors_total", len(errors)),
+        "errors": errors,
+    }
+
+
+ATTENTION = 20  # documents listed on the first page as needing a person most
+
+
+def _attention(
+    highlights: Callable[[], list[dict[str, Any]]], query: ReportQuery
+) -> list[dict[str, Any]]:
+    out = []
+    for h in highlights():
+        if len(out) == ATTENTION:
+            break
+        if h.get("failed_units") or h.get("flagged"):
+            doc_id = _text(h.get("doc_id"))
+            out.append(
+                {
+                    "id": doc_id,
+                    "failed": h.get("failed_units", 0),
+                    "flagged": h.get("flagged", 0),
+                    "href": query.href(document=doc_id),
+                }
+            )
+    return out
 
 
 # -- the review page of one receipt -----------------------------------------------------------

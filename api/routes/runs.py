@@ -168,12 +168,31 @@ def read_report(
     run_id: str,
     service: ServiceDep,
     _: Principal,
-    documents: Annotated[int, Query(ge=1, le=1000)] = 50,
+    documents: Annotated[int, Query(ge=1, le=1000, description="Documents a page.")] = 50,
+    verdict: Annotated[str | None, Query(max_length=100)] = None,
+    outcome: Annotated[str | None, Query(max_length=100)] = None,
+    code: Annotated[str | None, Query(max_length=200)] = None,
+    document: Annotated[str | None, Query(max_length=1000)] = None,
+    after: Annotated[str | None, Query(max_length=1000, description="Next page.")] = None,
+    before: Annotated[str | None, Query(max_length=1000, description="Previous page.")] = None,
 ) -> HTMLResponse:
-    """An HTML page: the summary, then documents with their spans highlighted in the source."""
+    """An HTML page: a table of contents, the summary, the codes (each linking to its
+    decisions), a page of documents in id order with their counts and spans highlighted in
+    the source (filtered by claim verdict, candidate outcome, code or document; paged with
+    ``after``/``before`` cursors), and the failed units with their errors."""
     get_run(service, run_id)
+    query = {
+        "verdict": verdict,
+        "outcome": outcome,
+        "code": code,
+        "document": document,
+        "after": after,
+        "before": before,
+    }
     try:
-        return HTMLResponse(service.report(run_id, documents))
+        return HTMLResponse(
+            service.report(run_id, documents, **{k: v for k, v in query.items() if v})
+        )
     except RunNotFinished as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
 

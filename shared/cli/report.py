@@ -99,8 +99,13 @@ def review_receipt(
     "--documents",
     default=50,
     show_default=True,
-    help="A run: documents to show, most interesting first.",
+    help="A run: documents a page (in id order; those that need a person are listed first).",
 )
+@click.option("--verdict", help="A run: only documents with claims of this verdict.")
+@click.option("--outcome", help="A run: only documents with candidates of this outcome.")
+@click.option("--code", help="A run: only documents with decisions of this code.")
+@click.option("--document", "only_document", metavar="DOC_ID", help="A run: only this document.")
+@click.option("--after", metavar="DOC_ID", help="A run: the page of documents after DOC_ID.")
 @receipt_options
 @click.option(
     "--layout",
@@ -114,13 +119,20 @@ def report(
     inputs: tuple[str, ...],
     output: str | None,
     documents: int,
+    verdict: str | None,
+    outcome: str | None,
+    code: str | None,
+    only_document: str | None,
+    after: str | None,
     **options: Any,
 ) -> None:
     """Write an HTML report.
 
     \b
-    RUN_ID: the report of a finished run: its summary, then the documents that need a person
-    first, with each claim's and candidate's span highlighted in the source.
+    RUN_ID: a page of the report of a finished run: its contents, summary, codes, the
+    documents that need a person most, a page of documents in id order (--documents a page,
+    --after the next; filtered by --verdict, --outcome, --code or --document) with each
+    claim's and candidate's span highlighted in the source, and the failed units.
     \b
     RECEIPT DOC SCHEMA CANDIDATES: re-derive the admission receipt from its inputs (as
     check-receipt does; exit 1 and no page when it does not match), then write its review
@@ -132,8 +144,11 @@ def report(
         return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
 
     if len(inputs) == 4:
-        if given("documents"):
-            raise click.UsageError("--documents is for the report of a run (one RUN_ID)")
+        run_only = ("documents", "verdict", "outcome", "code", "only_document", "after")
+        for name in run_only:
+            if given(name):
+                flag = "--document" if name == "only_document" else f"--{name}"
+                raise click.UsageError(f"{flag} is for the report of a run (one RUN_ID)")
         review_receipt(*inputs, output, **options)
         return
     if len(inputs) != 1:
@@ -143,17 +158,24 @@ def report(
     extra = [f"--{n.replace('_', '-')}" for n in _RECEIPT_ONLY if given(n)]
     if extra:
         raise click.UsageError(f"{', '.join(extra)}: only with RECEIPT DOC SCHEMA CANDIDATES")
-    _report_run(inputs[0], output, documents)
+    query = {
+        "verdict": verdict,
+        "outcome": outcome,
+        "code": code,
+        "document": only_document,
+        "after": after,
+    }
+    _report_run(inputs[0], output, documents, {k: v for k, v in query.items() if v})
 
 
-def _report_run(run_id: str, output: str | None, documents: int) -> None:
+def _report_run(run_id: str, output: str | None, documents: int, query: dict[str, str]) -> None:
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.cli.runs import _fail
     from groundswell.shared.runs.service import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
     try:
-        page = service.report(run_id, documents)
+        page = service.report(run_id, documents, **query)
     except RunNotFound as exc:
         _fail(f"no run {exc}", 2)
     except RunNotFinished as exc:

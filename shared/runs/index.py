@@ -305,6 +305,17 @@ class RunIndex:
                 yield json.loads(line)
             number, row = number + 1, 0
 
+    def rows_before(self, before: Key) -> Iterator[dict[str, Any]]:
+        """Rows in reverse index order, from just before ``before``."""
+        number, row = self._from(before, inclusive=True)
+        if number >= len(self.pieces):
+            number, row = len(self.pieces) - 1, None
+        while number >= 0:
+            lines = self.piece(number).lines
+            for line in reversed(lines[:row]):
+                yield json.loads(line)
+            number, row = number - 1, None
+
     def page(self, after: Key | None, limit: int) -> tuple[list[dict[str, Any]], bool]:
         """Up to ``limit`` rows after ``after``, and whether more follow."""
         out: list[dict[str, Any]] = []

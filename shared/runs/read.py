@@ -16,6 +16,7 @@ from groundswell.shared.runs.diff import build_diff, diff_page, labelled_rows, m
 from groundswell.shared.runs.index import IndexMissing, RunIndex
 from groundswell.shared.runs.layout import diff_prefix
 from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.report_pages import ReportQuery
 from groundswell.shared.runs.segments import Segment, covering_segments
 from groundswell.shared.runs.units import ADMIT, VERIFY
 from groundswell.shared.storage import ObjectStore
@@ -157,19 +158,21 @@ def diff(
     return out
 
 
-def report(service: RunService, record: RunRecord, max_documents: int) -> str:
-    """The HTML report: the summary, then the documents that need a person first."""
+def report(service: RunService, record: RunRecord, query: ReportQuery | None = None) -> str:
+    """The HTML report: the summary, the codes, a page of documents (``query``: filters and a
+    cursor) and the failed units. A page reads the index pieces it pages through and the
+    receipts, texts and labels of its own documents, however large the run."""
     from groundswell.shared.corpus import document_key, labels_key
     from groundswell.shared.report import render_report
+    from groundswell.shared.runs.report_pages import review_tasks, select
     from groundswell.shared.runs.service import RunNotFinished
 
+    query = query or ReportQuery()
     summary = service.summary(record.id)
     index = _index(service, record)
     if summary is None or index is None:
         raise RunNotFinished(f"run {record.id} is {record.state}: its report needs its summary")
     output, corpus = service.store(record.output), service.store(record.corpus)
-    shown = index.highlights()[:max_documents]
-    rows = [row for doc in shown for row in index.document(doc["doc_id"])]
 
     def receipt(key: str) -> dict[str, Any] | None:
         try:
@@ -177,9 +180,10 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
         except (KeyError, ValueError):
             return None
 
-    from groundswell.shared.runs.execute import context
-
-    runner = context(service, record).runner
+    # Index rows written before rows carried counts: a filter reads their receipts (and lets
+    # each go: a scan holds one at a time).
+    selection = select(index, query, receipt)
+    rows = [row for doc in selection.documents for row in doc]
 
     layouts: dict[str, Any] = {}  # the layout of the document just loaded (PDFs)
 
@@ -189,7 +193,10 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
         except KeyError:
             pass
         # A document read from PDF, HTML or XML: its stored reading (never read here).
+        from groundswell.shared.runs.execute import context
+
         try:
+            runner = context(service, record).runner
             doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
             if doc.failure is not None:
                 return None
@@ -204,14 +211,19 @@ def report(service: RunService, record: RunRecord, max_documents: int) -> str:
         except (KeyError, ValueError):
             return {}
 
-    total = index.manifest.get("document_ids", len(shown))
+    page_docs = [doc[0]["doc_id"] for doc in selection.documents if doc]
+    tasks = review_tasks(output.get, record.id, page_docs)
     return render_report(
         summary,
         rows,
         receipt,
         document,
         labels,
-        max_documents,
-        total,
+        query.per_page,
+        index.manifest.get("document_ids", len(page_docs)),
         lambda d: layouts.pop(d, None),
+        query=query,
+        selection=selection,
+        review=tasks,
+        highlights=index.highlights if not query.filters() and selection.first else None,
     )

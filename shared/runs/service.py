@@ -243,10 +243,13 @@ class RunService:
 
         return diff(self, self.get(run_a), self.get(run_b), offset, limit)
 
-    def report(self, run_id: str, max_documents: int = 50) -> str:
+    def report(self, run_id: str, max_documents: int = 50, **query: Any) -> str:
+        """The HTML report of a finished run: ``max_documents`` a page; ``query``: the
+        filters (verdict, outcome, code, document) and cursor (after, before) of the page."""
         from groundswell.shared.runs.read import report
+        from groundswell.shared.runs.report_pages import ReportQuery
 
-        return report(self, self.get(run_id), max_documents)
+        return report(self, self.get(run_id), ReportQuery(per_page=max_documents, **query))
 
     # -- policies and schedules -------------------------------------------------------
 

@@ -56,6 +56,8 @@ ADMIT = "admit"
 READ = "read"  # a document read from PDF, HTML or XML: its units wait for its reading
 # Keep the result small: a run's error list is for reading, the counters carry the totals.
 MAX_ERRORS_PER_UNIT = 50
+# The counters an index row carries: claims by verdict, candidates by outcome and by code.
+TALLIED = ("claims.verdict.", "candidates.outcome.", "candidates.code.")
 
 
 def unit_key(kind: str, doc_id: str) -> str:
@@ -101,6 +103,8 @@ class UnitResult:
             "policy_fingerprint": self.policy_fingerprint,
             "reason": self.reason,
         }
+        # What the report filters and counts a document by, without reading its receipt.
+        row["tally"] = {k: v for k, v in sorted(self.counts.items()) if k.startswith(TALLIED)}
         if self.kind == ADMIT:
             # Decisions a person must look at: what the report shows first.
             row["flagged"] = self.counts.get("candidates.outcome.needs_verification", 0) + (

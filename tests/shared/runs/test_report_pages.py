@@ -1,0 +1,436 @@
+"""The report of a run, a page at a time: its table of contents, filters by verdict, outcome,
+code and document, counts per document, failed units with their errors, links from codes and
+decisions to the report, receipts and review tasks, cursors both ways, and a page of a
+10,000-document run that reads and weighs what one page holds."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from collections import Counter
+from html.parser import HTMLParser
+from types import SimpleNamespace
+from urllib.parse import parse_qsl, urlencode
+
+import pytest
+
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.receipts import seal
+from groundswell.shared.review.store import RunReview
+from groundswell.shared.runs import index as run_index
+from groundswell.shared.runs.index import IndexWriter, row_line
+from groundswell.shared.runs.layout import summary_key
+from groundswell.shared.runs.models import RunRecord
+from groundswell.shared.runs.read import report
+from groundswell.shared.runs.report_pages import SCAN_BUDGET, ReportQuery, receipt_tally
+from groundswell.shared.settings import Settings, hash_api_key
+from tests.shared.test_review_store import drive_run
+
+
+def _hrefs(page: str) -> list[str]:
+    return [html.unescape(h) for h in re.findall(r'href="([^"]*)"', page)]
+
+
+def _shown(page: str) -> list[str]:
+    """The documents with a section on the page, in order."""
+    return [html.unescape(d) for d in re.findall(r'<h3 id="([^"]*)"', page)]
+
+
+def _decision_rows(page: str) -> list[str]:
+    """The table rows of the decisions shown in the documents' sections."""
+    section = page.split('<h2 id="documents">')[1]
+    return [r for r in section.split("<tr>") if "review queue</a>" in r or "review task</a>" in r]
+
+
+def _link(page: str, rel: str) -> dict[str, str] | None:
+    found = re.search(rf'<a href="\?([^"]*)" rel="{rel}">', page)
+    if found is None:
+        return None
+    return dict(parse_qsl(html.unescape(found.group(1))))
+
+
+# -- a real run of the sample corpus, with a bad record and a document that fails -----------
+
+
+@pytest.fixture
+def stored_run(redis_server, tmp_path):
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    with (corpus / "claims" / "velmora-label.jsonl").open("a") as f:
+        f.write("{not json\n")  # a bad record: reported by file and line, the unit goes on
+    (corpus / "documents" / "latin1.txt").write_bytes("caf\xe9 total 12".encode("latin-1"))
+    (corpus / "claims" / "latin1.jsonl").write_text('{"id": "q1", "claim": "total 12"}\n')
+    settings = Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        api_key_hashes=hash_api_key("gs_report_key"),
+        allowed_corpora=str(tmp_path),
+    )
+    service, record = drive_run(settings, str(corpus))
+    return settings, service, record
+
+
+def test_report_pages_filters_counts_failures_and_links(stored_run):
+    _, service, record = stored_run
+    run = record.id
+    summary = service.summary(run)
+    page = service.report(run)
+    HTMLParser().feed(page)
+    # The table of contents and its sections.
+    for section in ("summary", "codes", "documents", "failed"):
+        assert f'<a href="#{section}">' in page and f'<h2 id="{section}">' in page
+    docs = _shown(page)
+    assert docs == sorted(docs) and len(docs) == 10  # id order, one page
+    assert _link(page, "next") is None and _link(page, "prev") is None
+
+    # Counts per document in the document list: claims by verdict, candidates by outcome.
+    listing = page[page.index('<table class="doclist">') :]
+    listing = listing[: listing.index("</table>")]
+    receipts = service.document_receipts(run, "velmora-label")
+    verdicts = Counter(r["certificate"]["verdict"] for r in receipts["verify"]["records"])
+    outcomes = Counter(d["outcome"] for d in receipts["admit"]["receipt"]["decisions"])
+    row = next(r for r in listing.split("<tr>") if '"#velmora-label"' in r)
+    for verdict, n in verdicts.items():
+        assert f'<mark class="v-{verdict}">{verdict}</mark> {n}' in row
+    for outcome, n in outcomes.items():
+        assert f'<mark class="o-{outcome}">{outcome}</mark> {n}' in row
+
+    # Failed units with their errors: file:line and message, linked to their document.
+    failed = page[page.index('<h2 id="failed">') :]
+    assert f"{summary['failed_units']} failed units" in failed and summary["failed_units"] >= 1
+    assert "<code>claims/velmora-label.jsonl:" in failed
+    assert "<code>documents/latin1.txt:1</code>" in failed and "not UTF-8" in failed
+    assert "?document=latin1" in failed
+
+    # Each filter: the documents that pass, and only their matching items.
+    codes = [k.split(".", 2)[2] for k in summary["counts"] if k.startswith("candidates.code.")]
+    code = codes[0]
+    by_code = service.report(run, code=code)
+    assert (
+        f"Showing code <code>{code}</code>" in by_code
+        and '<a href="?">clear filters</a>' in by_code
+    )
+    coded = _shown(by_code)
+    assert coded and set(coded) < set(docs)
+    for doc in coded:
+        decisions = service.document_receipts(run, doc)["admit"]["receipt"]["decisions"]
+        assert any(code in d.get("codes", ()) for d in decisions)
+    decisions = _decision_rows(by_code)
+    assert decisions and all(f"<code>{code}</code>" in r for r in decisions)
+    assert "<th>claim</th>" not in by_code  # a filter on candidates hides the claims
+
+    rejected = service.report(run, outcome="rejected")
+    for doc in _shown(rejected):
+        decisions = service.document_receipts(run, doc)["admit"]["receipt"]["decisions"]
+        assert any(d["outcome"] == "rejected" for d in decisions)
+    decisions = _decision_rows(rejected)
+    assert decisions and all('<mark class="o-rejected">' in r for r in decisions)
+
+    unlocated = service.report(run, verdict="unlocated")
+    assert _shown(unlocated) and set(_shown(unlocated)) < set(docs)
+    section = unlocated.split('<table class="doclist">')[1]
+    assert (
+        "<th>candidate</th>" not in section
+        and 'class="v-grounded">' not in section.split("</table>", 1)[1]
+    )
+    assert _shown(service.report(run, document="velmora-label")) == ["velmora-label"]
+
+    # Links: each code to its decisions here and in the review queue; each decision to its
+    # receipts and to the review queue of its document (the run's tasks are not made yet).
+    hrefs = _hrefs(page)
+    assert "?" + urlencode({"code": code}) in hrefs
+    assert f"/review?run={run}&code={code}" in hrefs
+    assert f"/v1/runs/{run}/documents/velmora-label/receipts" in hrefs
+    assert f"/review?run={run}&document=velmora-label" in hrefs
+    assert not any(h.startswith("/review/tasks/") for h in hrefs)
+    # Once the run's tasks are made, each decision that has one links to it.
+    manifest = RunReview(service, record).manifest()
+    tasks = {r["task"] for _, r in RunReview(service, record).store.rows(manifest)}
+    linked = [h for h in _hrefs(service.report(run)) if h.startswith("/review/tasks/")]
+    assert linked and {h.removeprefix("/review/tasks/") for h in linked} <= tasks
+
+    # Pages: two documents a page, onwards to the last page and back.
+    seen, query, pages = [], {}, 0
+    while True:
+        got = service.report(run, 2, **query)
+        pages += 1
+        shown = _shown(got)
+        assert len(shown) == 2 or (len(shown) >= 1 and _link(got, "next") is None)
+        assert not set(shown) & set(seen)
+        seen += shown
+        following = _link(got, "next")
+        if following is None:
+            break
+        assert following["documents"] == "2" and set(following) == {"after", "documents"}
+        if pages == 2:
+            back = _link(got, "prev")
+            assert _shown(service.report(run, 2, before=back["before"])) == seen[:2]
+        query = {"after": following["after"]}
+    assert seen == docs and pages == 5 and _link(got, "prev") is not None
+    # Filters stay on while paging.
+    first = service.report(run, 1, code=code)
+    assert _link(first, "next") == {"code": code, "after": coded[0], "documents": "1"}
+
+
+def test_report_links_resolve_through_the_api(stored_run):
+    from fastapi.testclient import TestClient
+
+    from groundswell.api.main import create_app
+
+    settings, _, record = stored_run
+    with TestClient(create_app(settings), headers={"X-API-Key": "gs_report_key"}) as client:
+        got = client.get(f"/v1/runs/{record.id}/report", params={"outcome": "rejected"})
+        assert got.status_code == 200, got.text
+        receipts = {h for h in _hrefs(got.text) if h.startswith("/v1/runs/")}
+        assert receipts
+        for href in sorted(receipts)[:3]:
+            answer = client.get(href)
+            assert answer.status_code == 200 and answer.json()["admit"]["receipt"]
+        following = client.get(f"/v1/runs/{record.id}/report", params={"documents": 3})
+        after = _link(following.text, "next")["after"]
+        second = client.get(f"/v1/runs/{record.id}/report", params={"documents": 3, "after": after})
+        assert second.status_code == 200 and _shown(second.text)[0] > after
+
+
+# -- 10,000 documents: a page reads and weighs what it shows ---------------------------------
+
+
+class CountingStore:
+    """An in-memory object store that counts reads."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.objects, self.gets = url, {}, Counter()
+
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        self.gets[key.split("/", 1)[0] if not key.startswith("runs/") else key] += 1
+        try:
+            return self.objects[key]
+        except KeyError:
+            raise KeyError(key) from None
+
+    def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
+        if create_only and key in self.objects:
+            return False
+        self.objects[key] = data
+        return True
+
+    def exists(self, key: str) -> bool:
+        return key in self.objects
+
+    @property
+    def reads(self) -> int:
+        return sum(self.gets.values())
+
+
+TEXT = "Revenue was $7,000 in 2024 and 12 units were sold."
+
+
+def synthetic_run(
+    n_docs: int, rare_every: int = 0, tallies: bool = True
+) -> tuple[SimpleNamespace, RunRecord]:
+    """A finished run of ``n_docs`` documents, its index, receipts and summary written
+    through the index writer, as finalize writes them (no pipeline). Without ``tallies``,
+    its index rows are as they were before rows carried counts."""
+    run_id = f"synthetic-{n_docs}-{rare_every}-{tallies}"
+    store = CountingStore(f"mem://{run_id}")
+    writer = IndexWriter(store, run_id)
+    counts: Counter[str] = Counter()
+    verify_body = {
+        "kind": "verify",
+        "records": [
+            {
+                "line": n,
+                "record": {"id": f"c{n}", "claim": "Revenue was $7,000"},
+                "certificate": dict(
+                    verdict="grounded", tier="exact", grounded=True, start=0, end=18
+                ),
+            }
+            for n in range(3)
+        ],
+    }
+    for i in range(n_docs):
+        doc_id = f"doc-{i:05d}"
+        store.put(f"documents/{doc_id}.txt", TEXT.encode())
+        rare = bool(rare_every) and i % rare_every == rare_every - 1
+        codes = ["RARE_CODE"] if rare else ["E_VALUE_NOT_IN_EVIDENCE"]
+        outcome = "rejected" if i % 3 == 0 else "admitted"
+        admit_body = {
+            "kind": "admit",
+            "receipt": {
+                "decisions": [
+                    {
+                        "candidate_id": "k1",
+                        "field": "units",
+                        "value": "12",
+                        "outcome": outcome,
+                        "codes": codes if outcome == "rejected" or rare else [],
+                        "source": "document",
+                        "evidence": {"start": 31, "end": 33},
+                    },
+                ]
+            },
+        }
+        for kind, body in (("admit", admit_body), ("verify", verify_body)):
+            data, digest = seal(body)
+            key = f"receipts/{kind}/{i}.json"
+            store.put(key, data)
+            tally = receipt_tally(kind, json.loads(data))
+            counts.update(tally)
+            row = {
+                "unit": f"{kind}/{doc_id}",
+                "doc_id": doc_id,
+                "kind": kind,
+                "status": "computed",
+                "receipt": key,
+                "receipt_sha256": digest,
+                "bytes": len(TEXT),
+                "errors": [],
+                **({"tally": tally} if tallies else {}),
+            }
+            if kind == "admit":
+                row["flagged"] = int(outcome != "admitted")
+            writer.add(row_line(row))
+    manifest = writer.finish()
+    summary = {
+        "run_id": run_id,
+        "state": "succeeded",
+        "documents": n_docs,
+        "counts": dict(counts),
+        "rates": {},
+        "failed_units": 0,
+        "errors_total": 0,
+        "errors": [],
+        "index": {"merkle_root": manifest["merkle_root"]},
+    }
+    store.put(summary_key(run_id), json.dumps(summary).encode())
+    service = SimpleNamespace(summary=lambda _: summary, store=lambda _: store)
+    record = RunRecord(
+        id=run_id,
+        corpus="mem://corpus",
+        output=store.url,
+        engines={},
+        policy={"ref": "default@1"},
+        state="succeeded",
+        created_at="2026-12-01T00:00:00Z",
+    )
+    store.gets.clear()
+    run_index._manifests.clear()
+    run_index._pieces.clear()
+    return service, record
+
+
+def _render(service, record, **query) -> tuple[str, CountingStore]:
+    store = service.store(None)
+    store.gets.clear()
+    run_index._manifests.clear()
+    run_index._pieces.clear()
+    return report(service, record, ReportQuery(**query)), store
+
+
+def test_a_page_of_a_10000_document_run_reads_and_weighs_one_page():
+    big, big_record = synthetic_run(10_000, rare_every=4_000)
+    small, small_record = synthetic_run(1_000)
+    page, store = _render(big, big_record, per_page=100)
+    assert len(page.encode()) < 300_000 and len(_shown(page)) == 100
+    # Reads: the index manifest, one piece, the highlights and the review manifest (absent),
+    # and the page's 100 documents (two receipts, a text and labels each).
+    pieces = [k for k in store.gets if "/index/" in k and k.endswith(".jsonl")]
+    assert len(pieces) == 1
+    assert store.reads <= 4 * 100 + 6
+    _, small_store = _render(small, small_record, per_page=100)
+    assert store.reads == small_store.reads  # what a page costs does not grow with the run
+
+    # The last page, reached by cursor, has no next link; a filter scans a bounded part.
+    last, store = _render(big, big_record, per_page=100, after="doc-09899")
+    assert _shown(last)[-1] == "doc-09999" and _link(last, "next") is None
+    rare, store = _render(big, big_record, per_page=100, code="RARE_CODE")
+    assert _shown(rare) == ["doc-03999", "doc-07999"]
+    index_reads = sum(n for k, n in store.gets.items() if "/index/" in k)
+    assert index_reads <= SCAN_BUDGET // run_index.PIECE_ROWS + 3
+    assert store.reads <= index_reads + 2 * 4 + 6
+
+
+def test_previous_pages_read_the_index_backwards_across_pieces():
+    service, record = synthetic_run(5_000)
+    page, _ = _render(service, record, per_page=50, before="doc-04110")
+    shown = _shown(page)  # rows 8192 on (doc-04096) are in the second piece
+    assert shown == [f"doc-{i:05d}" for i in range(4060, 4110)]
+    assert _link(page, "prev") == {"before": "doc-04060"}
+    assert _link(page, "next") == {"after": "doc-04109"}
+    first, _ = _render(service, record, per_page=50, before="doc-00030")
+    assert _shown(first)[0] == "doc-00000" and _link(first, "prev") is None
+
+
+def test_review_task_lookup_bisects_the_task_list_and_reads_a_few_pieces():
+    from groundswell.shared.runs.report_pages import REVIEW_PIECES, review_tasks
+
+    objects = {}
+    pieces = []
+    for n in range(40):  # 40 pieces of 10 documents, two tasks each
+        rows = [
+            {
+                "task": f"sha256:{n:02d}{d}{s}",
+                "doc_id": f"d{n * 10 + d:04d}",
+                "field": "f",
+                "key": str(s),
+            }
+            for d in range(10)
+            for s in range(2)
+        ]
+        key = f"runs/r/review/{n}.jsonl"
+        objects[key] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        pieces.append({"key": key, "rows": len(rows)})
+    objects["runs/r/review/manifest.json"] = json.dumps({"pieces": pieces}).encode()
+    reads = Counter()
+
+    def get(key):
+        reads[key] += 1
+        return objects[key]
+
+    found = review_tasks(get, "r", ["d0123", "d0125", "d0131"])
+    assert found.task("d0123", "f", "1") == "sha256:1231" and found.covers("d0131")
+    assert found.task("d0131", "f", "0") == "sha256:1310"
+    assert found.task("d0123", "g", "1") is None
+    assert sum(reads.values()) <= 1 + 6 + 2  # the manifest, a bisection, the range
+    sparse = review_tasks(get, "r", ["d0005", "d0395"])  # a sparse page: the rest unlooked
+    assert sparse.task("d0005", "f", "0") == "sha256:0050"
+    assert not sparse.covers("d0395") and sparse.through is not None
+    assert review_tasks(lambda key: objects.pop("x"), "r", ["d0001"]) is None
+    assert REVIEW_PIECES >= 2
+
+
+def test_the_cli_writes_a_filtered_page_of_a_run(stored_run, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    settings, service, record = stored_run
+    monkeypatch.setenv("GROUNDSWELL_BROKER_URL", settings.broker_url)
+    monkeypatch.setenv("GROUNDSWELL_STORAGE_URL", settings.storage_url)
+    out = tmp_path / "page.html"
+    args = ["report", record.id, "-o", str(out), "--documents", "2", "--outcome", "rejected"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert _shown(page) == _shown(service.report(record.id, 2, outcome="rejected"))
+    assert "Showing outcome <code>rejected</code>" in page
+    after = _link(page, "next")["after"]
+    result = CliRunner().invoke(main, [*args, "--after", after])
+    assert result.exit_code == 0 and _shown(out.read_text())[0] > after
+
+
+def test_rows_written_before_rows_carried_counts_are_filtered_by_their_receipts():
+    service, record = synthetic_run(300, rare_every=100, tallies=False)
+    rare, store = _render(service, record, per_page=10, code="RARE_CODE")
+    assert _shown(rare) == ["doc-00099", "doc-00199", "doc-00299"]
+    assert _link(rare, "next") is None
+    assert store.gets["receipts"] == 600 + 2 * 3  # each read to filter; the page's to show
+    rejected, _ = _render(service, record, per_page=10, outcome="rejected")
+    assert _shown(rejected)[:2] == ["doc-00000", "doc-00003"]
+    counted = _render(service, record, per_page=10)[0]
+    assert '<mark class="v-grounded">grounded</mark> 3' in counted
