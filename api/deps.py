@@ -3,12 +3,13 @@ scope a route needs."""
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated, Any
 
+import anyio
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 
+from groundswell.api import session
 from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.runs.state import RunStore, redis_client
@@ -17,7 +18,6 @@ from groundswell.shared.settings import (
     ApiKey,
     Settings,
     get_settings,
-    hash_api_key,
 )
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
@@ -61,11 +61,14 @@ def require_api_key(
 ) -> ApiKey:
     """The caller's key (name, digest, scopes); 401 without a key, 403 with a wrong one, 429
     past a rate limit (per client address for everyone, tighter for failed keys, then per
-    key)."""
+    key). Without the header, the review page's session cookie stands for its key; an unsafe
+    method signed in so needs the session's CSRF token (403 naming what is missing)."""
     refuse_key_in_url(request)
     limits = limits_for(settings)
     address = client_address(request)
     limits.hit(limits.per_address, "address", address)
+    if not key and session.COOKIE in request.cookies:
+        return _session_key(request, settings, limits, address)
     if not key:
         limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(
@@ -73,15 +76,30 @@ def require_api_key(
             "missing API key: send it in the X-API-Key header",
             headers={"WWW-Authenticate": "APIKey"},
         )
-    digest = hash_api_key(key)
-    found = None
-    for known in settings.api_keys:  # every entry is compared: no early exit on a match
-        if hmac.compare_digest(digest, known.digest):
-            found = known
+    found = session.key_for(settings, key)
     if found is None:
         limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(status.HTTP_403_FORBIDDEN, "invalid API key")
-    limits.hit(limits.per_key, "key", digest)
+    limits.hit(limits.per_key, "key", found.digest)
+    return found
+
+
+def _session_key(request: Request, settings: Settings, limits: Any, address: str) -> ApiKey:
+    value = request.cookies[session.COOKIE]
+    found = session.open_session(settings, value)
+    if found is None:
+        limits.hit(limits.failed_auth, "failed", address)
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "the session has expired or its key is no longer configured: sign in again at "
+            "/review/sign-in (or send an X-API-Key header)",
+            headers={"WWW-Authenticate": "APIKey"},
+        )
+    body = None
+    if request.method not in session.SAFE_METHODS and session.is_form(request):
+        body = anyio.from_thread.run(request.body)  # dependencies run in a worker thread
+    session.check_csrf(settings, request, value, body)
+    limits.hit(limits.per_key, "key", found.digest)
     return found
 
 

@@ -151,4 +151,7 @@ def security_headers(headers: Any, content_type: str) -> None:
     headers["x-content-type-options"] = "nosniff"
     if content_type.startswith("text/html"):
         for name, value in HTML_HEADERS.items():
-            headers[name] = value
+            # The review page sets its own policy (its script, this API); everything else
+            # gets the report's (no scripts at all).
+            if name not in headers:
+                headers[name] = value

@@ -10,7 +10,16 @@ from fastapi.responses import JSONResponse
 from prometheus_client import REGISTRY, Counter, Histogram
 
 from groundswell.api.guards import BodyLimit, security_headers
-from groundswell.api.routes import health, metrics, policies, receipts, review, runs, schedules
+from groundswell.api.routes import (
+    health,
+    metrics,
+    policies,
+    receipts,
+    review,
+    review_page,
+    runs,
+    schedules,
+)
 from groundswell.shared import __version__
 from groundswell.shared.policies import PolicyConflict, PolicyError
 from groundswell.shared.settings import Settings, get_settings
@@ -48,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         policies.router,
         schedules.router,
         review.router,
+        review_page.router,
         health.router,
         metrics.router,
     ):

@@ -126,6 +126,12 @@ class Settings(BaseSettings):
     api_rate_per_address: str = "200/second"
     api_rate_failed_auth: str = "20/minute"
     api_rate_runs: str = "60/minute"
+
+    # Sessions of the review page (sign in once with a key; a signed cookie after). Unset: a
+    # random secret of this process, so sessions end when it restarts and one API process
+    # does not accept another's: a deployment with several API processes must set it.
+    session_secret: SecretStr | None = None
+    session_ttl_s: int = Field(default=8 * 3600, ge=60, le=30 * 24 * 3600)
     min_schedule_seconds: float = Field(default=60.0, gt=0)
 
     # Planning and batching.

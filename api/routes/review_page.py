@@ -1,0 +1,432 @@
+"""The review page: sign in with a key, a queue of a run's tasks, one task at a time.
+
+Pages are server-side templates (Jinja2, autoescaped; nothing from a document is rendered as
+HTML) and one small script served below (no build step, nothing from elsewhere). The page
+answers through the JSON API (``POST /v1/review/tasks/{key}/answers``) with the session's
+CSRF token; the queue and tasks come from the same helpers as ``/v1/review/tasks``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from groundswell.api import session
+from groundswell.api.deps import ServiceDep, SettingsDep, require_api_key
+from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
+from groundswell.api.routes.review import _manifest, _review, queue, task_with_answers
+from groundswell.shared.review.explain import explain_code
+from groundswell.shared.review.store import STATES, _row_passes, task_state
+from groundswell.shared.settings import ApiKey, Settings
+
+router = APIRouter(tags=["review page"], include_in_schema=False)
+
+SCRIPT = Path(__file__).with_name("review_page.js")
+# The review page runs its own script and talks to this API; nothing else.
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; "
+    "img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+CONTEXT_CHARS = 400  # characters of source shown on each side of a cited span
+MAX_SPAN_CHARS = 2000  # a longer span is cut in its middle
+MAX_WINDOWS = 6  # windows of source per task
+PAGE_ROWS = 50
+
+Text = Annotated[str | None, Query(max_length=1000)]
+# The filter form sends every field: an empty one (or "any" state) is no filter.
+State = Annotated[str | None, Query(pattern=r"^(unanswered|answered|disputed)?$")]
+
+
+def _html(body: str, status_code: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code, headers={"content-security-policy": PAGE_CSP})
+
+
+def _render(name: str, **context: Any) -> str:
+    from groundswell.shared.report import template
+
+    return template(name).render(**context)
+
+
+def _safe_next(value: str | None) -> str:
+    """Where to go after signing in: a path of this site's review page, nothing else."""
+    if value and value.startswith("/review") and "//" not in value and "\\" not in value:
+        return value
+    return "/review"
+
+
+def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
+    """The key of the request's session (checked as the API checks it), or a redirect to
+    the sign-in page; 403 for a key without the review scope."""
+    refuse_key_in_url(request)
+    if session.COOKIE not in request.cookies:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(
+            "/review/sign-in?" + urlencode({"next": target}), status.HTTP_303_SEE_OTHER
+        )
+    try:
+        key = require_api_key(request, settings, None)
+    except HTTPException as exc:
+        if exc.status_code != status.HTTP_401_UNAUTHORIZED:
+            raise
+        gone = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
+        session.clear_cookie(gone, request)
+        return gone
+    if not key.allows("review"):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, f"the API key {key.name!r} may not review (scope review)"
+        )
+    return key
+
+
+def _frame(request: Request, settings: Settings, key: ApiKey | None) -> dict[str, Any]:
+    value = request.cookies.get(session.COOKIE, "")
+    return {
+        "reviewer": key.name if key else None,
+        "csrf": session.csrf_token(settings, value) if key else "",
+    }
+
+
+# -- signing in and out -----------------------------------------------------------------------
+
+
+@router.get("/review/sign-in", response_class=HTMLResponse)
+def sign_in_page(request: Request, next: Text = None) -> HTMLResponse:
+    refuse_key_in_url(request)
+    page = _render("review_sign_in.html", next=_safe_next(next), error=None, reviewer=None, csrf="")
+    return _html(page)
+
+
+@router.post("/review/sign-in", response_class=HTMLResponse)
+async def sign_in(request: Request, settings: SettingsDep) -> Response:
+    """A form with the key (``key``) and where to go next: a session cookie for a key that
+    may review; the form again, with the reason, otherwise."""
+    refuse_key_in_url(request)
+    origin = request.headers.get("origin")
+    if origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
+    fields = session.form_fields(await request.body()) if session.is_form(request) else {}
+    target = _safe_next(fields.get("next"))
+    key = session.key_for(settings, fields.get("key", "")) if fields.get("key") else None
+    error = None
+    if key is None:
+        error = "That is not a key of this service."
+    elif not key.allows("review"):
+        error = f"The key {key.name!r} may not review: it needs the scope review (or admin)."
+    if error is not None:
+        limits = limits_for(settings)
+        limits.hit(limits.failed_auth, "failed", client_address(request))
+        page = _render("review_sign_in.html", next=target, error=error, reviewer=None, csrf="")
+        return _html(page, status.HTTP_403_FORBIDDEN)
+    assert key is not None
+    done = RedirectResponse(target, status.HTTP_303_SEE_OTHER)
+    session.set_cookie(done, request, settings, session.issue(settings, key))
+    return done
+
+
+@router.post("/review/sign-out")
+async def sign_out(request: Request, settings: SettingsDep) -> Response:
+    value = request.cookies.get(session.COOKIE)
+    if value and session.open_session(settings, value) is not None:
+        session.check_csrf(settings, request, value, await request.body())
+    done = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
+    session.clear_cookie(done, request)
+    return done
+
+
+@router.get("/review/static/review.js")
+def script() -> Response:
+    return Response(
+        SCRIPT.read_text(encoding="utf-8"),
+        media_type="text/javascript",
+        headers={"cache-control": "no-cache"},
+    )
+
+
+# -- the queue --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueQuery:
+    """The queue's filters as the page's URLs carry them (an empty form field is none)."""
+
+    run: str | None
+    code: str | None
+    field: str | None
+    document: str | None
+    policy: str | None
+    state: str | None
+
+    def rows(self) -> dict[str, str | None]:
+        """The filters of the task list's rows (``ReviewStore.page``)."""
+        return {"code": self.code, "field": self.field, "doc_id": self.document}
+
+    def params(self, without: tuple[str, ...] = ()) -> dict[str, str]:
+        given = {name: getattr(self, name) for name in QUERY_NAMES if name not in without}
+        return {name: value for name, value in given.items() if value}
+
+    def query(self, without: tuple[str, ...] = ()) -> str:
+        return urlencode(self.params(without))
+
+
+QUERY_NAMES = ("run", "code", "field", "document", "policy", "state")
+
+
+def queue_query(
+    run: Text = None,
+    code: Text = None,
+    field: Text = None,
+    document: Text = None,
+    policy: Text = None,
+    state: State = None,
+) -> QueueQuery:
+    return QueueQuery(*(value or None for value in (run, code, field, document, policy, state)))
+
+
+QueueDep = Annotated[QueueQuery, Depends(queue_query)]
+
+
+def _recent_runs(service: Any, most: int = 20) -> list[Any]:
+    records, _ = service.list_runs(0, most)
+    return [r for r in records if r.state in ("succeeded", "partially_failed")]
+
+
+@router.get("/review", response_class=HTMLResponse)
+def queue_page(
+    request: Request,
+    settings: SettingsDep,
+    service: ServiceDep,
+    q: QueueDep,
+    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,12}$")] = None,
+) -> Response:
+    key = _signed_in(request, settings)
+    if isinstance(key, Response):
+        return key
+    context: dict[str, Any] = {
+        **_frame(request, settings, key),
+        "filters": q.params(("state",)),
+        "state": q.state,
+        "states": STATES,
+        "page": None,
+        "problem": None,
+        "runs": [],
+        "query": q.query(),
+    }
+    if q.run or q.policy:
+        try:
+            context["page"] = queue(service, q.run, q.policy, q.rows(), q.state, cursor, PAGE_ROWS)
+        except HTTPException as exc:
+            context["problem"] = exc.detail
+    if context["page"] is None:
+        context["runs"] = _recent_runs(service)
+    elif context["page"]["next_cursor"] is not None:
+        more = {**q.params(), "cursor": context["page"]["next_cursor"]}
+        context["next_url"] = "/review?" + urlencode(more)
+    return _html(_render("review_queue.html", **context))
+
+
+# -- moving through the queue -----------------------------------------------------------------
+
+
+def _neighbour(
+    service: Any, run: str, filters: dict[str, Any], state: str | None, at: str, to: str
+) -> str | None:
+    """The task before or after task ``at`` among the run's tasks that pass the filters and
+    the state (``to``: ``next`` or ``prev``); None at an end of the queue."""
+    review = _review(service, run)
+    store = review.store
+    manifest = _manifest(review)
+    answered = store.answered() if state is not None else None
+
+    def passes(row: dict[str, Any]) -> bool:
+        if not _row_passes(row, filters):
+            return False
+        if state is None:
+            return True
+        answers = store.answers(row["task"]) if row["task"] in answered else []
+        return task_state(answers) == state
+
+    before: list[dict[str, Any]] = []
+    found = False
+    for _, row in store.rows(manifest):
+        if row["task"] == at:
+            found = True
+            if to == "prev":
+                break
+            continue
+        if found and passes(row):
+            return row["task"]
+        if not found and to == "prev" and _row_passes(row, filters):
+            before.append(row)
+    if to == "prev":
+        return next((row["task"] for row in reversed(before) if passes(row)), None)
+    return None
+
+
+@router.get("/review/step")
+def step(
+    request: Request,
+    settings: SettingsDep,
+    service: ServiceDep,
+    q: QueueDep,
+    at: Annotated[str, Query(pattern=r"^sha256:[0-9a-f]{64}$")],
+    to: Literal["next", "prev"] = "next",
+) -> Response:
+    """To the next (or previous) task of the run's queue after task ``at``; back to the
+    queue at its end."""
+    key = _signed_in(request, settings)
+    if isinstance(key, Response):
+        return key
+    if q.run is None:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "run: the queue's run")
+    found = _neighbour(service, q.run, q.rows(), q.state, at, to)
+    if found is None:
+        return RedirectResponse(f"/review?{q.query()}&end={to}", status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(f"/review/tasks/{found}?{q.query()}", status.HTTP_303_SEE_OTHER)
+
+
+# -- one task ---------------------------------------------------------------------------------
+
+
+def _windows(text: str, places: list[tuple[int, int, str]]) -> list[list[dict[str, Any]]]:
+    """The source around each place (character offsets and a css class), places that fall
+    in one window shown together: each window a list of ``{"text", "css"}`` pieces (css None
+    for plain text), with "…" where the source goes on."""
+    spans = sorted((s, e, css) for s, e, css in places if 0 <= s <= e <= len(text))
+    windows: list[list[tuple[int, int, str]]] = []
+    bounds: list[list[int]] = []
+    for s, e, css in spans:
+        lo, hi = max(0, s - CONTEXT_CHARS), min(len(text), e + CONTEXT_CHARS)
+        if bounds and lo <= bounds[-1][1]:
+            bounds[-1][1] = max(bounds[-1][1], hi)
+            windows[-1].append((s, e, css))
+        else:
+            bounds.append([lo, hi])
+            windows.append([(s, e, css)])
+    out = []
+    for (lo, hi), marks in list(zip(bounds, windows, strict=True))[:MAX_WINDOWS]:
+        pieces: list[dict[str, Any]] = [{"text": "…", "css": None}] if lo else []
+        at = lo
+        for s, e, css in marks:
+            s = max(s, at)  # overlapping spans: the first one shown keeps the overlap
+            if e < s:
+                continue
+            pieces.append({"text": text[at:s], "css": None})
+            span = text[s:e]
+            if len(span) > MAX_SPAN_CHARS:
+                half = MAX_SPAN_CHARS // 2
+                span = f"{span[:half]} … {span[-half:]}"
+            pieces.append({"text": span, "css": css})
+            at = max(at, e)
+        pieces.append({"text": text[at:hi] + ("…" if hi < len(text) else ""), "css": None})
+        out.append(pieces)
+    return out
+
+
+def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[str, Any]:
+    """The task's places in the source text: windows with the chosen spans and their
+    neighbours highlighted, and for a document read from a PDF the pages (and regions)."""
+    from groundswell.shared.report import char_offsets
+
+    task, origin = stored["task"], stored["origin"]
+    out: dict[str, Any] = {"windows": [], "pages": [], "problem": None, "template": None}
+    try:
+        packet = review.packet(origin["doc_id"], origin["receipt"])
+    except Exception as exc:  # a changed or missing input: the task is still answerable
+        out["problem"] = str(exc)
+        return out
+    if packet is None:
+        out["problem"] = "the receipt records a failure"
+        return out
+    text = packet.text
+    evidence = [c["evidence"] for c in task["choices"] if c.get("evidence")]
+    cited = {(ev["start"], ev["end"]) for ev in evidence}
+    spans = {(p["start"], p["end"]) for p in task["places"]} | cited
+    chars = char_offsets(text, [b for span in spans for b in span])
+    places = [
+        (chars[s], chars[e], "cited" if (s, e) in cited else "near")
+        for s, e in spans
+        if s in chars and e in chars
+    ]
+    out["windows"] = _windows(text, places)
+    decisions = packet.receipt["decisions"]
+    by_decision = unit.get("pages") if isinstance(unit.get("pages"), dict) else {}
+    for choice in task["choices"]:
+        pages = by_decision.get(str(choice["decision"])) or []
+        if pages:
+            out["pages"].append({"decision": choice["decision"], "pages": pages, "regions": []})
+    for place in task["places"]:
+        if place.get("page") is not None:
+            out["pages"].append({"decision": None, "pages": [place["page"]], "regions": []})
+    if out["pages"]:
+        out["pages"] = _with_regions(review, origin["doc_id"], out["pages"], task)
+    first = task["slot"]["decisions"][:1]
+    if first:  # what a correction starts from: the slot's first candidate
+        cid = decisions[first[0]].get("candidate_id")
+        out["template"] = next(
+            (c for c in packet.candidates if isinstance(c, dict) and c.get("id") == cid), None
+        )
+    return out
+
+
+def _with_regions(
+    review: Any, doc_id: str, pages: list[dict[str, Any]], task: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The region of each chosen span on its PDF pages, when the document's layout is stored."""
+    from groundswell.shared.report import _regions
+    from groundswell.shared.runs.execute import context
+
+    try:
+        runner = context(review.service, review.record).runner
+        layout = runner.document(doc_id, runner.find_source(doc_id), read_now=False).layout
+    except Exception:
+        return pages
+    if not layout:
+        return pages
+    spans = {c["decision"]: c.get("evidence") for c in task["choices"]}
+    for entry in pages:
+        ev = spans.get(entry["decision"])
+        if ev:
+            entry["regions"] = _regions(layout, ev["start"], ev["end"])
+    return pages
+
+
+@router.get("/review/tasks/{task_key}", response_class=HTMLResponse)
+def task_page(
+    task_key: str, request: Request, settings: SettingsDep, service: ServiceDep, q: QueueDep
+) -> Response:
+    key = _signed_in(request, settings)
+    if isinstance(key, Response):
+        return key
+    from groundswell.shared.receipts import open_receipt
+
+    stored = task_with_answers(service, task_key)
+    origin = stored["origin"]
+    run = q.run or origin["run"]
+    review = _review(service, origin["run"])
+    try:
+        unit = open_receipt(review.output.get(origin["receipt"]), origin["receipt"])
+    except Exception:
+        unit = {}
+    step_query = urlencode({"run": run, "at": task_key, **q.params(("run", "state"))})
+    context = {
+        **_frame(request, settings, key),
+        "key": task_key,
+        "task": stored["task"],
+        "origin": origin,
+        "run": run,
+        "answers": stored["answers"],
+        "latest": stored["latest"],
+        "state": stored["state"],
+        "codes": [(c, explain_code(c)) for c in stored["task"]["codes"]],
+        "source": _source(review, stored, unit),
+        "queue_url": f"/review?{q.query()}",
+        "step_url": f"/review/step?{step_query}",
+        "state_filter": q.state or "",
+        "receipt_url": f"/v1/runs/{origin['run']}/documents/{origin['doc_id']}/receipts",
+    }
+    return _html(_render("review_task.html", **context))

@@ -1,0 +1,135 @@
+"""Sessions of the review page: sign in once with an API key, then a signed cookie.
+
+The cookie holds ``<key digest hex>.<expiry>.<nonce>.<mac>``, the mac an HMAC-SHA256 under the
+session secret over the first three (stdlib ``hmac``; nothing is unpickled or decoded beyond
+splitting on dots). It names the key by its digest, never the key, and is valid while the
+key is configured: removing a key from ``api_key_hashes`` ends its sessions. The CSRF token of
+a session is another HMAC of the cookie, so it needs no storage; a request authenticated by the
+cookie with an unsafe method must send it (``X-CSRF-Token``, or the form field ``csrf``).
+
+The secret is ``session_secret``; unset, a random one of this process (sessions end with the
+process, and another API process does not accept them: several processes must share one).
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import secrets
+import time
+from hashlib import sha256
+from urllib.parse import parse_qs
+
+from fastapi import HTTPException, Request, Response, status
+
+from groundswell.shared.settings import ApiKey, Settings, hash_api_key
+
+COOKIE = "gs_session"
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+FORM_TYPE = "application/x-www-form-urlencoded"
+_PROCESS_SECRET = secrets.token_bytes(32)
+_COOKIE_RE = re.compile(r"([0-9a-f]{64})\.([0-9]{1,12})\.([0-9a-f]{32})\.([0-9a-f]{64})")
+
+
+def _secret(settings: Settings) -> bytes:
+    configured = settings.session_secret
+    return configured.get_secret_value().encode("utf-8") if configured else _PROCESS_SECRET
+
+
+def _mac(settings: Settings, purpose: str, *parts: str) -> str:
+    message = "|".join((purpose, *parts)).encode("utf-8")
+    return hmac.new(_secret(settings), message, sha256).hexdigest()
+
+
+def find_key(settings: Settings, digest: str) -> ApiKey | None:
+    """The configured key with this digest; every entry is compared (no early exit)."""
+    found = None
+    for known in settings.api_keys:
+        if hmac.compare_digest(digest, known.digest):
+            found = known
+    return found
+
+
+def key_for(settings: Settings, key: str) -> ApiKey | None:
+    """The configured key that ``key`` is, or None."""
+    return find_key(settings, hash_api_key(key))
+
+
+def issue(settings: Settings, key: ApiKey, now: float | None = None) -> str:
+    """A new session of ``key``: the cookie's value, valid for ``session_ttl_s``."""
+    expiry = str(int((time.time() if now is None else now) + settings.session_ttl_s))
+    digest, nonce = key.digest[7:], secrets.token_hex(16)
+    return ".".join((digest, expiry, nonce, _mac(settings, "session/1", digest, expiry, nonce)))
+
+
+def open_session(settings: Settings, value: str, now: float | None = None) -> ApiKey | None:
+    """The key a session cookie authenticates: None when it is malformed, forged, expired,
+    or its key is no longer configured."""
+    found = _COOKIE_RE.fullmatch(value or "")
+    if found is None:
+        return None
+    digest, expiry, nonce, mac = found.groups()
+    if not hmac.compare_digest(mac, _mac(settings, "session/1", digest, expiry, nonce)):
+        return None
+    if int(expiry) <= (time.time() if now is None else now):
+        return None
+    return find_key(settings, "sha256:" + digest)
+
+
+def csrf_token(settings: Settings, value: str) -> str:
+    """The CSRF token of a session (derived from its cookie: nothing is stored)."""
+    return _mac(settings, "csrf/1", value)
+
+
+def csrf_matches(settings: Settings, value: str, token: str | None) -> bool:
+    return bool(token) and hmac.compare_digest(str(token), csrf_token(settings, value))
+
+
+def form_fields(body: bytes) -> dict[str, str]:
+    """A urlencoded form body: the first value of each field."""
+    parsed = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return {name: values[0] for name, values in parsed.items()}
+
+
+def check_csrf(settings: Settings, request: Request, value: str, body: bytes | None) -> None:
+    """403 naming the problem unless an unsafe request of a session carries its CSRF token
+    (``X-CSRF-Token``, or the form field ``csrf`` of a urlencoded ``body``)."""
+    if request.method in SAFE_METHODS:
+        return
+    token = request.headers.get(CSRF_HEADER)
+    if token is None and body is not None:
+        token = form_fields(body).get(CSRF_FIELD)
+    if token is None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"missing CSRF token: a {request.method} signed in by the session cookie needs "
+            f"the {CSRF_HEADER} header (or the form field {CSRF_FIELD!r}) of the session",
+        )
+    if not csrf_matches(settings, value, token):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "wrong CSRF token: it is not this session's (reload)"
+        )
+
+
+def is_form(request: Request) -> bool:
+    return request.headers.get("content-type", "").split(";")[0].strip() == FORM_TYPE
+
+
+def set_cookie(response: Response, request: Request, settings: Settings, value: str) -> None:
+    response.set_cookie(
+        COOKIE,
+        value,
+        max_age=settings.session_ttl_s,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+def clear_cookie(response: Response, request: Request) -> None:
+    response.delete_cookie(
+        COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"
+    )

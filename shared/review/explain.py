@@ -1,0 +1,67 @@
+"""What each admission code means, in words for the person answering a review task.
+
+The guarded policy's codes keep their one meaning (``shared/guarded/codes.py``, the words
+``groundswell policy explain guarded`` prints); groundgate's codes (SPEC §3) are described
+here, in this project's words.
+"""
+
+from __future__ import annotations
+
+from groundswell.shared.guarded.codes import GUARD_CODES
+
+ADMISSION_CODES: dict[str, str] = {
+    # Flags: the value goes to a person.
+    "NON_VERBATIM_EVIDENCE": "the quotation of the evidence is not exactly the text found at "
+    "its offsets",
+    "QUALIFIED_VALUE": "a qualifier such as 'about', 'over' or 'up to' stands at the value, "
+    "and the field does not allow one",
+    "SCALE_WORD": "a scale word ('thousand', 'million', …) follows the number, but the value "
+    "is the number as written",
+    "PART_MISSING": "the value has a sign, scale or unit that none of the cited items shows",
+    "SIGN_CITATION_INVALID": "the item cited for the sign does not make the number negative",
+    "SCALE_CITATION_INVALID": "the item cited for the scale does not scale this number",
+    "UNIT_CITATION_INVALID": "the item cited for the unit does not give the field's unit at "
+    "the number",
+    "FIELD_CITATION_INVALID": "the item cited for the field does not name the field near the value",
+    "KEY_NOT_AT_VALUE": "the key the document mentions at the value is another one, or there "
+    "is none",
+    "KEY_CITATION_INVALID": "the item cited for the key does not mention the candidate's key",
+    "EVIDENCE_QUOTED": "the only support is a quotation from outside the document, which the "
+    "policy sends to review",
+    "EVIDENCE_STATED": "the only support is what the extractor states it knows, which the "
+    "policy sends to review",
+    "LOW_CONFIDENCE": "the extractor's confidence is under the policy's minimum",
+    "CONFLICTING_CANDIDATES": "another candidate gives this field and key a different value",
+    "RELATION_FAILED": "a relation the schema declares (a total and its parts, …) does not "
+    "hold with this value",
+    "MODEL_DOUBT": "a recorded judgment of the policy's model judge doubts the value",
+    # Information: the decision stands; this says how it was reached.
+    "EVIDENCE_REANCHORED": "the cited offsets did not hold the value; its only other "
+    "occurrence in the document did, and the evidence was moved there",
+    "VALUE_DERIVED": "the value is the cited number after a sign or scale the evidence gives",
+    "KEY_CITED": "the key was found through the item the candidate cites for it",
+    "ADMITTED_BY_POLICY": "the policy admits values with this support without review",
+    "MODEL_CLEARED": "a recorded judgment of the policy's model judge cleared a doubt",
+    # Rejections: the value was refused.
+    "CANDIDATE_INVALID": "the candidate is not well formed",
+    "FIELD_UNKNOWN": "the schema has no such field",
+    "NULL_STRING_LITERAL": "the value is a word for nothing ('null', 'N/A', …) rather than a value",
+    "TYPE_INVALID": "the value cannot be read as the field's type",
+    "RANGE_INVALID": "the value lies outside the range the schema allows",
+    "UNIT_INVALID": "the unit is not one of the field's units",
+    "KEY_INVALID": "the key is missing, or not one of the field's keys",
+    "NO_EVIDENCE": "nothing supports the value: no span in the document, no outside source",
+    "SPAN_INVALID": "the evidence offsets are outside the text or cut a character in two",
+    "QUOTE_NOT_FOUND": "the quoted text occurs nowhere in the document",
+    "VALUE_NOT_IN_EVIDENCE": "the cited text does not hold the value",
+    "UNIT_NOT_IN_EVIDENCE": "the cited text holds the number, but not in the field's unit",
+    "SOURCE_REJECTED": "only outside evidence supports the value, and the policy refuses it",
+    # Coverage.
+    "REQUIRED_FIELD_MISSING": "the schema requires the field and no candidate gave a value "
+    "that passed: what is the value, or is it not in the document?",
+}
+
+
+def explain_code(code: str) -> str:
+    """The meaning of an admission code (the guarded policy's or groundgate's), in words."""
+    return GUARD_CODES.get(code) or ADMISSION_CODES.get(code) or "no description of this code"
