@@ -1,0 +1,87 @@
+"""The review page's task view without services: the source is shown in bounded windows around
+the cited spans with their neighbours marked, and nothing from a document, a task or an answer
+is rendered as HTML; every admission code has words."""
+
+from __future__ import annotations
+
+from groundswell.api.routes.review_page import CONTEXT_CHARS, MAX_WINDOWS, _windows
+from groundswell.shared.admit.engine import FLAG_ORDER, INFO_ORDER
+from groundswell.shared.guarded.codes import GUARD_CODES
+from groundswell.shared.report import template
+from groundswell.shared.review.explain import ADMISSION_CODES, explain_code
+
+EVIL = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+
+
+def _text(window: list[dict]) -> str:
+    return "".join(piece["text"] for piece in window)
+
+
+def test_windows_are_bounded_and_mark_the_spans():
+    text = "a" * 5000 + "VALUE" + "b" * 30 + "NEAR" + "c" * 5000 + "FAR" + "d" * 100
+    at = text.index("VALUE")
+    near, far = text.index("NEAR"), text.index("FAR")
+    windows = _windows(
+        text, [(at, at + 5, "cited"), (near, near + 4, "near"), (far, far + 3, "near")]
+    )
+    assert len(windows) == 2  # VALUE and NEAR share one window; FAR has its own
+    first = windows[0]
+    assert [p["text"] for p in first if p["css"]] == ["VALUE", "NEAR"]
+    assert [p["css"] for p in first if p["css"]] == ["cited", "near"]
+    assert first[0]["text"] == "…" and _text(first).endswith("…")
+    assert len(_text(first)) <= 2 * CONTEXT_CHARS + 5 + 30 + 4 + 2
+    assert _text(windows[1]).endswith("d" * 100)  # the end of the text: no ellipsis
+    many = [(i * 2000, i * 2000 + 1, "near") for i in range(20)]
+    assert len(_windows("x" * 40_000, many)) == MAX_WINDOWS
+    assert _windows("short", [(0, 99, "cited")]) == []  # out of range: not shown
+
+
+def test_nothing_from_a_document_is_html():
+    task = {
+        "slot": {"field": "net_sales_usd", "key": EVIL, "decisions": [0]},
+        "mode": "review",
+        "item": "number",
+        "template": "number@1",
+        "question": EVIL,
+        "choices": [{"decision": 0, "value": EVIL, "unit": EVIL, "shown": EVIL}],
+        "codes": ["QUALIFIED_VALUE"],
+    }
+    answer = {
+        "reviewer": "rita",
+        "verdict": "correct",
+        "decision": None,
+        "candidate": {"value": EVIL},
+        "time": "2026-12-01T00:00:00Z",
+    }
+    page = template("review_task.html").render(
+        reviewer="rita",
+        csrf="token",
+        key="sha256:" + "0" * 64,
+        task=task,
+        origin={"run": "r1", "doc_id": EVIL, "receipt": "receipts/admit/x.json"},
+        run="r1",
+        answers=[answer],
+        latest={"rita": answer},
+        state="disputed",
+        codes=[("QUALIFIED_VALUE", explain_code("QUALIFIED_VALUE"))],
+        source={
+            "windows": [[{"text": EVIL, "css": None}, {"text": EVIL, "css": "cited"}]],
+            "pages": [{"decision": 0, "pages": [3], "regions": []}],
+            "problem": None,
+            "template": {"id": "c1", "value": EVIL, "unit": "USD"},
+        },
+        queue_url="/review?run=r1",
+        step_url="/review/step?run=r1",
+        state_filter="",
+        receipt_url="/v1/runs/r1/documents/d/receipts",
+    )
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert 'id="disputed"' in page and "page 3" in page
+    assert page.count("<script") == 1  # the page's own script, nothing else
+
+
+def test_every_code_has_words():
+    for code in (*FLAG_ORDER, *INFO_ORDER, *GUARD_CODES, "REQUIRED_FIELD_MISSING"):
+        assert explain_code(code) != "no description of this code", code
+    assert set(ADMISSION_CODES).isdisjoint(GUARD_CODES)
