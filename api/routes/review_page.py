@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
+import anyio
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -94,6 +95,12 @@ def _frame(request: Request, settings: Settings, key: ApiKey | None) -> dict[str
 # -- signing in and out -----------------------------------------------------------------------
 
 
+def _body(request: Request) -> bytes:
+    """The request's body, from a route that runs in a worker thread (its checks of keys and
+    rate limits talk to Redis, so they do not run on the event loop)."""
+    return anyio.from_thread.run(request.body)
+
+
 @router.get("/review/sign-in", response_class=HTMLResponse)
 def sign_in_page(request: Request, next: Text = None) -> HTMLResponse:
     refuse_key_in_url(request)
@@ -102,14 +109,14 @@ def sign_in_page(request: Request, next: Text = None) -> HTMLResponse:
 
 
 @router.post("/review/sign-in", response_class=HTMLResponse)
-async def sign_in(request: Request, settings: SettingsDep) -> Response:
+def sign_in(request: Request, settings: SettingsDep) -> Response:
     """A form with the key (``key``) and where to go next: a session cookie for a key that
     may review; the form again, with the reason, otherwise."""
     refuse_key_in_url(request)
     origin = request.headers.get("origin")
     if origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
-    fields = session.form_fields(await request.body()) if session.is_form(request) else {}
+    fields = session.form_fields(_body(request)) if session.is_form(request) else {}
     target = _safe_next(fields.get("next"))
     key = session.key_for(settings, fields.get("key", "")) if fields.get("key") else None
     error = None
@@ -129,10 +136,10 @@ async def sign_in(request: Request, settings: SettingsDep) -> Response:
 
 
 @router.post("/review/sign-out")
-async def sign_out(request: Request, settings: SettingsDep) -> Response:
+def sign_out(request: Request, settings: SettingsDep) -> Response:
     value = request.cookies.get(session.COOKIE)
     if value and session.open_session(settings, value) is not None:
-        session.check_csrf(settings, request, value, await request.body())
+        session.check_csrf(settings, request, value, _body(request))
     done = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
     session.clear_cookie(done, request)
     return done
@@ -202,6 +209,7 @@ def queue_page(
     service: ServiceDep,
     q: QueueDep,
     cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,12}$")] = None,
+    end: Literal["next", "prev"] | None = None,
 ) -> Response:
     key = _signed_in(request, settings)
     if isinstance(key, Response):
@@ -215,6 +223,7 @@ def queue_page(
         "problem": None,
         "runs": [],
         "query": q.query(),
+        "end": end,
     }
     if q.run or q.policy:
         try:

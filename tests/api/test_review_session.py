@@ -160,5 +160,6 @@ def test_the_page_needs_a_session(settings):
     shown = client.get("/review")
     assert shown.status_code == 200 and "Review queue" in shown.text
     assert shown.headers["content-security-policy"].startswith("default-src 'none'")
+    assert 'id="end"' in client.get("/review", params={"end": "next"}).text
     script = client.get("/review/static/review.js")
     assert script.status_code == 200 and "X-CSRF-Token" in script.text

@@ -88,6 +88,11 @@ def test_review_in_the_browser(site, chromium, artifacts):
     report = page.goto(f"{url}/v1/runs/{run_id}/report")
     assert report.status == 200 and "halvorsen-10k-2024" in page.content()
     page.screenshot(path=artifacts / "review-run-report.png")
+    # Its table of codes links to the review queue of each code.
+    with page.expect_navigation():
+        page.locator(f'a[href="/review?run={run_id}&code={code}"]').first.click()
+    linked = page.locator("#queue tr[data-href]").count()
+    assert linked == sum(code in t["codes"] for t in tasks)
 
     # The queue, filtered by code with the keyboard.
     page.goto(f"{url}/review?run={run_id}")
