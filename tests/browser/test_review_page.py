@@ -54,7 +54,7 @@ def _tasks(api: httpx.Client, run_id: str, **params) -> list[dict]:
     return page.json()["items"]
 
 
-def test_review_in_the_browser(site, chromium, artifacts):
+def test_review_in_the_browser(chromium, artifacts, site):
     started = time.monotonic()
     url, run_id = site
     rita = _api(url, RITA)
