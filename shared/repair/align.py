@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, itemgetter, mul, sub
 from typing import Any
 
@@ -43,6 +44,10 @@ _TRIM_LEADING = " \t\n\r.,;:!?" + _CLOSERS
 _TRIM_TRAILING = " \t\n\r,;:" + _OPENERS
 # A bound within this of the best score is aligned anyway (scores are sums of a few floats).
 _SLACK = 1e-9
+# A claim with more seed hits than this counts them by diagonal with big ints, for each gram it
+# repeats at least _LANE_REPEATS times that has that many hits on its own.
+_LANE_PAIRS = 65_536
+_LANE_REPEATS = 4
 
 
 class AlignmentError(ValueError):
@@ -314,20 +319,26 @@ class AlignIndex:
                 self._gram_value(codes[o : o + k]) if -1 not in codes[o : o + k] else -1
                 for o in range(n - k + 1)
             ]
-            # Hits per diagonal (position - offset), counted in C; a Counter keeps its keys in
-            # order of first hit, which breaks ties between equally supported diagonals.
-            counts: Counter[int] = Counter()
-            for offset, gram in enumerate(grams):
-                positions = table.find(gram) if gram >= 0 else ()
-                if positions:
-                    counts.update(map(sub, positions, repeat(offset)) if offset else positions)
-            if not counts:
+            positions_of = {g: table.find(g) for g in grams if g >= 0}
+            found = [positions_of.get(g, ()) for g in grams]
+            if sum(map(len, found)) > _LANE_PAIRS:
+                chosen = self._top_diagonals(grams, found, positions_of)
+            else:
+                # Hits per diagonal (position - offset), counted in C; a Counter keeps its
+                # keys in order of first hit, which breaks ties between equally supported
+                # diagonals.
+                counts: Counter[int] = Counter()
+                for offset, positions in enumerate(found):
+                    if positions:
+                        counts.update(map(sub, positions, repeat(offset)) if offset else positions)
+                top = sorted(counts.items(), key=itemgetter(1), reverse=True)
+                chosen = [d for d, _ in top[: params.max_regions]]
+            if not chosen:
                 return []
-            top = sorted(counts.items(), key=itemgetter(1), reverse=True)[: params.max_regions]
             values = table.values
             offsets = range(len(grams))
             ranked = []
-            for d, _ in top:
+            for d in chosen:
                 # The first and last claim offsets whose gram sits on this diagonal.
                 on = [o for o in offsets if 0 <= d + o < len(values) and values[d + o] == grams[o]]
                 ranked.append((d + on[0], d + on[-1]))
@@ -344,6 +355,68 @@ class AlignIndex:
             else:
                 merged.append((lo, hi))
         return merged
+
+    def _top_diagonals(
+        self, grams: list[int], found: list[Sequence[int]], positions_of: dict[int, list[int]]
+    ) -> list[int]:
+        """The ``max_regions`` best supported diagonals, as the Counter of ``_regions`` ranks
+        them (by hits, then by first hit: the lowest offset, then the lowest diagonal), for a
+        claim with very many hits.
+
+        Those come from a gram the claim repeats that the document holds many times (a rule
+        of dashes in a table). Its hits are counted at once: a big int with one lane per
+        diagonal holds a 1 at each of the gram's positions, and multiplying it by one 1 per
+        offset of the gram, each shifted by that offset, adds up its hits on every diagonal.
+        """
+        limit = self.params.max_regions
+        m = len(grams)
+        offsets_of: dict[int, list[int]] = {}
+        for offset, gram in enumerate(grams):
+            if found[offset]:
+                offsets_of.setdefault(gram, []).append(offset)
+        width = 1 if m < 0x100 else 2  # bytes per lane, above any count
+        size = len(self._coded)
+        lanes = 0
+        counts: Counter[int] = Counter()
+        for gram, offsets in offsets_of.items():
+            positions = positions_of[gram]
+            if len(offsets) >= _LANE_REPEATS and len(offsets) * len(positions) > _LANE_PAIRS:
+                mask = bytearray(size * width)
+                deque(map(mask.__setitem__, map(mul, positions, repeat(width)), repeat(1)), 0)
+                # Lane position - offset + m - 1: never negative.
+                spread = sum(1 << (8 * width * (m - 1 - offset)) for offset in offsets)
+                lanes += int.from_bytes(mask, "little") * spread
+            else:
+                for offset in offsets:
+                    counts.update(map(sub, positions, repeat(offset)))
+        if lanes:
+            raw = lanes.to_bytes((size + m) * width, "little")
+            cells: Sequence[int] = raw
+            if width == 2:
+                cells = array("H", raw)
+                if sys.byteorder != "little":
+                    cells.byteswap()
+            hit = list(compress(range(len(cells)), cells))
+            diagonals = map(sub, hit, repeat(m - 1))
+            counts.update(dict(zip(diagonals, map(cells.__getitem__, hit), strict=True)))
+        if len(counts) <= limit:
+            return list(counts)
+        cut = sorted(counts.values(), reverse=True)[limit - 1]
+        chosen = [d for d, c in counts.items() if c > cut]
+        tied = {d for d, c in counts.items() if c == cut}
+        need = limit - len(chosen)
+        if need >= len(tied):
+            return chosen + list(tied)
+        # The tied diagonals first hit earliest: by offset, then by diagonal.
+        seen: set[int] = set()
+        for offset, positions in enumerate(found):
+            for d in filter(tied.__contains__, map(sub, positions, repeat(offset))):
+                if d not in seen:
+                    seen.add(d)
+                    chosen.append(d)
+                    if len(seen) == need:
+                        return chosen
+        raise AssertionError("every tied diagonal has a first hit")
 
     # --- alignment --------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ in real documents, score for score (floats compared exactly)."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from gtrex.align import trim_span as their_trim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groundswell.shared.repair import align
 from groundswell.shared.repair.align import (
     AlignIndex,
     AlignmentError,
@@ -103,3 +105,43 @@ def test_best_span_of_real_claims_is_gtrex_s(shared_corpus: Path, params: dict) 
         assert (a is None) == (b is None), claim
         if a is not None:
             assert a.as_dict() == b.as_dict(), claim
+
+
+def test_many_seed_hits_rank_diagonals_as_the_plain_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rules of dashes and repeated cells: a claim repeating a gram the document holds many
+    # times is counted with big ints (forced here at any size), and must pick the diagonals
+    # that a count in order of first hit picks.
+    words = ["-", "-", "-", "=", "1", "2,000", "the", "of", "net", "sales", "("]
+    for seed in range(300):
+        rng = random.Random(seed)
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(20, 400)))
+        length = rng.randint(3, 300 if seed % 7 else 40)
+        claim = " ".join(rng.choice(words) for _ in range(length))
+        if seed < 3:  # more hits on one diagonal than a byte counts
+            text = "net " + "-" * 700 + " sales " + "-" * 300
+            claim = "-" * 500 + " sales"
+        params = AlignmentParams(
+            seed_ngram=rng.choice([1, 2, 3]),
+            max_regions=rng.choice([3, 24]),
+            region_pad_tokens=rng.choice([0, 3]),
+        )
+        index = AlignIndex(text, text, IdentityMap(len(text)), params)
+        codes = [index._ids.get(key, -1) for key in index._keys.keys(claim)]
+        k = params.seed_ngram
+        table = index._gram_table()
+        grams = [
+            index._gram_value(codes[o : o + k]) if -1 not in codes[o : o + k] else -1
+            for o in range(len(codes) - k + 1)
+        ]
+        found = [table.find(g) if g >= 0 else [] for g in grams]
+        counts: Counter[int] = Counter()
+        for offset, positions in enumerate(found):
+            counts.update(p - offset for p in positions)
+        ranked = sorted(counts.items(), key=lambda item: item[1], reverse=True)
+        expected = {d for d, _ in ranked[: params.max_regions]}
+        with monkeypatch.context() as patch:
+            patch.setattr(align, "_LANE_PAIRS", 0)
+            patch.setattr(align, "_LANE_REPEATS", rng.choice([1, 2, 4]))
+            positions_of = {g: table.find(g) for g in grams if g >= 0}
+            chosen = index._top_diagonals(grams, found, positions_of)
+        assert len(chosen) == len(expected) and set(chosen) == expected, seed
