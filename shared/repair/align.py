@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, islice, repeat
+from itertools import accumulate, compress, islice, repeat
 from operator import add, itemgetter, mul, sub
 from typing import Any
 
@@ -44,6 +45,7 @@ _TRIM_LEADING = " \t\n\r.,;:!?" + _CLOSERS
 _TRIM_TRAILING = " \t\n\r,;:" + _OPENERS
 # A bound within this of the best score is aligned anyway (scores are sums of a few floats).
 _SLACK = 1e-9
+_TOKEN_SPLIT = re.compile(f"({TOKEN.pattern})", TOKEN.flags)
 # A claim with more seed hits than this counts them by diagonal with big ints, for each gram it
 # repeats at least _LANE_REPEATS times that has that many hits on its own.
 _LANE_PAIRS = 65_536
@@ -254,14 +256,14 @@ class AlignIndex:
         self.omap = omap
         self.params = params or AlignmentParams()
         self._keys = TokenKeys(self.params.case_sensitive)
-        # One regex pass; everything else maps in C over the tokens, computing each distinct
-        # token's key once.
-        texts = TOKEN.findall(text)
-        # The text is gaps and tokens in turn, so a token's offsets are the running sum of
-        # their lengths: no match object per token.
-        gaps = map(len, TOKEN.split(text))  # one more gap than tokens: the last is not needed
-        pieces = chain.from_iterable(zip(gaps, map(len, texts), strict=False))
-        edges = array("q", accumulate(pieces))
+        # One regex pass, split around the tokens (kept): gaps and tokens in turn, from a gap
+        # to a gap. Everything else maps in C over them, computing each distinct token's key
+        # once.
+        parts = _TOKEN_SPLIT.split(text)
+        texts = parts[1::2]
+        # A token's offsets are the running sum of the lengths before it: no match object per
+        # token (the last gap is not needed).
+        edges = array("q", accumulate(map(len, islice(parts, len(parts) - 1))))
         self.starts = edges[0::2]
         self.ends = edges[1::2]
         key = self._keys.key
