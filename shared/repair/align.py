@@ -610,117 +610,126 @@ def _smith_waterman(
     # and every choice on its path are the same as with every cell kept. The slack keeps the
     # comparison safe from rounding (with the default scores, every sum is exact).
     floor = _ungapped(query, columns, match, mismatch) - 1e-6
-    # Only cells with a positive score are kept, by column: a cell can be positive only at a
-    # match, below-right of a cell above -mismatch, below a cell above -gap_open or a target
-    # gap above -gap_extend, or along a query gap that is still positive.
-    diag_keep, open_keep, ext_keep = -mismatch, -g_open, -g_ext
-    prev: dict[int, tuple[float, int, int]] = {}  # column -> (score, start, matched)
-    prev_gt: dict[int, tuple[float, int, int]] = {}  # column -> the target gap's state
+    # Only the cells that may be positive are computed: a match, or a cell right of, below or
+    # below-right of a cell kept in the row above, or along a query gap still positive. Two
+    # rows of state are reused; an entry not kept rests at zero (no gap: -inf).
+    open_keep, ext_keep = -g_open, -g_ext
+    width = m + 2
+    padded = [None, *target]
+    p_main, p_start, p_hits = [0.0] * width, [0] * width, [0] * width
+    p_gt, p_gt_start, p_gt_hits = [neg] * width, [0] * width, [0] * width
+    main, start, hits = [0.0] * width, [0] * width, [0] * width
+    gt, gt_start, gt_hits = [neg] * width, [0] * width, [0] * width
+    p_kept: list[int] = []  # the columns kept in the row above
+    kept: list[int] = []  # the columns kept two rows above, to be put to rest
     best = 0.0
     best_start = best_end = best_hits = 0
     for i, q in enumerate(query):
+        for j in kept:
+            main[j] = 0.0
+            gt[j] = neg
+        kept = []
         rows_left = n - 1 - i
-        hits = columns.get(q, ())
+        at = columns.get(q, ())
         if match * (rows_left + 1) >= floor:
-            wanted = set(hits)
+            wanted = set(at)
         else:
             # A match that starts a path here can no longer reach the floor.
-            wanted = {j for j in hits if j - 1 in prev}
-        for j, cell in prev.items():
-            if cell[0] > diag_keep and j < m:
-                wanted.add(j + 1)
-            if cell[0] > open_keep:
-                wanted.add(j)
-        for j, cell in prev_gt.items():
-            if cell[0] > ext_keep:
-                wanted.add(j)
-        row: dict[int, tuple[float, int, int]] = {}
-        row_gt: dict[int, tuple[float, int, int]] = {}
-        if not wanted:
-            prev, prev_gt = row, row_gt
-            continue
-        order = sorted(wanted)
-        count = len(order)
-        k = 0
-        left_j = -1
-        left_main = 0.0
-        left_start = left_hits = 0
-        gq, gq_start, gq_hits = neg, 0, 0
-        while True:
-            # The next cell: the next wanted column, or the one after a live query gap.
-            ahead = order[k] if k < count else m + 1
-            if 0 <= left_j < m and left_j + 1 < ahead and (left_main > open_keep or gq > ext_keep):
-                j = left_j + 1
-            elif k < count:
-                j = ahead
-                k += 1
-            else:
-                break
-            if j != left_j + 1:  # the cell to the left is zero
-                left_main = 0.0
-                gq = neg
-            left_j = j
-            reach = match * (rows_left if rows_left < m - j else m - j)
-            # Gap in the target (from the row above); ties open rather than extend.
-            up = prev.get(j)
-            opened = (up[0] if up is not None else 0.0) + g_open
-            t_gap = prev_gt.get(j)
-            extended = t_gap[0] + g_ext if t_gap is not None else neg
-            t_start = t_hits = 0
-            if opened >= extended:
-                t_score = opened
-                if opened > 0.0:
-                    assert up is not None
-                    t_start, t_hits = up[1], up[2]
-                    if opened + reach >= floor:
-                        row_gt[j] = (opened, t_start, t_hits)
-            else:
-                t_score = extended
-                if extended > 0.0:
-                    assert t_gap is not None
-                    t_start, t_hits = t_gap[1], t_gap[2]
-                    if extended + reach >= floor:
-                        row_gt[j] = (extended, t_start, t_hits)
-            # Gap in the query (along this row).
-            opened = left_main + g_open
-            extended = gq + g_ext
-            if opened >= extended:
-                gq, gq_start, gq_hits = opened, left_start, left_hits
-            else:
-                gq = extended
-            if gq + reach < floor:
-                gq = neg
-            diag = prev.get(j - 1)
-            diag_prev = diag[0] if diag is not None else 0.0
-            if q == target[j - 1]:
-                diagonal = diag_prev + match
-                is_match = 1
-            else:
-                diagonal = diag_prev + mismatch
-                is_match = 0
-            score = diagonal
-            if t_score > score:
-                score = t_score
-            if gq > score:
-                score = gq
-            if score <= 0.0 or score + reach < floor:
-                left_main, left_start, left_hits = 0.0, j, 0
-                continue
-            # Ties go to the diagonal, then the target gap, then the query gap.
-            if score == diagonal:
-                if diag is not None:
-                    s, h = diag[1], diag[2] + is_match
+            wanted = {j for j in at if p_main[j - 1] > 0.0}
+        if p_kept:
+            wanted.update(p_kept)
+            wanted.update(map(add, p_kept, repeat(1)))
+        if wanted:
+            order = sorted(wanted)
+            count = len(order)
+            k = 0
+            left_j = -1
+            left_main = 0.0
+            left_start = left_hits = 0
+            gq, gq_start, gq_hits = neg, 0, 0
+            while True:
+                # The next cell: the next wanted column, or the one after a live query gap.
+                ahead = order[k] if k < count else width
+                if left_j + 1 < ahead and left_j >= 0 and (left_main > open_keep or gq > ext_keep):
+                    j = left_j + 1
+                elif k < count:
+                    j = ahead
+                    k += 1
                 else:
-                    s, h = j - 1, is_match
-            elif score == t_score:
-                s, h = t_start, t_hits
-            else:
-                s, h = gq_start, gq_hits
-            row[j] = (score, s, h)
-            left_main, left_start, left_hits = score, s, h
-            if score > best:
-                best, best_start, best_end, best_hits = score, s, j, h
-        prev, prev_gt = row, row_gt
+                    break
+                if j > m:
+                    break
+                if j != left_j + 1:  # the cell to the left is zero
+                    left_main = 0.0
+                    gq = neg
+                left_j = j
+                reach = match * (rows_left if rows_left < m - j else m - j)
+                keep = False
+                # Gap in the target (from the row above); ties open rather than extend.
+                opened = p_main[j] + g_open
+                extended = p_gt[j] + g_ext
+                if opened >= extended:
+                    t_score = opened
+                    if opened > 0.0:
+                        t_start, t_hits = p_start[j], p_hits[j]
+                        if opened + reach >= floor:
+                            gt[j], gt_start[j], gt_hits[j] = opened, t_start, t_hits
+                            keep = True
+                else:
+                    t_score = extended
+                    if extended > 0.0:
+                        t_start, t_hits = p_gt_start[j], p_gt_hits[j]
+                        if extended + reach >= floor:
+                            gt[j], gt_start[j], gt_hits[j] = extended, t_start, t_hits
+                            keep = True
+                # Gap in the query (along this row).
+                opened = left_main + g_open
+                extended = gq + g_ext
+                if opened >= extended:
+                    gq, gq_start, gq_hits = opened, left_start, left_hits
+                else:
+                    gq = extended
+                if gq + reach < floor:
+                    gq = neg
+                diag_prev = p_main[j - 1]
+                if q == padded[j]:
+                    diagonal = diag_prev + match
+                    is_match = 1
+                else:
+                    diagonal = diag_prev + mismatch
+                    is_match = 0
+                score = diagonal
+                if t_score > score:
+                    score = t_score
+                if gq > score:
+                    score = gq
+                if score <= 0.0 or score + reach < floor:
+                    left_main, left_start, left_hits = 0.0, j, 0
+                else:
+                    # Ties go to the diagonal, then the target gap, then the query gap.
+                    if score == diagonal:
+                        if diag_prev > 0.0:
+                            s, h = p_start[j - 1], p_hits[j - 1] + is_match
+                        else:
+                            s, h = j - 1, is_match
+                    elif score == t_score:
+                        s, h = t_start, t_hits
+                    else:
+                        s, h = gq_start, gq_hits
+                    main[j], start[j], hits[j] = score, s, h
+                    left_main, left_start, left_hits = score, s, h
+                    keep = True
+                    if score > best:
+                        best, best_start, best_end, best_hits = score, s, j, h
+                if keep:
+                    kept.append(j)
+        p_main, main = main, p_main
+        p_start, start = start, p_start
+        p_hits, hits = hits, p_hits
+        p_gt, gt = gt, p_gt
+        p_gt_start, gt_start = gt_start, p_gt_start
+        p_gt_hits, gt_hits = gt_hits, p_gt_hits
+        p_kept, kept = kept, p_kept
     if best <= 0.0:
         return None
     return best, best_start, best_end, best_hits
