@@ -666,22 +666,16 @@ def _smith_waterman(
                 reach = match * (rows_left if rows_left < m - j else m - j)
                 keep = False
                 # Gap in the target (from the row above); ties open rather than extend.
-                opened = p_main[j] + g_open
+                t_score = p_main[j] + g_open
                 extended = p_gt[j] + g_ext
-                if opened >= extended:
-                    t_score = opened
-                    if opened > 0.0:
+                if t_score > 0.0 or extended > 0.0:
+                    if t_score >= extended:
                         t_start, t_hits = p_start[j], p_hits[j]
-                        if opened + reach >= floor:
-                            gt[j], gt_start[j], gt_hits[j] = opened, t_start, t_hits
-                            keep = True
-                else:
-                    t_score = extended
-                    if extended > 0.0:
-                        t_start, t_hits = p_gt_start[j], p_gt_hits[j]
-                        if extended + reach >= floor:
-                            gt[j], gt_start[j], gt_hits[j] = extended, t_start, t_hits
-                            keep = True
+                    else:
+                        t_score, t_start, t_hits = extended, p_gt_start[j], p_gt_hits[j]
+                    if t_score + reach >= floor:
+                        gt[j], gt_start[j], gt_hits[j] = t_score, t_start, t_hits
+                        keep = True
                 # Gap in the query (along this row).
                 opened = left_main + g_open
                 extended = gq + g_ext
