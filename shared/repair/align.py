@@ -28,7 +28,7 @@ from collections import Counter, deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, islice, repeat
-from operator import add, itemgetter, mul, sub
+from operator import add, eq, itemgetter, mul, sub
 from typing import Any
 
 from groundswell.shared.text.offsets import OffsetMap
@@ -338,11 +338,13 @@ class AlignIndex:
             if not chosen:
                 return []
             values = table.values
-            offsets = range(len(grams))
+            m, size = len(grams), len(values)
             ranked = []
             for d in chosen:
-                # The first and last claim offsets whose gram sits on this diagonal.
-                on = [o for o in offsets if 0 <= d + o < len(values) and values[d + o] == grams[o]]
+                # The first and last claim offsets whose gram sits on this diagonal, compared
+                # in C over the stretch of document the diagonal crosses.
+                a, b = max(0, -d), min(m, size - d)
+                on = list(compress(range(a, b), map(eq, values[d + a : d + b], grams[a:b])))
                 ranked.append((d + on[0], d + on[-1]))
         pad = params.region_pad_tokens
         total = len(self._coded)
