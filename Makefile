@@ -25,7 +25,7 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
