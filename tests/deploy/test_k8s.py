@@ -345,6 +345,9 @@ def test_api_probes_service_and_metrics(objects: list[dict]) -> None:
     assert annotations["prometheus.io/scrape"] == "true"
     assert int(annotations["prometheus.io/port"]) == port
     assert annotations["prometheus.io/path"] == "/metrics"
+    # Several API processes must share the review sessions' signing secret (README).
+    assert api["spec"]["replicas"] > 1
+    assert "GROUNDSWELL_SESSION_SECRET" in environment(objects, container)
     service = of_kind(objects, "Service")["api"]
     labels = api["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
