@@ -125,7 +125,7 @@ def _points(value: Any) -> float | None:
     return float(value) if ok and value == value and abs(value) < 1e7 else None
 
 
-def _regions(layout: Any, start: Any, end: Any) -> list[dict[str, Any]]:
+def page_regions(layout: Any, start: Any, end: Any) -> list[dict[str, Any]]:
     """Where a span (UTF-8 bytes) is on its PDF pages: a caption and an outline of each page
     with the box of the span's words (``x``/``y``/``w``/``h`` in the page's points)."""
     out = []
@@ -184,7 +184,7 @@ def _claims(
                 "label": _label(label, bool(cert.get("grounded"))),
                 # A PDF with a layout: the pages of the located span, and where on them.
                 "pages": _page_list(pages),
-                "regions": _regions(layout, start, end) if layout else [],
+                "regions": page_regions(layout, start, end) if layout else [],
                 "repair": repair,
             }
         )
@@ -256,7 +256,7 @@ def _candidates(
                 "snippet": _snippet(text, chars.get(ev.get("start")), chars.get(ev.get("end"))),
                 "label": _label(label, outcome == "admitted"),
                 "pages": _page_list(on),
-                "regions": _regions(layout, ev.get("start"), ev.get("end")) if layout else [],
+                "regions": page_regions(layout, ev.get("start"), ev.get("end")) if layout else [],
             }
         )
     return out

@@ -64,7 +64,7 @@ class AnswerIn(BaseModel):
         return value
 
 
-def _review(service: Any, run_id: str) -> RunReview:
+def run_review(service: Any, run_id: str) -> RunReview:
     record = service.get_or_none(run_id)
     if record is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
@@ -75,7 +75,7 @@ def _conflict(exc: Exception) -> HTTPException:
     return HTTPException(status.HTTP_409_CONFLICT, str(exc))
 
 
-def _manifest(review: RunReview) -> dict[str, Any]:
+def run_manifest(review: RunReview) -> dict[str, Any]:
     try:
         return review.manifest()
     except (ReviewUnavailable, InputsChanged) as exc:
@@ -84,8 +84,8 @@ def _manifest(review: RunReview) -> dict[str, Any]:
 
 def _run_step(service: Any, run_id: str, step: Any) -> dict[str, Any]:
     """``step(review)`` of a run's review; 409 when its tasks cannot be made (yet)."""
-    review = _review(service, run_id)
-    _manifest(review)
+    review = run_review(service, run_id)
+    run_manifest(review)
     try:
         return step(review)
     except InputsChanged as exc:
@@ -159,8 +159,8 @@ def queue(
                 "run: give a run, or a policy version whose latest finished run to list",
             )
         run = _latest_run(service, policy)
-    review = _review(service, run)
-    manifest = _manifest(review)
+    review = run_review(service, run)
+    manifest = run_manifest(review)
     ref = manifest.get("policy_ref") or ""
     out: dict[str, Any] = {"run": run, "policy": ref, "tasks": manifest["tasks"]}
     if policy is not None:
@@ -206,7 +206,7 @@ def answer_task(
 
     stored = _stored_task(_store(service), task_key)
     origin = stored["origin"]
-    review = _review(service, origin["run"])
+    review = run_review(service, origin["run"])
     record = {
         "format": "answer@1",
         "task": task_key,
@@ -261,7 +261,7 @@ def resolve(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
 @router.get("/v1/runs/{run_id}/review/resolution", operation_id="get_review_resolution")
 def resolution(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
     """The run's latest resolution (404 before the first resolve)."""
-    found = _review(service, run_id).store.run_resolution(run_id)
+    found = run_review(service, run_id).store.run_resolution(run_id)
     if found is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"run {run_id} has not been resolved: POST .../resolve"

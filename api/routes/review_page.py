@@ -20,9 +20,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from groundswell.api import session
 from groundswell.api.deps import ServiceDep, SettingsDep, require_api_key
 from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
-from groundswell.api.routes.review import _manifest, _review, queue, task_with_answers
+from groundswell.api.routes.review import queue, run_manifest, run_review, task_with_answers
 from groundswell.shared.review.explain import explain_code
-from groundswell.shared.review.store import STATES, _row_passes, task_state
+from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
 from groundswell.shared.settings import ApiKey, Settings
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
@@ -241,39 +241,52 @@ def queue_page(
 # -- moving through the queue -----------------------------------------------------------------
 
 
+# How far a step through the queue looks for the next task that passes its filters: a
+# rare filter ends the step at the queue (which pages on) rather than reading the run.
+STEP_SCAN = 5000
+
+
 def _neighbour(
     service: Any, run: str, filters: dict[str, Any], state: str | None, at: str, to: str
 ) -> str | None:
     """The task before or after task ``at`` among the run's tasks that pass the filters and
-    the state (``to``: ``next`` or ``prev``); None at an end of the queue."""
-    review = _review(service, run)
+    the state (``to``: ``next`` or ``prev``); None at an end of the queue, or past
+    STEP_SCAN rows. The task's row is found from its document (a few pieces read), and
+    only the rows between it and its neighbour are read after it."""
+    review = run_review(service, run)
     store = review.store
-    manifest = _manifest(review)
+    manifest = run_manifest(review)
+    try:
+        doc_id = store.task(at)["origin"]["doc_id"]
+    except (UnknownTask, ValueError):
+        return None
+    row = store.row_of(manifest, doc_id, at)
+    if row is None:
+        return None
     answered = store.answered() if state is not None else None
 
-    def passes(row: dict[str, Any]) -> bool:
-        if not _row_passes(row, filters):
+    def passes(candidate: dict[str, Any]) -> bool:
+        if not row_passes(candidate, filters):
             return False
         if state is None:
             return True
-        answers = store.answers(row["task"]) if row["task"] in answered else []
+        answers = store.answers(candidate["task"]) if candidate["task"] in answered else []
         return task_state(answers) == state
 
-    before: list[dict[str, Any]] = []
-    found = False
-    for _, row in store.rows(manifest):
-        if row["task"] == at:
-            found = True
-            if to == "prev":
-                break
-            continue
-        if found and passes(row):
-            return row["task"]
-        if not found and to == "prev" and _row_passes(row, filters):
-            before.append(row)
-    if to == "prev":
-        return next((row["task"] for row in reversed(before) if passes(row)), None)
-    return None
+    if to == "next":
+        for n, candidate in store.rows(manifest, row + 1):
+            if n > row + STEP_SCAN:
+                return None
+            if passes(candidate):
+                return candidate["task"]
+        return None
+    before = []
+    for n, candidate in store.rows(manifest, max(0, row - STEP_SCAN)):
+        if n >= row:
+            break
+        if row_passes(candidate, filters):
+            before.append(candidate)
+    return next((c["task"] for c in reversed(before) if passes(c)), None)
 
 
 @router.get("/review/step")
@@ -386,7 +399,7 @@ def _with_regions(
     review: Any, doc_id: str, pages: list[dict[str, Any]], task: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """The region of each chosen span on its PDF pages, when the document's layout is stored."""
-    from groundswell.shared.report import _regions
+    from groundswell.shared.report import page_regions
     from groundswell.shared.runs.execute import context
 
     try:
@@ -400,7 +413,7 @@ def _with_regions(
     for entry in pages:
         ev = spans.get(entry["decision"])
         if ev:
-            entry["regions"] = _regions(layout, ev["start"], ev["end"])
+            entry["regions"] = page_regions(layout, ev["start"], ev["end"])
     return pages
 
 
@@ -416,7 +429,7 @@ def task_page(
     stored = task_with_answers(service, task_key)
     origin = stored["origin"]
     run = q.run or origin["run"]
-    review = _review(service, origin["run"])
+    review = run_review(service, origin["run"])
     try:
         unit = open_receipt(review.output.get(origin["receipt"]), origin["receipt"])
     except Exception:

@@ -194,6 +194,30 @@ class ReviewStore:
         self.store.put(key, canonical_text(manifest).encode(), create_only=True)
         return json.loads(self.store.get(key))  # a concurrent build's equal manifest wins
 
+    def row_of(self, manifest: Mapping[str, Any], doc_id: str, task: str) -> int | None:
+        """The row number of the task ``task`` of document ``doc_id`` (None when the run has
+        no such row): the pieces are bisected by document, so a few pieces are read, not the
+        run's task list."""
+        pieces = manifest["pieces"]
+        firsts = [0]
+        for piece in pieces:
+            firsts.append(firsts[-1] + piece["rows"])
+        cache: dict[int, list[dict[str, Any]]] = {}
+
+        def piece_rows(n: int) -> list[dict[str, Any]]:
+            if n not in cache:
+                data = self.store.get(pieces[n]["key"]).decode("utf-8")
+                cache[n] = [json.loads(line) for line in data.splitlines() if line]
+            return cache[n]
+
+        for n in range(first_piece(len(pieces), piece_rows, doc_id), len(pieces)):
+            for i, row in enumerate(piece_rows(n)):
+                if row["task"] == task:
+                    return firsts[n] + i
+                if row["doc_id"] > doc_id:
+                    return None
+        return None
+
     def rows(self, manifest: Mapping[str, Any], start: int = 0) -> Iterator[tuple[int, dict]]:
         """(row number, row) from row ``start``; one piece read at a time."""
         first = 0
@@ -227,7 +251,7 @@ class ReviewStore:
             if len(out) == limit or scanned == scan:
                 return Page(out, str(n), scanned)
             scanned += 1
-            if not _row_passes(row, filters):
+            if not row_passes(row, filters):
                 continue
             if answered is not None and row["task"] not in answered:
                 found = "unanswered"
@@ -314,7 +338,21 @@ class ReviewStore:
             return None
 
 
-def _row_passes(row: Mapping[str, Any], filters: Mapping[str, str | None]) -> bool:
+def first_piece(count: int, piece_rows: Callable[[int], list[dict[str, Any]]], doc_id: str) -> int:
+    """The first of a run's ``count`` task-list pieces whose last row is of a document at or
+    after ``doc_id`` (rows are in document order): a bisection, log2(count) pieces read."""
+    lo, hi = 0, max(count - 1, 0)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        rows = piece_rows(mid)
+        if rows and rows[-1]["doc_id"] < doc_id:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def row_passes(row: Mapping[str, Any], filters: Mapping[str, str | None]) -> bool:
     for name in ROW_FILTERS:
         wanted = filters.get(name)
         if wanted is None:

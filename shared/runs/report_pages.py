@@ -213,7 +213,7 @@ def review_tasks(
     made (the review page makes them for the whole run on first use; a report does not).
     The run's task list is in document order: its pieces are bisected, and at most
     :data:`REVIEW_PIECES` of them read."""
-    from groundswell.shared.review.store import run_review_prefix
+    from groundswell.shared.review.store import first_piece, run_review_prefix
 
     try:
         manifest = json.loads(get(run_review_prefix(run_id) + "manifest.json"))
@@ -232,15 +232,7 @@ def review_tasks(
             cache[n] = [json.loads(line) for line in data.splitlines() if line]
         return cache[n]
 
-    lo, hi = 0, len(pieces) - 1
-    while lo < hi:  # the first piece whose last task is of a document at or after lo_doc
-        mid = (lo + hi) // 2
-        rows = piece(mid)
-        if rows and rows[-1]["doc_id"] < lo_doc:
-            lo = mid + 1
-        else:
-            hi = mid
-    n = lo
+    n = lo = first_piece(len(pieces), piece, lo_doc)
     while n < len(pieces):
         rows = piece(n)
         for row in rows:

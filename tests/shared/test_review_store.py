@@ -385,3 +385,39 @@ def test_review_resolve_and_measures_of_a_run_from_the_command_line(settings, tm
     words = cli.invoke(main, ["review", "measures", "--run", record.id], env=env)
     assert f"tasks: {len(rows)}, answered 1, disputed 0" in words.output
     assert cli.invoke(main, ["review", "measures"], env=env).exit_code == 2
+
+
+def test_a_task_is_found_from_its_document_and_the_queue_steps_from_it(settings, monkeypatch):
+    """The run's task list is read a piece at a time: a task's row is found by bisecting
+    the pieces by document, and a step to the next or previous task reads only the rows
+    between them (bounded by STEP_SCAN)."""
+    import groundswell.shared.review.store as store_module
+    from groundswell.api.routes import review_page
+
+    monkeypatch.setattr(store_module, "PIECE_ROWS", 2)
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    manifest = review.manifest()
+    rows = [row for _, row in review.store.rows(manifest)]
+    assert len(manifest["pieces"]) >= 4
+    reads: list[str] = []
+    get = review.store.store.get
+    monkeypatch.setattr(review.store.store, "get", lambda key: reads.append(key) or get(key))
+    for n, row in enumerate(rows):
+        reads.clear()
+        assert review.store.row_of(manifest, row["doc_id"], row["task"]) == n
+        assert len(reads) <= len(manifest["pieces"]).bit_length() + 2
+    assert review.store.row_of(manifest, rows[0]["doc_id"], "sha256:" + "0" * 64) is None
+
+    def step(at: str, to: str, **filters) -> str | None:
+        return review_page._neighbour(service, record.id, filters, None, at, to)
+
+    keys = [r["task"] for r in rows]
+    assert [step(k, "next") for k in keys] == [*keys[1:], None]
+    assert [step(k, "prev") for k in keys] == [None, *keys[:-1]]
+    code = rows[-1]["codes"][0]
+    coded = [r["task"] for r in rows if code in r["codes"]]
+    assert step(keys[0], "next", code=code) == next(k for k in coded if k != keys[0])
+    monkeypatch.setattr(review_page, "STEP_SCAN", 1)
+    far = next(i for i, r in enumerate(rows[1:], 1) if code in r["codes"])
+    assert step(keys[0], "next", code=code) == (keys[far] if far == 1 else None)
