@@ -1,0 +1,68 @@
+"""The review page's task view of a document read from a PDF: the source window, and the page
+and region of each cited span (a run driven in this process over a real Redis, with the
+mixed corpus's PDF from ../shared/raw)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from groundswell.api.routes.review_page import _source
+from groundswell.shared.receipts import open_receipt
+from groundswell.shared.review.store import RunReview
+from groundswell.shared.settings import Settings
+from tests.shared.runs.mixed_corpus import write_mixed_corpus
+from tests.shared.test_review_store import drive_run
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_task_of_a_pdf_shows_the_page_and_region_of_its_span(
+    redis_server, shared_raw: Path, tmp_path: Path
+):
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    corpus = tmp_path / "mixed"
+    texts = write_mixed_corpus(corpus, shared_raw)
+    text = texts["protocol"]  # "... e will recruit 20 subjects who are living with an SCI ..."
+    at = len(text[: text.index("recruit 20 subjects") + len("recruit ")].encode())
+    value = {"start": at, "end": at + 2, "text": "20"}
+    candidates = [{"id": "n1", "field": "figure_1", "value": "20", "evidence": value}]
+    (corpus / "candidates" / "protocol.json").write_text(json.dumps(candidates))
+    audit_all = {  # every admitted value is audited: the PDF's admitted values get tasks
+        "format": "review-policy@1",
+        "audit": {"rate": "1", "seed": "pdf"},
+        "agree": 1,
+        "leads": [],
+        "rejected": False,
+    }
+    settings = Settings(
+        broker_url=redis_server.url, storage_url=str(tmp_path / "out"), review_policy=audit_all
+    )
+    service, record = drive_run(settings, corpus=str(corpus))
+    review = RunReview(service, record)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    pdf_rows = [r for r in rows if r["doc_id"] == "protocol"]
+    assert pdf_rows, "the PDF's admitted value is audited"
+    shown = 0
+    for row in pdf_rows:
+        stored = review.store.task(row["task"])
+        unit = open_receipt(review.output.get(row["receipt"]), row["receipt"])
+        source = _source(review, stored, unit)
+        assert source["problem"] is None and source["windows"]
+        cited = [p["text"] for w in source["windows"] for p in w if p["css"] == "cited"]
+        for choice in stored["task"]["choices"]:
+            ev = choice.get("evidence")
+            if ev:
+                assert text.encode()[ev["start"] : ev["end"]].decode() in cited
+        for entry in source["pages"]:
+            assert entry["pages"] and all(isinstance(p, int) and p >= 1 for p in entry["pages"])
+            if entry["decision"] is not None:
+                assert entry["regions"], entry  # the union of the span's word boxes
+                for region in entry["regions"]:
+                    assert int(region["page"]) in entry["pages"] and region["caption"]
+                shown += 1
+    assert shown >= 1
