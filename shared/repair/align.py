@@ -569,22 +569,30 @@ def smith_waterman(
 
 
 def _ungapped(
-    query: Sequence[Hashable], columns: dict[Hashable, list[int]], match: float, mismatch: float
+    query: Sequence[Hashable],
+    columns: dict[Hashable, list[int]],
+    width: int,
+    match: float,
+    mismatch: float,
 ) -> float:
     """The best score of an alignment without gaps (a maximal run along one diagonal), read
-    from the matching cells alone: a score the full alignment reaches at least."""
-    last: dict[int, tuple[int, float]] = {}
+    from the matching cells alone (columns below ``width``): a score the full alignment
+    reaches at least."""
+    n = len(query)
+    # By diagonal (column - row + n): the row of its last match and the run's score there.
+    last = [-1] * (n + width)
+    run = [0.0] * (n + width)
     best = 0.0
     for i, q in enumerate(query):
         for j in columns.get(q, ()):
-            diagonal = j - i
-            got = last.get(diagonal)
+            diagonal = j - i + n
             score = match
-            if got is not None:
-                carried = got[1] + (i - got[0] - 1) * mismatch
-                if carried > 0.0:
-                    score += carried
-            last[diagonal] = (i, score)
+            # On a fresh diagonal the run is 0, so what is carried is never positive.
+            carried = run[diagonal] + (i - last[diagonal] - 1) * mismatch
+            if carried > 0.0:
+                score += carried
+            last[diagonal] = i
+            run[diagonal] = score
             if score > best:
                 best = score
     return best
@@ -611,7 +619,7 @@ def _smith_waterman(
     # below that floor is dropped: no path through it reaches the best score, so the best cell
     # and every choice on its path are the same as with every cell kept. The slack keeps the
     # comparison safe from rounding (with the default scores, every sum is exact).
-    floor = _ungapped(query, columns, match, mismatch) - 1e-6
+    floor = _ungapped(query, columns, m + 1, match, mismatch) - 1e-6
     # Only the cells that may be positive are computed: a match, or a cell right of, below or
     # below-right of a cell kept in the row above, or along a query gap still positive. Two
     # rows of state are reused; an entry not kept rests at zero (no gap: -inf).
