@@ -615,11 +615,16 @@ def _smith_waterman(
         else:
             got.append(j)
     # The best cell scores at least the best gapless run. A cell cannot lead anywhere higher
-    # than its score plus a match for every row (and column) left, so a cell, or a gap state,
-    # below that floor is dropped: no path through it reaches the best score, so the best cell
-    # and every choice on its path are the same as with every cell kept. The slack keeps the
-    # comparison safe from rounding (with the default scores, every sum is exact).
+    # than its score plus a match for every row (and column) left below (and right of) it
+    # that holds a key of the other side, so a cell, or a gap state, below that floor is
+    # dropped: no path through it reaches the best score, so the best cell and every choice
+    # on its path are the same as with every cell kept. The slack keeps the comparison safe
+    # from rounding (with the default scores, every sum is exact).
     floor = _ungapped(query, columns, m + 1, match, mismatch) - 1e-6
+    matchable = set(query)
+    # Matches still possible after each row, and after each (1-based) column.
+    rows_after = list(accumulate(reversed([q in columns for q in query]), initial=0))[-2::-1]
+    cols_after = list(accumulate(reversed([t in matchable for t in target]), initial=0))[::-1]
     # Only the cells that may be positive are computed: a match, or a cell right of, below or
     # below-right of a cell kept in the row above, or along a query gap still positive. Two
     # rows of state are reused; an entry not kept rests at zero (no gap: -inf).
@@ -639,7 +644,7 @@ def _smith_waterman(
             main[j] = 0.0
             gt[j] = neg
         kept = []
-        rows_left = n - 1 - i
+        rows_left = rows_after[i]
         at = columns.get(q, ())
         if match * (rows_left + 1) >= floor:
             wanted = set(at)
@@ -673,7 +678,8 @@ def _smith_waterman(
                     left_main = 0.0
                     gq = neg
                 left_j = j
-                reach = match * (rows_left if rows_left < m - j else m - j)
+                cols_left = cols_after[j]
+                reach = match * (rows_left if rows_left < cols_left else cols_left)
                 keep = False
                 # Gap in the target (from the row above); ties open rather than extend.
                 t_score = p_main[j] + g_open
