@@ -28,7 +28,7 @@ from collections import Counter, deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, islice, repeat
-from operator import add, eq, itemgetter, mul, sub
+from operator import add, eq, mul, sub
 from typing import Any
 
 from groundswell.shared.text.offsets import OffsetMap
@@ -326,15 +326,7 @@ class AlignIndex:
             if sum(map(len, found)) > _LANE_PAIRS:
                 chosen = self._top_diagonals(grams, found, positions_of)
             else:
-                # Hits per diagonal (position - offset), counted in C; a Counter keeps its
-                # keys in order of first hit, which breaks ties between equally supported
-                # diagonals.
-                counts: Counter[int] = Counter()
-                for offset, positions in enumerate(found):
-                    if positions:
-                        counts.update(map(sub, positions, repeat(offset)) if offset else positions)
-                top = sorted(counts.items(), key=itemgetter(1), reverse=True)
-                chosen = [d for d, _ in top[: params.max_regions]]
+                chosen = _counted_diagonals(found, params.max_regions)
             if not chosen:
                 return []
             values = table.values
@@ -403,12 +395,10 @@ class AlignIndex:
             hit = list(compress(range(len(cells)), cells))
             diagonals = map(sub, hit, repeat(m - 1))
             counts.update(dict(zip(diagonals, map(cells.__getitem__, hit), strict=True)))
-        if len(counts) <= limit:
-            return list(counts)
-        cut = sorted(counts.values(), reverse=True)[limit - 1]
-        chosen = [d for d, c in counts.items() if c > cut]
+        chosen, cut, need = _above_cut(counts, limit)
+        if not need:
+            return chosen
         tied = {d for d, c in counts.items() if c == cut}
-        need = limit - len(chosen)
         if need >= len(tied):
             return chosen + list(tied)
         # The tied diagonals first hit earliest: by offset, then by diagonal.
@@ -506,6 +496,35 @@ class AlignIndex:
                 )
                 best_order = order
         return best
+
+
+def _counted_diagonals(found: list[Sequence[int]], limit: int) -> list[int]:
+    """The ``limit`` diagonals (position - offset) with the most hits, given the positions of
+    the gram at each offset; ties go to the diagonal hit first."""
+    # Counted in C; a Counter keeps its keys in order of first hit.
+    counts: Counter[int] = Counter()
+    for offset, positions in enumerate(found):
+        if positions:
+            counts.update(map(sub, positions, repeat(offset)) if offset else positions)
+    chosen, cut, need = _above_cut(counts, limit)
+    if need:
+        chosen += islice((d for d, c in counts.items() if c == cut), need)
+    return chosen
+
+
+def _above_cut(counts: dict[int, int], limit: int) -> tuple[list[int], int, int]:
+    """For the ``limit`` keys with the most counts: those with more than the count of the last
+    of them (the cut), the cut, and how many of the keys at the cut complete them."""
+    if len(counts) <= limit:
+        return list(counts), 0, 0
+    # Few distinct counts: walk them down from the highest.
+    spread = Counter(counts.values())
+    taken = 0
+    for cut in sorted(spread, reverse=True):
+        if taken + spread[cut] >= limit:
+            return [d for d, c in counts.items() if c > cut], cut, limit - taken
+        taken += spread[cut]
+    raise AssertionError("more keys than the limit")
 
 
 class _Lookup:

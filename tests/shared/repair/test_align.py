@@ -109,8 +109,8 @@ def test_best_span_of_real_claims_is_gtrex_s(shared_corpus: Path, params: dict) 
 
 def test_many_seed_hits_rank_diagonals_as_the_plain_count(monkeypatch: pytest.MonkeyPatch) -> None:
     # Rules of dashes and repeated cells: a claim repeating a gram the document holds many
-    # times is counted with big ints (forced here at any size), and must pick the diagonals
-    # that a count in order of first hit picks.
+    # times is counted with big ints (forced here at any size); both ways of counting must
+    # pick the diagonals that a sort by hits, ties in order of first hit, picks.
     words = ["-", "-", "-", "=", "1", "2,000", "the", "of", "net", "sales", "("]
     for seed in range(300):
         rng = random.Random(seed)
@@ -139,6 +139,7 @@ def test_many_seed_hits_rank_diagonals_as_the_plain_count(monkeypatch: pytest.Mo
             counts.update(p - offset for p in positions)
         ranked = sorted(counts.items(), key=lambda item: item[1], reverse=True)
         expected = {d for d, _ in ranked[: params.max_regions]}
+        assert set(align._counted_diagonals(found, params.max_regions)) == expected, seed
         with monkeypatch.context() as patch:
             patch.setattr(align, "_LANE_PAIRS", 0)
             patch.setattr(align, "_LANE_REPEATS", rng.choice([1, 2, 4]))
