@@ -3,7 +3,8 @@
 Every ```bash block under "## Usage" runs in bash (``set -euo pipefail``) from a folder that
 sees the repository's ``shared/`` as a clone does, with the installed console script on PATH,
 a private data folder, and its own Redis and ports in place of the README's 6379, 8000 and
-9101. Only lines that need Docker are left out, and the test names them.
+9101. Only lines that need Docker or a Kubernetes cluster are left out, and the test names
+them (tests/deploy renders and validates what those apply).
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from groundswell.workers.embedded import RedisServer, free_port
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCKER_ONLY = {"docker compose up --build"}
+CLUSTER_ONLY = (
+    "kubectl apply -k deploy/k8s/overlays/redis",
+    "kubectl apply -k deploy/k8s/overlays/rabbitmq",
+)
 
 
 def usage_blocks() -> tuple[list[str], list[str]]:
@@ -61,7 +66,7 @@ def session(tmp_path_factory) -> dict[str, object]:
 def _run_block(block: str, session: dict[str, object]) -> subprocess.CompletedProcess:
     lines = []
     for line in block.splitlines():
-        if line.strip() in DOCKER_ONLY:
+        if line.strip() in DOCKER_ONLY or line.strip().startswith(CLUSTER_ONLY):
             continue
         for readme_port, ours in session["ports"].items():  # type: ignore[union-attr]
             line = line.replace(readme_port, ours)
