@@ -12,6 +12,7 @@ records without them are chained per reviewer in file order.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,13 +44,13 @@ def review() -> None:
     """Review tasks, answers and resolutions (groundgate 0.11's formats).
 
     \b
-    groundswell review tasks PACKET... | --run RUN_ID [-o tasks.jsonl] [--review-policy FILE]
+    groundswell review tasks PACKET... | RUN_ID [-o tasks.jsonl] [--review-policy FILE]
     groundswell review resolve PACKET... --answers ANSWERS.jsonl... [-o resolutions.jsonl]
         [--review-policy FILE]
-    groundswell review resolve --run RUN_ID [--answers ANSWERS.jsonl...] [-o resolutions.jsonl]
+    groundswell review resolve RUN_ID [ANSWERS.jsonl...] [-o resolutions.jsonl]
     groundswell review measures PACKET... --answers ANSWERS.jsonl... [--review-policy FILE]
         [--json]
-    groundswell review measures --run RUN_ID [--json]
+    groundswell review measures RUN_ID [--json]
     """
 
 
@@ -70,6 +71,22 @@ def _policy(path: str | None) -> dict[str, Any]:
         return check_review_policy(read_json(path))
     except ReviewError as exc:
         raise InputError(f"{path}: {exc}") from exc
+
+
+# A run's id as the first argument, in place of --run: ``review tasks RUN``.
+RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{3,}")
+packets_argument = click.argument("packets", nargs=-1, type=click.Path(dir_okay=False))
+
+
+def _inputs(args: tuple[str, ...], run_id: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """The run (``--run RUN_ID``, or a first argument that has a run id's form and is no
+    file) and the files after it; a file that does not exist is named."""
+    if run_id is None and args and not Path(args[0]).exists() and RUN_ID.fullmatch(args[0]):
+        run_id, args = args[0], args[1:]
+    for path in args:
+        if not Path(path).is_file():
+            raise InputError(f"{path}: no such file")
+    return run_id, args
 
 
 def _packet(path: str) -> ReviewPacket:
@@ -100,7 +117,7 @@ def _write_lines(output: str | None, text: str) -> None:
 
 
 @review.command("tasks")
-@click.argument("packets", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@packets_argument
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write tasks.jsonl here.")
 @policy_option
 @click.option(
@@ -113,10 +130,11 @@ def tasks_command(
     packets: tuple[str, ...], output: str | None, policy_path: str | None, run_id: str | None
 ) -> None:
     """The review tasks of each PACKET, as ``groundgate review tasks`` makes them, or of a
-    run (--run RUN_ID).
+    run (RUN_ID, or --run RUN_ID).
 
     One task@1 a line in canonical JSON, in packet then slot order; with -o, each task's
     key is printed (as groundgate prints them)."""
+    run_id, packets = _inputs(packets, run_id)
     if bool(packets) == bool(run_id):
         raise InputError("give PACKET files or --run RUN_ID (one of the two)")
     found = _run_tasks(run_id) if run_id else _packet_tasks(packets, _policy(policy_path))
@@ -198,9 +216,6 @@ def _answer_error(exc: AnswerError, pk: str, where: dict[tuple[str, str, int], s
     return InputError(f"{at}: {exc.member}: {exc.reason}")
 
 
-packets_argument = click.argument("packets", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-
-
 def answers_option(note: str):
     return click.option(
         "--answers",
@@ -240,14 +255,16 @@ def resolve_command(
 
     For each packet, prints the resolution's key, then one line a slot: its value, or why it
     has none. An answer to a task of no PACKET (or of no stored task), or one that breaks its
-    task, exits 2 naming its file, line and member; with --run nothing is stored then."""
-    if bool(packets) == bool(run_id):
-        raise InputError("give PACKET files or --run RUN_ID (one of the two)")
+    task, exits 2 naming its file, line and member; with a run nothing is stored then.
+    ``review resolve RUN_ID ANSWERS.jsonl...`` is ``--run RUN_ID --answers ANSWERS.jsonl``."""
+    run_id, packets = _inputs(packets, run_id)
     if run_id:
-        found = _run_resolutions(run_id, answers)
+        found = _run_resolutions(run_id, (*packets, *answers))
         if output is not None:
             Path(output).write_text("".join(canonical_text(r) + "\n" for r in found), "utf-8")
         return
+    if not packets:
+        raise InputError("give PACKET files or a run (RUN_ID or --run RUN_ID)")
     if not answers:
         raise InputError("--answers: give the answers to the PACKETs' tasks")
     policy = _policy(policy_path)
@@ -394,6 +411,7 @@ def measures_command(
     with blind labels and the escapes the audit finds; or a run's (--run RUN_ID), with its
     review load. Exit 1 when a packet is left out (its answers break their tasks; named on
     stderr)."""
+    run_id, packets = _inputs(packets, run_id)
     if bool(packets) == bool(run_id):
         raise InputError("give PACKET files or --run RUN_ID (one of the two)")
     if run_id:

@@ -303,6 +303,10 @@ def test_review_tasks_run_writes_a_stored_run_s_tasks(settings, tmp_path, monkey
     assert both.exit_code == 2 and "one of the two" in both.output
     missing = CliRunner().invoke(main, ["review", "tasks", "--run", "r-nope"], env=env)
     assert missing.exit_code == 2 and "no run r-nope" in missing.output
+    positional = CliRunner().invoke(main, ["review", "tasks", record.id], env=env)
+    assert positional.exit_code == 0 and positional.output == out.read_text()
+    no_file = CliRunner().invoke(main, ["review", "tasks", "nope.json"], env=env)
+    assert no_file.exit_code == 2 and "nope.json: no such file" in no_file.output
 
 
 def test_answered_runs_reach_the_gauges_through_reconcile(settings):
@@ -366,7 +370,7 @@ def test_review_resolve_and_measures_of_a_run_from_the_command_line(settings, tm
     good = tmp_path / "answers.jsonl"
     good.write_text(json.dumps(answer(one["task"], "ann", "not_in_document", None, 3)) + "\n")
     out = tmp_path / "resolutions.jsonl"
-    args = ["review", "resolve", "--run", record.id, "--answers", str(good), "-o", str(out)]
+    args = ["review", "resolve", record.id, str(good), "-o", str(out)]  # the form
     got = cli.invoke(main, args, env=env)
     assert got.exit_code == 0, got.output
     assert "answers: 1 stored, 0 stored before" in got.output
@@ -382,7 +386,7 @@ def test_review_resolve_and_measures_of_a_run_from_the_command_line(settings, tm
     assert measured.exit_code == 0, measured.output
     body = json.loads(measured.output)
     assert body["load"]["answered"] == 1 and body["load"]["unanswered"] == len(rows) - 1
-    words = cli.invoke(main, ["review", "measures", "--run", record.id], env=env)
+    words = cli.invoke(main, ["review", "measures", record.id], env=env)
     assert f"tasks: {len(rows)}, answered 1, disputed 0" in words.output
     assert cli.invoke(main, ["review", "measures"], env=env).exit_code == 2
 
