@@ -537,9 +537,14 @@ class _Lookup:
         self.sorted = list(map(values.__getitem__, self.order))
 
     def find(self, value: int) -> list[int]:
-        lo = bisect_left(self.sorted, value)
-        hi = bisect_right(self.sorted, value, lo)
-        return self.order[lo:hi]
+        values = self.sorted
+        lo = bisect_left(values, value)
+        # Most values a claim looks up occur once or not at all: no second bisection.
+        if lo == len(values) or values[lo] != value:
+            return []
+        if lo + 1 == len(values) or values[lo + 1] != value:
+            return self.order[lo : lo + 1]
+        return self.order[lo : bisect_right(values, value, lo + 2)]
 
 
 def common_subsequence(query: Sequence[Hashable], target: Sequence[Hashable]) -> int:

@@ -146,3 +146,12 @@ def test_many_seed_hits_rank_diagonals_as_the_plain_count(monkeypatch: pytest.Mo
             positions_of = {g: table.find(g) for g in grams if g >= 0}
             chosen = index._top_diagonals(grams, found, positions_of)
         assert len(chosen) == len(expected) and set(chosen) == expected, seed
+
+
+def test_position_lookup_finds_every_occurrence_in_order() -> None:
+    rng = random.Random(3)
+    for _ in range(300):
+        values = [rng.randrange(rng.choice([2, 5, 50])) for _ in range(rng.randint(0, 40))]
+        table = align._Lookup(values)
+        for value in range(-2, 55):
+            assert table.find(value) == [i for i, v in enumerate(values) if v == value]
