@@ -376,7 +376,11 @@ class AlignIndex:
         counts: Counter[int] = Counter()
         for gram, offsets in offsets_of.items():
             positions = positions_of[gram]
-            if len(offsets) >= _LANE_REPEATS and len(offsets) * len(positions) > _LANE_PAIRS:
+            if (
+                len(offsets) >= _LANE_REPEATS
+                and len(offsets) * len(positions) > _LANE_PAIRS
+                and m < 0x10000  # counts that fit a lane
+            ):
                 mask = bytearray(size * width)
                 deque(map(mask.__setitem__, map(mul, positions, repeat(width)), repeat(1)), 0)
                 # Lane position - offset + m - 1: never negative.
