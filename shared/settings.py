@@ -206,6 +206,14 @@ class Settings(BaseSettings):
     # policy its tasks were made under.
     review_policy: dict[str, Any] | None = None
 
+    # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
+    # unset, an embedded SQLite file in the per-user data folder (no server needed).
+    ledger_url: str | None = Field(
+        default=None,
+        description="The claims ledger's database: postgresql://... or sqlite:///PATH "
+        "(default: ledger.sqlite3 in the per-user data folder).",
+    )
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
@@ -319,6 +327,15 @@ class Settings(BaseSettings):
             "no Redis for run state: set GROUNDSWELL_REDIS_URL (or a redis:// "
             "GROUNDSWELL_BROKER_URL)"
         )
+
+    @property
+    def ledger_database_url(self) -> str:
+        """The ledger's URL: ``ledger_url``, or the embedded SQLite file by default."""
+        if self.ledger_url:
+            return self.ledger_url
+        import platformdirs
+
+        return f"sqlite:///{platformdirs.user_data_path('groundswell') / 'ledger.sqlite3'}"
 
     @property
     def queued_lease_seconds(self) -> float:

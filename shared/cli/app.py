@@ -38,6 +38,7 @@ COMMAND_MODULES = {
     "repair": "repair",
     "calibrate": "calibrate",
     "review": "review",
+    "ledger": "ledger",
 }
 
 

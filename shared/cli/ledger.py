@@ -1,0 +1,216 @@
+"""`groundswell ledger`: the claims ledger (import, state, vocab, migrate).
+
+The options and outputs follow xrad 0.4.0's where xrad has the command (``--db``,
+``--source-text``; ``N claims stored · M refused``; the state's three audit numbers; the
+vocabulary as prompt text). ``--db`` takes a URL (``postgresql://...``, ``sqlite:///...``)
+or a path (a SQLite file); unset, the ``ledger_url`` setting, whose default is an embedded
+SQLite file in the per-user data folder.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from groundswell.shared.cli.app import main
+
+db_option = click.option(
+    "--db",
+    "db",
+    default=None,
+    metavar="URL_OR_PATH",
+    help="The ledger: postgresql://..., sqlite:///PATH or a path (default: GROUNDSWELL_LEDGER_URL, "
+    "else ledger.sqlite3 in the per-user data folder).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+
+
+def _open(db: str | None):
+    from groundswell.shared.ledger.store import Ledger
+
+    try:
+        return Ledger.open(db)
+    except Exception as exc:  # a bad URL, a server that does not answer: say which
+        raise click.ClickException(f"cannot open the ledger {db or '(default)'}: {exc}") from exc
+
+
+def _read(db: str | None, query):
+    """``query(ledger)`` on the ledger at ``db``, closed after."""
+    store = _open(db)
+    try:
+        return query(store)
+    finally:
+        store.close()
+
+
+def _echo_json(value) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _vocabulary(path: str | None):
+    from groundswell.shared.ledger.vocab import VocabularyError, read_vocabulary
+
+    if path is None:
+        return None
+    try:
+        return read_vocabulary(path)
+    except VocabularyError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.group()
+def ledger() -> None:
+    """The claims ledger: claims with their modality, asserter and located evidence."""
+
+
+@ledger.command("migrate")
+@db_option
+def migrate_cmd(db: str | None) -> None:
+    """Bring the ledger's schema to the newest revision (opening a ledger does it too)."""
+    from groundswell.shared.ledger.store import Ledger
+
+    try:
+        store = Ledger.open(db, migrate=False)
+        before, after = store.migrate()
+    except Exception as exc:
+        raise click.ClickException(f"cannot migrate the ledger {db or '(default)'}: {exc}") from exc
+    store.close()
+    if before == after:
+        click.echo(f"ledger at revision {after} (nothing to do)")
+    else:
+        click.echo(f"ledger migrated from {before or 'empty'} to revision {after}")
+
+
+@ledger.command("import")
+@click.argument("target", metavar="CORPUS_OR_FILE")
+@db_option
+@click.option(
+    "--source-text",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The document every quote of one FILE is verified against (a corpus's relations/ "
+    "files use its documents/).",
+)
+@click.option(
+    "--vocab",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The relation vocabulary (xrad YAML); default: the corpus's vocabulary.yaml, if any.",
+)
+@click.option(
+    "--refusals",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write each refused line as a JSON record to this file.",
+)
+@click.option("--show", default=20, show_default=True, help="Refusals printed (0: none).")
+@json_option
+def import_cmd(
+    target: str,
+    db: str | None,
+    source_text: str | None,
+    vocab: str | None,
+    refusals: str | None,
+    show: int,
+    as_json: bool,
+) -> None:
+    """Load claims from CORPUS_OR_FILE (a corpus's relations/<doc_id>.jsonl, or one such file),
+    refusing any whose quote is not in its document or that breaks the vocabulary."""
+    from groundswell.shared.ledger.importer import CannotImport, import_into
+
+    vocabulary = _vocabulary(vocab)
+    store = _open(db)
+    try:
+        report = import_into(store, target, source_text=source_text, vocab=vocabulary)
+    except CannotImport as exc:
+        raise click.UsageError(str(exc)) from None
+    finally:
+        store.close()
+    if refusals:
+        Path(refusals).write_text(
+            "".join(json.dumps(r.as_dict(), ensure_ascii=False) + "\n" for r in report.refusals),
+            encoding="utf-8",
+        )
+    if as_json:
+        _echo_json(report.as_dict())
+        return
+    refused = len(report.refusals)
+    click.echo(f"{report.stored} claims stored" + (f" · {refused} refused" if refused else ""))
+    if report.tiers:
+        click.echo("  located: " + ", ".join(f"{n} {t}" for t, n in sorted(report.tiers.items())))
+    for refusal in report.refusals[: max(show, 0)]:
+        click.echo(f"  {refusal}", err=True)
+    if refused > show > 0:
+        click.echo(f"  ... and {refused - show} more (--refusals FILE for all)", err=True)
+
+
+@ledger.command("state")
+@db_option
+@json_option
+def state_cmd(db: str | None, as_json: bool) -> None:
+    """How much the ledger holds, and how much of it has been audited."""
+    state = _read(db, lambda store: store.state())
+    if as_json:
+        _echo_json(state)
+        return
+    click.echo(f"{state['claims']:,} claims")
+    click.echo(f"  {state['supported']:,} supported by their own span")
+    click.echo(f"  {state['refuted']:,} refuted — the span does not establish the claim")
+    click.echo(f"  {state['unaudited']:,} not yet judged — which is not the same as fine")
+    if state["modality"]:
+        click.echo("modality: " + ", ".join(f"{n:,} {m}" for m, n in state["modality"].items()))
+    if state["tier"]:
+        click.echo("located: " + ", ".join(f"{n:,} {t}" for t, n in state["tier"].items()))
+    click.echo(
+        f"{state['documents']:,} documents · {state['entities']:,} entities · "
+        f"{state['evidence']:,} evidence spans"
+    )
+    for name, n in state["vocabularies"].items():
+        click.echo(f"vocabulary {name}: {n} relations")
+    click.echo(f"schema revision {state['revision']} ({state['backend']})")
+
+
+@ledger.command("vocab")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--check", is_flag=True, help="Only check FILE; exit 1 when it is not usable.")
+@db_option
+@json_option
+def vocab_cmd(file: str | None, check: bool, db: str | None, as_json: bool) -> None:
+    """Print FILE (a vocabulary) as prompt text, as `xrad vocab` does; --check only checks it.
+    Without FILE, list the vocabularies stored in the ledger."""
+    if file is None:
+        if check:
+            raise click.UsageError("--check needs a FILE")
+        vocabs = _read(db, lambda store: store.vocabularies())
+        if as_json:
+            _echo_json(vocabs)
+            return
+        if not vocabs:
+            click.echo("no vocabulary stored — import claims with --vocab, or a corpus with one")
+        for v in vocabs:
+            click.echo(f"{v['name']}  {len(v['relations'])} relations  {v['digest'][:19]}")
+            for name, spec in v["relations"].items():
+                sig = f"{'|'.join(spec['subject']) or 'any'} -> {'|'.join(spec['object']) or 'any'}"
+                click.echo(f"  {name}  ({sig})")
+        return
+    from groundswell.shared.ledger.vocab import VocabularyError, read_vocabulary
+
+    try:
+        vocabulary = read_vocabulary(file)
+    except VocabularyError as exc:
+        if check:
+            click.echo(f"{exc}", err=True)
+            sys.exit(1)
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps({**vocabulary.as_dict(), "digest": vocabulary.digest}, indent=2))
+    elif check:
+        click.echo(
+            f"{file}: vocabulary {vocabulary.name}: {len(vocabulary.relations)} relations, "
+            f"{len(vocabulary.entity_types)} entity types — usable"
+        )
+    else:
+        click.echo(vocabulary.prompt_fragment())

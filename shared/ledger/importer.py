@@ -1,0 +1,414 @@
+"""Import of xrad-style claims: ``relations/<doc_id>.jsonl`` in a corpus, or one such file.
+
+A line is xrad's import format (``xrad import``): the fields of its ``Claim`` (``claim_id``,
+``source_id``, ``relation``, ``subject_id``, ``object_id``, ``modality``, ``polarity``,
+``asserter``, ``hedge_markers``, ``qualifier``, ``confidence``, ``verified``,
+``verifier_note``) and the ``quote``, with the entity types of MCP's ``record_claim``
+(``subject_type``, ``object_type``) when the extractor gives them. Fields not read here are
+kept with the claim (``extra``).
+
+Each quote is located in its document (:mod:`.locate`), never taken at the offsets a line
+gives. A line is refused, alone, with the file, line and field, when it is not a claim, when
+it breaks the vocabulary (an unknown relation, a subject or object of the wrong type), or
+when its quote is not in the document; the other lines go on. Unlike ``xrad import``, there
+is no import without a document to verify against, the vocabulary is applied, and a bad
+modality refuses its line instead of stopping the whole import.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from groundswell.shared.corpus import (
+    InputFileError,
+    _json_error,
+    decode_document,
+    document_key,
+    json_problem,
+    load_json,
+)
+from groundswell.shared.ledger.locate import DocumentText
+from groundswell.shared.ledger.models import MODALITIES, POLARITIES, entity_id
+from groundswell.shared.ledger.store import ClaimIn, Ledger
+from groundswell.shared.ledger.vocab import Vocabulary, load_vocabulary
+
+RELATIONS = "relations/"
+VOCABULARY_KEY = "vocabulary.yaml"
+DEFAULT_ENTITY_TYPE = "Entity"  # what MCP's record_claim calls an untyped entity
+
+# What the ledger reads of a line; every other field is carried in ``extra``.
+_READ = {
+    "claim_id",
+    "source_id",
+    "relation",
+    "subject_id",
+    "object_id",
+    "subject_type",
+    "object_type",
+    "modality",
+    "polarity",
+    "asserter",
+    "hedge_markers",
+    "qualifier",
+    "confidence",
+    "verified",
+    "verifier_note",
+    "quote",
+}
+_REQUIRED_TEXT = ("claim_id", "relation", "subject_id", "object_id", "asserter")
+_OPTIONAL_TEXT = ("source_id", "subject_type", "object_type", "qualifier", "verifier_note")
+
+QUOTE_NOT_FOUND = "quote_not_found"
+VOCABULARY = "vocabulary"
+INVALID = "invalid"
+NO_DOCUMENT = "no_document"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A line that was not stored: where (file, line, field), why (a code and a reason)."""
+
+    file: str
+    line: int | None
+    field: str | None
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        where = ":".join(str(p) for p in (self.file, self.line, self.field) if p is not None)
+        return f"{where}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "field": self.field,
+            "code": self.code,
+            "message": self.message,
+        }
+
+
+@dataclass
+class ImportReport:
+    stored: int = 0
+    files: int = 0
+    tiers: Counter = field(default_factory=Counter)
+    refusals: list[Refusal] = field(default_factory=list)
+    vocabulary: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stored": self.stored,
+            "refused": len(self.refusals),
+            "files": self.files,
+            "tiers": dict(sorted(self.tiers.items())),
+            "vocabulary": self.vocabulary,
+            "refusals": [r.as_dict() for r in self.refusals],
+        }
+
+
+def _field_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    problems = []
+    for name in _REQUIRED_TEXT:
+        value = obj.get(name)
+        if value is None:
+            problems.append((name, "required"))
+        elif not isinstance(value, str) or not value.strip():
+            problems.append((name, "a non-empty string"))
+    for name in _OPTIONAL_TEXT:
+        if obj.get(name) is not None and not isinstance(obj[name], str):
+            problems.append((name, "a string"))
+    quote = obj.get("quote")
+    if quote is None:
+        problems.append(("quote", "required: the verbatim words the claim rests on"))
+    elif not isinstance(quote, str):
+        problems.append(("quote", "a string"))
+    elif not quote.strip():
+        problems.append(("quote", "empty: a claim with no evidence cannot be checked"))
+    modality = obj.get("modality", "assertion")
+    if modality not in MODALITIES:
+        problems.append(("modality", f"{modality!r} is not one of {', '.join(MODALITIES)}"))
+    polarity = obj.get("polarity", "affirmed")
+    if polarity not in POLARITIES:
+        problems.append(("polarity", f"{polarity!r} is not one of {', '.join(POLARITIES)}"))
+    markers = obj.get("hedge_markers", [])
+    if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
+        problems.append(("hedge_markers", "a list of strings (the words, verbatim)"))
+    confidence = obj.get("confidence", 0.0)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        problems.append(("confidence", "a number"))
+    elif not math.isfinite(confidence):
+        problems.append(("confidence", "a finite number"))
+    if obj.get("verified") is not None and not isinstance(obj["verified"], bool):
+        problems.append(("verified", "true, false or null (not yet judged)"))
+    return problems
+
+
+def claims_of_file(
+    data: bytes,
+    file: str,
+    text: str | None,
+    default_document: str,
+    *,
+    vocab: Vocabulary | None = None,
+    fixed_document: bool = True,
+    now: datetime | None = None,
+) -> tuple[list[ClaimIn], list[Refusal]]:
+    """The claims of one relations file and the lines refused, without touching a store.
+
+    ``text`` is the document every quote is located in (None: the document is missing, and
+    every claim is refused). ``fixed_document``: the file belongs to ``default_document``
+    (a corpus's ``relations/<id>.jsonl``), so a line naming another ``source_id`` is refused.
+    """
+    now = now or datetime.now(UTC)
+    doc = DocumentText(text) if text is not None else None
+    claims: list[ClaimIn] = []
+    refusals: list[Refusal] = []
+
+    def refuse(line: int, problems: list[tuple[str | None, str]], code: str) -> None:
+        message = "; ".join(msg for _, msg in problems)
+        refusals.append(Refusal(file, line, problems[0][0], code, message))
+
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = load_json(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            refuse(number, [(None, f"not UTF-8 at byte {exc.start} of the line")], INVALID)
+            continue
+        except (ValueError, RecursionError) as exc:
+            refuse(number, [(None, _json_error(exc))], INVALID)
+            continue
+        if not isinstance(obj, dict):
+            refuse(number, [(None, "a claim is a JSON object")], INVALID)
+            continue
+        problem = json_problem(obj)
+        if problem is not None:
+            refuse(number, [problem], INVALID)
+            continue
+        problems: list[tuple[str | None, str]] = list(_field_problems(obj))
+        if problems:
+            refuse(number, problems, INVALID)
+            continue
+        document_id = obj.get("source_id") or default_document
+        if fixed_document and document_id != default_document:
+            refuse(
+                number,
+                [("source_id", f"names {document_id!r}, but this file holds {default_document!r}")],
+                INVALID,
+            )
+            continue
+        subject_type = obj.get("subject_type")
+        object_type = obj.get("object_type")
+        if vocab is not None:
+            problems = list(vocab.check_claim(obj["relation"], subject_type, object_type))
+            if problems:
+                refuse(number, problems, VOCABULARY)
+                continue
+        if doc is None:
+            refuse(number, [("source_id", f"no document {document_key(document_id)}")], NO_DOCUMENT)
+            continue
+        quote = obj["quote"]
+        at = doc.locate(quote)
+        if at is None:
+            refuse(
+                number,
+                [
+                    (
+                        "quote",
+                        f"quote not found in {document_id}: {quote.strip()[:80]!r} (exact, "
+                        "case-insensitive and whitespace-insensitive; never fuzzy)",
+                    )
+                ],
+                QUOTE_NOT_FOUND,
+            )
+            continue
+        s_type = subject_type or DEFAULT_ENTITY_TYPE
+        o_type = object_type or DEFAULT_ENTITY_TYPE
+        subject = (entity_id(s_type, obj["subject_id"]), s_type, obj["subject_id"])
+        obj_ent = (entity_id(o_type, obj["object_id"]), o_type, obj["object_id"])
+        claim_id = obj["claim_id"]
+        claims.append(
+            ClaimIn(
+                claim={
+                    "id": claim_id,
+                    "document_id": document_id,
+                    "relation": obj["relation"],
+                    "subject_entity_id": subject[0],
+                    "object_entity_id": obj_ent[0],
+                    "modality": obj.get("modality", "assertion"),
+                    "polarity": obj.get("polarity", "affirmed"),
+                    "asserter": obj["asserter"],
+                    "hedge_markers": obj.get("hedge_markers", []),
+                    "qualifier": obj.get("qualifier"),
+                    "confidence": float(obj.get("confidence", 0.0)),
+                    "verified": obj.get("verified"),
+                    "verifier_note": obj.get("verifier_note"),
+                    "vocabulary": vocab.name if vocab is not None else None,
+                    "origin": f"{file}:{number}",
+                    "extra": {k: v for k, v in obj.items() if k not in _READ},
+                    "recorded_at": now,
+                },
+                evidence=[
+                    {
+                        "claim_id": claim_id,
+                        "seq": 0,
+                        "document_id": document_id,
+                        "start": at.start,
+                        "end": at.end,
+                        "quote": quote,
+                        "text": doc.text[at.start : at.end],
+                        "tier": at.tier,
+                    }
+                ],
+                entities=[subject, obj_ent],
+            )
+        )
+    return claims, refusals
+
+
+@dataclass(frozen=True)
+class Source:
+    """One relations file to import: its bytes' location and its document's."""
+
+    file: str  # as named in refusals
+    read: Any  # () -> bytes
+    document: str
+    read_text: Any  # () -> str | None
+    fixed_document: bool
+
+
+def _corpus_sources(url: str) -> Iterator[Source]:
+    from groundswell.shared.storage.base import open_store
+
+    store = open_store(url)
+
+    def getter(key: str):
+        return lambda: store.get(key)
+
+    def text_of(key: str):
+        def read() -> str | None:
+            try:
+                data = store.get(key)
+            except KeyError:
+                return None
+            return decode_document(data, key)
+
+        return read
+
+    for page in store.list_pages(RELATIONS):
+        for info in page:
+            name = info.key[len(RELATIONS) :]
+            if "/" in name or not name.endswith(".jsonl") or len(name) <= len(".jsonl"):
+                continue
+            doc_id = name[: -len(".jsonl")]
+            yield Source(info.key, getter(info.key), doc_id, text_of(document_key(doc_id)), True)
+
+
+def corpus_vocabulary(url: str) -> Vocabulary | None:
+    """The corpus's own ``vocabulary.yaml``, if it has one."""
+    from groundswell.shared.storage.base import open_store
+
+    try:
+        data = open_store(url).get(VOCABULARY_KEY)
+    except KeyError:
+        return None
+    return load_vocabulary(data, VOCABULARY_KEY)
+
+
+class CannotImport(ValueError):
+    """The import cannot start (nothing to read, no document to verify against)."""
+
+
+def sources_of(target: str, source_text: str | None = None) -> tuple[list[Source], str | None]:
+    """The files to import from ``target`` (a corpus or one relations file), and where the
+    corpus is (for its vocabulary), if there is one."""
+    path = Path(target)
+    if target.startswith("s3://") or path.is_dir():
+        if source_text is not None:
+            raise CannotImport("--source-text is for one file; a corpus has its documents/")
+        return list(_corpus_sources(target)), target
+    if not path.is_file():
+        raise CannotImport(f"{target}: no such corpus or file")
+    corpus = path.parent.parent if path.parent.name == RELATIONS.rstrip("/") else None
+    if source_text is not None:
+        doc_path = Path(source_text)
+        if not doc_path.is_file():
+            raise CannotImport(f"{source_text}: no such file")
+        document, fixed = doc_path.stem, False
+    elif corpus is not None:
+        document, fixed = path.stem, True
+        doc_path = corpus / document_key(document)
+    else:
+        raise CannotImport(
+            f"{target}: every quote is verified against its document: give --source-text, or "
+            "import the file from a corpus's relations/ folder"
+        )
+
+    def read_text() -> str | None:
+        if not doc_path.is_file():
+            return None
+        return decode_document(doc_path.read_bytes(), str(doc_path))
+
+    return [Source(str(path), path.read_bytes, document, read_text, fixed)], (
+        str(corpus) if corpus is not None else None
+    )
+
+
+def import_into(
+    ledger: Ledger,
+    target: str,
+    *,
+    source_text: str | None = None,
+    vocab: Vocabulary | None = None,
+    batch_claims: int = 5000,
+    progress: Any = None,
+) -> ImportReport:
+    """Import every relations file of ``target`` into ``ledger``; claims are written in
+    transactions of about ``batch_claims``. A corpus's ``vocabulary.yaml`` applies unless
+    ``vocab`` is given."""
+    sources, corpus = sources_of(target, source_text)
+    if vocab is None and corpus is not None:
+        vocab = corpus_vocabulary(corpus)
+    report = ImportReport(vocabulary=vocab.name if vocab is not None else None)
+    if vocab is not None:
+        ledger.write_vocabulary(vocab)
+    pending: list[ClaimIn] = []
+    for source in sources:
+        report.files += 1
+        try:
+            text = source.read_text()
+        except InputFileError as exc:
+            report.refusals.append(Refusal(exc.error.file, exc.error.line, None, INVALID, str(exc)))
+            text = None
+        claims, refusals = claims_of_file(
+            source.read(),
+            source.file,
+            text,
+            source.document,
+            vocab=vocab,
+            fixed_document=source.fixed_document,
+        )
+        report.refusals.extend(refusals)
+        pending.extend(claims)
+        if len(pending) >= batch_claims:
+            report.stored += _flush(ledger, pending, report)
+        if progress is not None:
+            progress(source.file)
+    report.stored += _flush(ledger, pending, report)
+    return report
+
+
+def _flush(ledger: Ledger, pending: list[ClaimIn], report: ImportReport) -> int:
+    for claim in pending:
+        report.tiers[claim.evidence[0]["tier"]] += 1
+    stored = ledger.write_claims(pending)
+    pending.clear()
+    return stored

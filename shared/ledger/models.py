@@ -1,0 +1,148 @@
+"""The ledger's tables (SQLAlchemy 2). The schema itself is made by the migrations under
+``migrations/versions``; a test holds these models and the migrated schema equal.
+
+- ``vocabularies`` / ``relations``: the closed vocabularies claims were checked against;
+- ``entities``: what claims name, one row per (type, label), its id derived from both;
+- ``claims``: subject–relation–object, modality, polarity, asserter and what came with it;
+- ``evidence``: each claim's spans, located in the document (offsets into its text, the
+  quote as given, the source text at those offsets, and the pass that found it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from groundswell.shared.ledger.locate import TIERS
+
+MODALITIES = ("assertion", "reported", "conjecture", "rejected", "declined", "question")
+POLARITIES = ("affirmed", "denied")
+
+# JSON on SQLite, JSONB on PostgreSQL.
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def entity_id(type_: str, label: str) -> str:
+    """An entity's id: derived from its type and label, so every writer names it alike."""
+    digest = hashlib.sha256(f"{type_}\x00{label}".encode()).hexdigest()
+    return "e" + digest[:31]
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class VocabularyRow(Base):
+    __tablename__ = "vocabularies"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    digest: Mapped[str] = mapped_column(String(71))
+    entity_types: Mapped[list[str]] = mapped_column(Json)
+    loaded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RelationRow(Base):
+    __tablename__ = "relations"
+
+    vocabulary: Mapped[str] = mapped_column(
+        String(200), ForeignKey("vocabularies.name", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    subject_types: Mapped[list[str]] = mapped_column(Json)
+    object_types: Mapped[list[str]] = mapped_column(Json)
+    symmetric: Mapped[bool] = mapped_column(Boolean)
+    description: Mapped[str] = mapped_column(Text)
+
+
+class EntityRow(Base):
+    __tablename__ = "entities"
+    __table_args__ = (UniqueConstraint("type", "label"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    type: Mapped[str] = mapped_column(String(200))
+    label: Mapped[str] = mapped_column(Text)
+
+
+class ClaimRow(Base):
+    __tablename__ = "claims"
+    __table_args__ = (
+        CheckConstraint(_one_of("modality", MODALITIES), name="modality"),
+        CheckConstraint(_one_of("polarity", POLARITIES), name="polarity"),
+        Index("ix_claims_triple", "subject_entity_id", "relation", "object_entity_id"),
+        Index("ix_claims_object", "object_entity_id"),
+        Index("ix_claims_document", "document_id"),
+    )
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    document_id: Mapped[str] = mapped_column(Text)
+    relation: Mapped[str] = mapped_column(String(200))
+    subject_entity_id: Mapped[str] = mapped_column(String(32), ForeignKey("entities.id"))
+    object_entity_id: Mapped[str] = mapped_column(String(32), ForeignKey("entities.id"))
+    modality: Mapped[str] = mapped_column(String(16))
+    polarity: Mapped[str] = mapped_column(String(16))
+    asserter: Mapped[str] = mapped_column(Text)
+    hedge_markers: Mapped[list[str]] = mapped_column(Json)
+    qualifier: Mapped[str | None] = mapped_column(Text, nullable=True)
+    confidence: Mapped[float] = mapped_column(Float)
+    verified: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    verifier_note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    vocabulary: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    origin: Mapped[str] = mapped_column(Text)  # file:line it was imported from
+    extra: Mapped[dict[str, Any]] = mapped_column(Json)  # fields of the line not read
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class EvidenceRow(Base):
+    __tablename__ = "evidence"
+    __table_args__ = (
+        ForeignKeyConstraint(["claim_id"], ["claims.id"], ondelete="CASCADE"),
+        CheckConstraint(_one_of("tier", TIERS), name="tier"),
+        CheckConstraint('0 <= "start" AND "start" < "end"', name="span"),
+    )
+
+    claim_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[str] = mapped_column(Text)
+    start: Mapped[int] = mapped_column(Integer)
+    end: Mapped[int] = mapped_column(Integer)
+    quote: Mapped[str] = mapped_column(Text)  # as the extractor gave it
+    text: Mapped[str] = mapped_column(Text)  # the document's text at [start, end)
+    tier: Mapped[str] = mapped_column(String(16))
+
+
+# Column order of each table, as the bulk writers send rows.
+COLUMNS = {
+    table.name: [c.name for c in table.columns]
+    for table in (ClaimRow.__table__, EvidenceRow.__table__, EntityRow.__table__)
+}

@@ -1,0 +1,345 @@
+"""Opening a ledger, migrating it, writing claims in bulk and counting what it holds.
+
+The same code runs on PostgreSQL (psycopg 3; bulk loads with COPY) and on an embedded SQLite
+file (the default, under the per-user data folder, so nothing needs a server). A ledger is
+migrated to the newest schema when it is opened; ``groundswell ledger migrate`` does the same
+on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, text
+from sqlalchemy.engine import Connection
+
+from groundswell.shared.ledger.models import (
+    COLUMNS,
+    ClaimRow,
+    EntityRow,
+    EvidenceRow,
+    RelationRow,
+    VocabularyRow,
+)
+from groundswell.shared.ledger.vocab import Vocabulary
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_CHUNK = 500  # ids per DELETE ... IN (...) (SQLite's bound-parameter limit is far above)
+_MIGRATION_LOCK = 0x6C656467  # the advisory lock that serializes migrations on PostgreSQL
+
+
+def database_url(url: str | None = None) -> str:
+    """A SQLAlchemy URL from a ledger URL or path: ``postgresql://`` gets the psycopg 3
+    driver; a bare path is a SQLite file; nothing is the settings' ``ledger_url``."""
+    if url is None:
+        from groundswell.shared.settings import get_settings
+
+        url = get_settings().ledger_database_url
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    if "://" not in url:
+        return "sqlite:///" + str(Path(url).expanduser())
+    return url
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    # Several processes importing into one file: WAL and a busy timeout (as xrad 0.4.0 learnt).
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def _alembic_config(connection: Connection):
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    config = _alembic_config(None)  # type: ignore[arg-type]
+    return ScriptDirectory.from_config(config).get_current_head() or ""
+
+
+def current_revision(connection: Connection) -> str | None:
+    from alembic.migration import MigrationContext
+
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+@dataclass(frozen=True)
+class ClaimIn:
+    """One claim to write: its row, its evidence rows and the entities it names."""
+
+    claim: dict[str, Any]
+    evidence: list[dict[str, Any]]
+    entities: list[tuple[str, str, str]]  # (id, type, label)
+
+
+class Ledger:
+    """A ledger database. ``Ledger.open(url)`` migrates it to the newest schema first."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str | None = None, *, migrate: bool = True) -> Ledger:
+        sa_url = database_url(url)
+        if sa_url.startswith("sqlite"):
+            path = sa_url.removeprefix("sqlite:///")
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(sa_url)
+            event.listen(engine, "connect", _sqlite_pragmas)
+        else:
+            engine = create_engine(sa_url, pool_pre_ping=True)
+        ledger = cls(engine)
+        if migrate:
+            ledger.migrate()
+        return ledger
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def revision(self) -> str | None:
+        with self.engine.connect() as conn:
+            return current_revision(conn)
+
+    def migrate(self) -> tuple[str | None, str]:
+        """Bring the schema to the newest revision; ``(before, after)``. Concurrent openers
+        wait for one another (an advisory lock on PostgreSQL, the write lock on SQLite)."""
+        from alembic import command
+
+        head = head_revision()
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+            before = current_revision(conn)
+            if before != head:
+                command.upgrade(_alembic_config(conn), "head")
+        return before, head
+
+    # -- writing -------------------------------------------------------------------------
+
+    def write_vocabulary(self, vocab: Vocabulary) -> None:
+        """Store a vocabulary (replacing an earlier one of the same name)."""
+        now = datetime.now(UTC)
+        with self.engine.begin() as conn:
+            conn.execute(delete(RelationRow).where(RelationRow.vocabulary == vocab.name))
+            conn.execute(delete(VocabularyRow).where(VocabularyRow.name == vocab.name))
+            conn.execute(
+                insert(VocabularyRow),
+                [
+                    {
+                        "name": vocab.name,
+                        "digest": vocab.digest,
+                        "entity_types": list(vocab.entity_types),
+                        "loaded_at": now,
+                    }
+                ],
+            )
+            if vocab.relations:
+                conn.execute(
+                    insert(RelationRow),
+                    [
+                        {
+                            "vocabulary": vocab.name,
+                            "name": name,
+                            "subject_types": list(spec.subject),
+                            "object_types": list(spec.object),
+                            "symmetric": spec.symmetric,
+                            "description": spec.description,
+                        }
+                        for name, spec in spec_items(vocab)
+                    ],
+                )
+
+    def write_claims(self, claims: Sequence[ClaimIn]) -> int:
+        """Write claims in one transaction; a claim whose id is stored already replaces it
+        (its evidence too). The last of two claims with one id in ``claims`` wins."""
+        by_id = {c.claim["id"]: c for c in claims}
+        if not by_id:
+            return 0
+        entities = {e[0]: e for c in by_id.values() for e in c.entities}
+        claim_rows = [c.claim for c in by_id.values()]
+        evidence_rows = [e for c in by_id.values() for e in c.evidence]
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                _copy_write(conn, list(entities.values()), claim_rows, evidence_rows)
+            else:
+                _executemany_write(conn, list(entities.values()), claim_rows, evidence_rows)
+        return len(claim_rows)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """What the ledger holds: claims by audit state, modality and tier; documents,
+        entities, evidence spans and vocabularies."""
+        with self.engine.connect() as conn:
+            by_verified = dict(
+                conn.execute(
+                    select(ClaimRow.verified, func.count()).group_by(ClaimRow.verified)
+                ).all()
+            )
+            modality = dict(
+                conn.execute(
+                    select(ClaimRow.modality, func.count()).group_by(ClaimRow.modality)
+                ).all()
+            )
+            tiers = dict(
+                conn.execute(
+                    select(EvidenceRow.tier, func.count()).group_by(EvidenceRow.tier)
+                ).all()
+            )
+            documents = conn.execute(select(func.count(func.distinct(ClaimRow.document_id))))
+            documents = documents.scalar_one()
+            entities = conn.execute(select(func.count()).select_from(EntityRow)).scalar_one()
+            evidence = conn.execute(select(func.count()).select_from(EvidenceRow)).scalar_one()
+            vocabularies = conn.execute(
+                select(VocabularyRow.name, func.count(RelationRow.name))
+                .join(RelationRow, RelationRow.vocabulary == VocabularyRow.name, isouter=True)
+                .group_by(VocabularyRow.name)
+                .order_by(VocabularyRow.name)
+            ).all()
+            revision = current_revision(conn)
+        return {
+            "claims": sum(by_verified.values()),
+            "supported": by_verified.get(True, 0),
+            "refuted": by_verified.get(False, 0),
+            "unaudited": by_verified.get(None, 0),
+            "modality": dict(sorted(modality.items())),
+            "tier": dict(sorted(tiers.items())),
+            "documents": documents,
+            "entities": entities,
+            "evidence": evidence,
+            "vocabularies": {name: n for name, n in vocabularies},
+            "revision": revision,
+            "backend": self.dialect,
+        }
+
+    def vocabularies(self) -> list[dict[str, Any]]:
+        """The stored vocabularies with their relations."""
+        with self.engine.connect() as conn:
+            vocabs = conn.execute(
+                select(VocabularyRow.__table__).order_by(VocabularyRow.name)
+            ).mappings()
+            vocabs = list(vocabs)
+            relations = list(
+                conn.execute(
+                    select(RelationRow.__table__).order_by(RelationRow.vocabulary, RelationRow.name)
+                ).mappings()
+            )
+        return [
+            {
+                "name": v["name"],
+                "digest": v["digest"],
+                "entity_types": v["entity_types"],
+                "relations": {
+                    r["name"]: {
+                        "subject": r["subject_types"],
+                        "object": r["object_types"],
+                        "symmetric": r["symmetric"],
+                        "description": r["description"],
+                    }
+                    for r in relations
+                    if r["vocabulary"] == v["name"]
+                },
+            }
+            for v in vocabs
+        ]
+
+
+def spec_items(vocab: Vocabulary):
+    return sorted(vocab.relations.items())
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _executemany_write(
+    conn: Connection,
+    entities: list[tuple[str, str, str]],
+    claims: list[dict[str, Any]],
+    evidence: list[dict[str, Any]],
+) -> None:
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    if entities:
+        conn.execute(
+            sqlite_insert(EntityRow).on_conflict_do_nothing(),
+            [{"id": i, "type": t, "label": lab} for i, t, lab in entities],
+        )
+    ids = [c["id"] for c in claims]
+    for part in _chunks(ids):
+        conn.execute(delete(EvidenceRow).where(EvidenceRow.claim_id.in_(part)))
+        conn.execute(delete(ClaimRow).where(ClaimRow.id.in_(part)))
+    conn.execute(insert(ClaimRow), claims)
+    if evidence:
+        conn.execute(insert(EvidenceRow), evidence)
+
+
+def _copy_value(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+
+
+def _copy_write(
+    conn: Connection,
+    entities: list[tuple[str, str, str]],
+    claims: list[dict[str, Any]],
+    evidence: list[dict[str, Any]],
+) -> None:
+    """COPY each table's rows into a temporary stage, then move them in set operations."""
+    raw = conn.connection.driver_connection  # the psycopg 3 connection, in this transaction
+    with raw.cursor() as cur:
+        cur.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS stage_entities "
+            "(LIKE entities INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+        )
+        cur.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS stage_claims "
+            "(LIKE claims INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+        )
+        with cur.copy("COPY stage_entities (id, type, label) FROM STDIN") as copy:
+            for row in entities:
+                copy.write_row(row)
+        cur.execute(
+            "INSERT INTO entities (id, type, label) SELECT id, type, label FROM stage_entities "
+            "ON CONFLICT DO NOTHING"
+        )
+        claim_cols = COLUMNS["claims"]
+        with cur.copy(f"COPY stage_claims ({', '.join(claim_cols)}) FROM STDIN") as copy:
+            for row in claims:
+                copy.write_row([_copy_value(row[c]) for c in claim_cols])
+        cur.execute("DELETE FROM evidence WHERE claim_id IN (SELECT id FROM stage_claims)")
+        cur.execute("DELETE FROM claims WHERE id IN (SELECT id FROM stage_claims)")
+        cols = ", ".join(claim_cols)
+        cur.execute(f"INSERT INTO claims ({cols}) SELECT {cols} FROM stage_claims")
+        ev_cols = COLUMNS["evidence"]
+        quoted = ", ".join(f'"{c}"' for c in ev_cols)
+        with cur.copy(f"COPY evidence ({quoted}) FROM STDIN") as copy:
+            for row in evidence:
+                copy.write_row([row[c] for c in ev_cols])
