@@ -13,7 +13,9 @@ table holds ints; a claim of fewer than k tokens looks up its first hits instead
 every token; and a region whose best conceivable score (every claim token it holds matched)
 cannot beat the best alignment found so far is never aligned. Regions are aligned best-bound
 first and ties go to the region earlier in the document, which is gtrex's order, so the pruned
-search returns the same span and the same score, bit for bit.
+search returns the same span and the same score, bit for bit. Within an alignment only the
+cells that can still reach the best score are computed (see ``smith_waterman``), and a claim
+with very many seed hits counts them per diagonal with big ints.
 """
 
 from __future__ import annotations
