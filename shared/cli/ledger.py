@@ -123,11 +123,28 @@ def import_cmd(
 
     vocabulary = _vocabulary(vocab)
     store = _open(db)
+    bar = None
+
+    def progress(done: int, total: int) -> None:  # a bar on a terminal, for many files
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="importing", file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
     try:
-        report = import_into(store, target, source_text=source_text, vocab=vocabulary)
+        report = import_into(
+            store,
+            target,
+            source_text=source_text,
+            vocab=vocabulary,
+            progress=progress if sys.stderr.isatty() else None,
+        )
     except CannotImport as exc:
         raise click.UsageError(str(exc)) from None
     finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
         store.close()
     if refusals:
         Path(refusals).write_text(

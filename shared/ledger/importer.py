@@ -330,6 +330,7 @@ class CannotImport(ValueError):
 def sources_of(target: str, source_text: str | None = None) -> tuple[list[Source], str | None]:
     """The files to import from ``target`` (a corpus or one relations file), and where the
     corpus is (for its vocabulary), if there is one."""
+    target = target.removeprefix("file://")
     path = Path(target)
     if target.startswith("s3://") or path.is_dir():
         if source_text is not None:
@@ -373,7 +374,7 @@ def import_into(
 ) -> ImportReport:
     """Import every relations file of ``target`` into ``ledger``; claims are written in
     transactions of about ``batch_claims``. A corpus's ``vocabulary.yaml`` applies unless
-    ``vocab`` is given."""
+    ``vocab`` is given. ``progress(done, total)`` is called after each file."""
     sources, corpus = sources_of(target, source_text)
     if vocab is None and corpus is not None:
         vocab = corpus_vocabulary(corpus)
@@ -381,7 +382,7 @@ def import_into(
     if vocab is not None:
         ledger.write_vocabulary(vocab)
     pending: list[ClaimIn] = []
-    for source in sources:
+    for done, source in enumerate(sources, start=1):
         report.files += 1
         try:
             text = source.read_text()
@@ -401,7 +402,7 @@ def import_into(
         if len(pending) >= batch_claims:
             report.stored += _flush(ledger, pending, report)
         if progress is not None:
-            progress(source.file)
+            progress(done, len(sources))
     report.stored += _flush(ledger, pending, report)
     return report
 

@@ -136,6 +136,8 @@ class Ledger:
         with self.engine.begin() as conn:
             if self.dialect == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+            elif self.dialect == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock, before reading
             before = current_revision(conn)
             if before != head:
                 command.upgrade(_alembic_config(conn), "head")

@@ -78,3 +78,19 @@ def test_migrate_reports_the_revision(tmp_path):
     db = str(tmp_path / "l.db")
     assert run("migrate", "--db", db).stdout == "ledger migrated from empty to revision 0001\n"
     assert run("migrate", "--db", db).stdout == "ledger at revision 0001 (nothing to do)\n"
+
+
+def test_a_corpus_url_and_a_relations_file_without_its_document(tmp_path):
+    corpus = make_corpus(
+        tmp_path / "c",
+        {"contract": CONTRACT},
+        {"contract": CONTRACT_CLAIMS[:1], "orphan": CONTRACT_CLAIMS[:2]},
+    )
+    done = run("import", f"file://{corpus}", "--db", str(tmp_path / "l.db"), "--json")
+    report = json.loads(done.stdout)
+    assert report["stored"] == 1 and report["files"] == 2
+    assert [(r["file"], r["line"], r["code"]) for r in report["refusals"]] == [
+        ("relations/orphan.jsonl", 1, "no_document"),
+        ("relations/orphan.jsonl", 2, "no_document"),
+    ]
+    assert "no document documents/orphan.txt" in report["refusals"][0]["message"]

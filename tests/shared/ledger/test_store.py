@@ -90,8 +90,10 @@ def test_claims_are_written_in_batches_across_files(ledger, tmp_path):
     }
     corpus = make_corpus(tmp_path / "c", docs, rels)
     seen = []
-    report = import_into(ledger, str(corpus), batch_claims=4, progress=seen.append)
-    assert report.stored == 15 and report.files == 5 and len(seen) == 5
+    report = import_into(
+        ledger, str(corpus), batch_claims=4, progress=lambda done, total: seen.append((done, total))
+    )
+    assert report.stored == 15 and report.files == 5 and seen == [(i, 5) for i in range(1, 6)]
     assert ledger.state()["claims"] == 15 and ledger.state()["documents"] == 5
 
 
@@ -113,3 +115,68 @@ def test_the_default_ledger_is_an_embedded_sqlite_file_in_the_data_folder(monkey
     assert database_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
     assert database_url("/tmp/x.db") == "sqlite:////tmp/x.db"
     assert database_url("sqlite:///rel.db") == "sqlite:///rel.db"
+
+
+def test_openers_at_the_same_time_migrate_once(ledger_url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def open_and_count(_: int) -> int:
+        with Ledger.open(ledger_url) as store:
+            return store.state()["claims"]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(open_and_count, range(4))) == [0, 0, 0, 0]
+    with Ledger.open(ledger_url) as store:
+        assert store.revision() == head_revision()
+
+
+def test_a_bulk_write_of_ten_thousand_claims(ledger):
+    """Bulk loading (COPY on PostgreSQL, executemany on SQLite) in one transaction; the rate is
+    printed, not asserted (bench/ prints rates against goals)."""
+    import time
+    from datetime import UTC, datetime
+
+    from groundswell.shared.ledger.models import entity_id
+    from groundswell.shared.ledger.store import ClaimIn
+
+    now = datetime.now(UTC)
+    claims = []
+    for i in range(10_000):
+        s, o = f"E{i % 997}", f"E{(i * 7) % 991}"
+        cid = f"bulk:{i}"
+        claims.append(
+            ClaimIn(
+                claim={
+                    "id": cid, "document_id": f"d{i % 50}", "relation": "OWNS",
+                    "subject_entity_id": entity_id("Party", s),
+                    "object_entity_id": entity_id("Party", o),
+                    "modality": "assertion", "polarity": "affirmed", "asserter": "the filing",
+                    "hedge_markers": [], "qualifier": None, "confidence": 0.0, "verified": None,
+                    "verifier_note": None, "vocabulary": None, "origin": f"bulk:{i}",
+                    "extra": {"n": i}, "recorded_at": now,
+                },
+                evidence=[{"claim_id": cid, "seq": 0, "document_id": f"d{i % 50}", "start": 0,
+                           "end": 9, "quote": "E owns E.", "text": "E owns E.", "tier": "exact"}],
+                entities=[(entity_id("Party", s), "Party", s), (entity_id("Party", o), "Party", o)],
+            )
+        )  # fmt: skip
+    started = time.perf_counter()
+    assert ledger.write_claims(claims) == 10_000
+    took = time.perf_counter() - started
+    print(f"{ledger.dialect}: 10,000 claims in {took:.2f} s ({10_000 / took:,.0f} claims/s)")
+    state = ledger.state()
+    assert state["claims"] == 10_000 and state["evidence"] == 10_000 and state["documents"] == 50
+    assert state["entities"] == len(
+        {f"E{i % 997}" for i in range(10_000)} | {f"E{(i * 7) % 991}" for i in range(10_000)}
+    )
+
+
+def test_the_postgresql_fixture_fails_naming_what_to_install_when_the_server_is_missing(
+    monkeypatch,
+):
+    from tests.shared.ledger import conftest
+
+    monkeypatch.setattr(conftest.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(conftest.glob, "glob", lambda _pattern: [])
+    with pytest.raises(pytest.fail.Exception, match="apt-get install postgresql"):
+        conftest._bindir()
