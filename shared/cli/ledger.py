@@ -1,7 +1,8 @@
 """`groundswell ledger`: the claims ledger (import, state, vocab, migrate).
 
 The options and outputs follow xrad 0.4.0's where xrad has the command (``--db``,
-``--source-text``; ``N claims stored · M refused``; the state's three audit numbers; the
+``--source-text``; ``N claims stored · M discarded, quote not in the source``; the state's
+three audit numbers; the
 vocabulary as prompt text). ``--db`` takes a URL (``postgresql://...``, ``sqlite:///...``)
 or a path (a SQLite file); unset, the ``ledger_url`` setting, whose default is an embedded
 SQLite file in the per-user data folder.
@@ -59,6 +60,20 @@ def _vocabulary(path: str | None):
         return read_vocabulary(path)
     except VocabularyError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def summary_line(report) -> str:
+    """xrad's line (``N claims stored · M discarded, quote not in the source``), and how many
+    lines were refused for any other reason."""
+    from groundswell.shared.ledger.importer import QUOTE_NOT_FOUND
+
+    missing = sum(r.code == QUOTE_NOT_FOUND for r in report.refusals)
+    other = len(report.refusals) - missing
+    return (
+        f"{report.stored} claims stored"
+        + (f" · {missing} discarded, quote not in the source" if missing else "")
+        + (f" · {other} refused" if other else "")
+    )
 
 
 @main.group()
@@ -155,7 +170,7 @@ def import_cmd(
         _echo_json(report.as_dict())
         return
     refused = len(report.refusals)
-    click.echo(f"{report.stored} claims stored" + (f" · {refused} refused" if refused else ""))
+    click.echo(summary_line(report))
     if report.tiers:
         click.echo("  located: " + ", ".join(f"{n} {t}" for t, n in sorted(report.tiers.items())))
     for refusal in report.refusals[: max(show, 0)]:

@@ -19,7 +19,9 @@ def test_import_state_and_vocab_on_a_corpus(tmp_path):
     db = str(tmp_path / "l.db")
     done = run("import", str(corpus), "--db", db, "--refusals", str(tmp_path / "r.jsonl"))
     assert done.exit_code == 0, done.output
-    assert done.stdout.splitlines()[0] == "3 claims stored · 2 refused"
+    assert done.stdout.splitlines()[0] == (
+        "3 claims stored · 1 discarded, quote not in the source · 1 refused"
+    )
     assert "relations/contract.jsonl:4:quote: quote not found in contract" in done.stderr
     assert "relations/contract.jsonl:5:relation: unknown relation" in done.stderr
     refusals = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
@@ -53,7 +55,7 @@ def test_import_of_one_file_needs_its_document(tmp_path):
     done = run(
         "import", str(loose), "--db", db, "--source-text", str(corpus / "documents/contract.txt")
     )
-    assert done.stdout.startswith("4 claims stored · 1 refused")
+    assert done.stdout.startswith("4 claims stored · 1 discarded, quote not in the source\n")
     # A corpus's own file finds its document and vocabulary beside it.
     done = run("import", str(corpus / "relations" / "contract.jsonl"), "--db", db, "--json")
     assert json.loads(done.stdout)["stored"] == 3
