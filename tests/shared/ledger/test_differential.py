@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import xrad  # the oracle, 0.4.0 (the test extra)
+import xrad.vocab
 
 from groundswell.shared.cli.ledger import summary_line
 from groundswell.shared.ledger.importer import CannotImport, ImportReport, import_into
@@ -19,8 +21,6 @@ from groundswell.shared.ledger.locate import CASE, DocumentText
 from groundswell.shared.ledger.store import Ledger
 from groundswell.shared.ledger.vocab import VocabularyError, load_vocabulary
 from tests.shared.ledger.corpora import CONTRACT, claim, make_corpus
-
-xrad = pytest.importorskip("xrad", reason="xrad 0.4.0 is the oracle (the test extra)")
 
 # Documents whose text has a character that lower-cases to two (Turkish 'İ' in Coca-Cola
 # İçecek): xrad's case-insensitive offsets go wrong after it.
