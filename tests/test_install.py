@@ -194,6 +194,15 @@ def test_every_command_does_its_job_from_the_runtime_install(
     # The review page: the templates ship with the package, and they escape.
     review = ok("report", str(receipt), str(doc), str(schema), str(candidates)).stdout
     assert '<mark class="o-admitted"' in review and "4.5 percent" in review
+    # The claims ledger on its embedded SQLite default (no server, no extra): SQLAlchemy,
+    # Alembic's migrations (shipped in the package) and the vocabulary reader come with it.
+    from tests.shared.ledger.corpora import CONTRACT, CONTRACT_CLAIMS, make_corpus
+
+    ledger = make_corpus(tmp_path / "ledger", {"contract": CONTRACT}, {"contract": CONTRACT_CLAIMS})
+    assert "3 claims stored" in ok("ledger", "import", str(ledger)).stdout
+    assert ok("ledger", "state").stdout.startswith("3 claims\n")
+    assert "nothing to do" in ok("ledger", "migrate").stdout
+    assert "ACQUIRED" in ok("ledger", "vocab").stdout
     assert "default" in ok("policy", "list").stdout
     ok("policy", "show", "default@1")
     ok("policy", "explain", "default@1")
