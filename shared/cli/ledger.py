@@ -246,3 +246,179 @@ def vocab_cmd(file: str | None, check: bool, db: str | None, as_json: bool) -> N
         )
     else:
         click.echo(vocabulary.prompt_fragment())
+
+
+# -- queries: disagreements, path, search, resolve ------------------------------------------
+
+limit_help = "Rows per page; the footer gives the --cursor of the next page."
+cursor_option = click.option(
+    "--cursor", default=None, metavar="CURSOR", help="Continue from a previous page."
+)
+
+
+def _next_page(page, command: str) -> None:
+    if page.next_cursor:
+        click.echo(f"more: groundswell ledger {command} --cursor {page.next_cursor}")
+
+
+def _side(claim: dict) -> str:
+    where = f"{claim['document_id']}[{claim['start']}:{claim['end']}]"
+    denied = ", denied" if claim["polarity"] == "denied" else ""
+    return f"{claim['asserter']} ({claim['modality']}{denied}) {where}"
+
+
+@ledger.command("disagreements")
+@db_option
+@click.option(
+    "--kind",
+    type=click.Choice(["contradiction", "objects", "facts"]),
+    default="contradiction",
+    show_default=True,
+    help="contradiction: one triple affirmed and denied or rejected (xrad's); objects: "
+    "different objects for one subject and relation; facts: admitted facts with different "
+    "values for one entity, field and key.",
+)
+@click.option("--relation", default=None, help="Only this relation (for facts: this field).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10000))
+@cursor_option
+@json_option
+def disagreements_cmd(db, kind, relation, limit, cursor, as_json) -> None:
+    """Where sources contradict each other, kept side by side."""
+    from groundswell.shared.ledger.queries import BadCursor, disagreements
+
+    try:
+        page = _read(
+            db,
+            lambda s: disagreements(s, kind, relation=relation, cursor=cursor, limit=limit),
+        )
+    except BadCursor as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        _echo_json(page.as_dict())
+        return
+    if not page.items:
+        click.echo("no disagreements" + (" on this page" if cursor else ""))
+        return
+    for row in page.items:
+        if kind == "contradiction":
+            a, b = row["sides"]
+            click.echo(f"{row['subject']}  {row['relation']}  {row['object']}")
+            click.echo(f"    {_side(a)}\n  vs {_side(b)}")
+            continue
+        what = row["relation"] if kind == "objects" else f"{row['field']}[{row['key']}]"
+        click.echo(f"{row['subject']}  {what}")
+        for side in row["sides"]:
+            value = side["object"] if kind == "objects" else json.dumps(side["value"])
+            unit = f" {side['unit']}" if side.get("unit") else ""
+            click.echo(f"  = {value}{unit}")
+            for claim in side["claims"]:
+                click.echo(f"      {_side(claim)}")
+    click.echo("a graph of edges cannot hold these — one would have overwritten the other")
+    _next_page(page, "disagreements")
+
+
+@ledger.command("path")
+@click.argument("start")
+@click.argument("goal")
+@db_option
+@click.option(
+    "--modality",
+    multiple=True,
+    help="Walk only claims of this modality (repeatable). Without it, every claim that "
+    "affirms is walked (not denials or rejections).",
+)
+@click.option("--relation", "relations", multiple=True, help="Walk only this relation.")
+@click.option("--max-hops", default=8, show_default=True, type=click.IntRange(1, 32))
+@json_option
+def path_cmd(start, goal, db, modality, relations, max_hops, as_json) -> None:
+    """The chain of claims linking two entities, with modality on every hop."""
+    from groundswell.shared.ledger.queries import path
+
+    result = _read(
+        db,
+        lambda s: path(s, start, goal, modality=modality, relations=relations, max_hops=max_hops),
+    )
+    if as_json:
+        _echo_json(result.as_dict())
+        if not result.found:
+            sys.exit(1)
+        return
+    if not result.found:
+        click.echo(f"no chain from {start} to {goal}: {result.reason}")
+        sys.exit(1)
+    if not result.hops:
+        click.echo(f"{start} and {goal} are the same entity")
+        return
+    for n, hop in enumerate(result.hops, start=1):
+        mark = {True: "✓", False: "✗", None: " "}[hop["verified"]]
+        arrow = (
+            f"{hop['from']} --{hop['relation']}--> {hop['to']}"
+            if hop["direction"] == "forward"
+            else f"{hop['from']} <--{hop['relation']}-- {hop['to']}"
+        )
+        kind = "" if hop["modality"] == "assertion" else f" ({hop['modality']})"
+        click.echo(f"  {n}. {mark} {arrow}{kind}")
+        click.echo(f"       {hop['asserter']}  {hop['document_id']}[{hop['start']}:{hop['end']}]")
+        click.echo(f"       {' '.join(hop['quote'].split())}")
+    summary = result.as_dict()
+    click.echo(
+        f"\n  {summary['length']} hops · {summary['asserted']} asserted · "
+        f"{summary['reported_or_hedged']} reported or hedged"
+    )
+    if not modality:
+        click.echo("  --modality assertion asks whether it survives without the hearsay")
+
+
+@ledger.command("search")
+@click.argument("query")
+@db_option
+@click.option("--limit", default=15, show_default=True, type=click.IntRange(1, 10000))
+@cursor_option
+@json_option
+def search_cmd(query, db, limit, cursor, as_json) -> None:
+    """Full-text over the evidence quotes, stemmed, best first."""
+    from groundswell.shared.ledger.queries import BadCursor
+    from groundswell.shared.ledger.search import search
+
+    try:
+        page = _read(db, lambda s: search(s, query, cursor=cursor, limit=limit))
+    except (BadCursor, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        _echo_json(page.as_dict())
+        return
+    for hit in page.items:
+        click.echo(f"  {hit['relation']} {hit['modality']} · {hit['asserter']}")
+        click.echo(f"   {' '.join(hit['quote'].split())}")
+        click.echo(f"   {hit['document_id']}[{hit['start']}:{hit['end']}]  {hit['claim_id']}")
+    click.echo(f"{len(page.items)} results.")
+    _next_page(page, f"search {json.dumps(query)}")
+
+
+@ledger.command("resolve")
+@db_option
+@click.option("--show", default=10, show_default=True, help="How many held questions to print.")
+@click.option("--dry-run", is_flag=True, help="Say what resolving would do; write nothing.")
+@json_option
+def resolve_cmd(db, show, dry_run, as_json) -> None:
+    """Group entities that name the same thing, and report the merges it refused."""
+    from groundswell.shared.ledger.resolve import resolve
+
+    result = _read(db, lambda s: resolve(s, write=not dry_run))
+    if as_json:
+        _echo_json(result.as_dict(show=None))
+        return
+    if not result.entities:
+        click.echo("no entities stored — import claims first")
+        sys.exit(1)
+    click.echo(f"{result.entities} entities -> {len(result.groups)} groups")
+    merged = [g for g in result.groups if len(g.members) > 1]
+    for group in merged[:show]:
+        others = sorted({m[1] for m in group.members})
+        click.echo(f"  {group.label}  <- {', '.join(others)}")
+    if not result.held:
+        return
+    click.echo(f"\n{len(result.held)} merges refused, ranked by what the answer moves:")
+    for held in result.held[:show]:
+        click.echo(f"  {held.weight:4d}  {held.label} into {held.into!r}")
+        click.echo(f"        {held.reason}")

@@ -146,3 +146,53 @@ COLUMNS = {
     table.name: [c.name for c in table.columns]
     for table in (ClaimRow.__table__, EvidenceRow.__table__, EntityRow.__table__)
 }
+
+
+class FactRow(Base):
+    """What an admitted fact adds to its claim (issue 16 item 2b): the field and key it fills,
+    its value and unit, and the run, policy version and receipt that admitted it. The claim's
+    subject is the entity the document describes; its asserter is the document."""
+
+    __tablename__ = "facts"
+    __table_args__ = (
+        ForeignKeyConstraint(["claim_id"], ["claims.id"], ondelete="CASCADE"),
+        Index("ix_facts_field_key", "field", "key"),
+    )
+
+    claim_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    field: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(Text)  # "" when the field has one value per entity
+    value: Mapped[str] = mapped_column(Text)  # canonical JSON of the admitted value
+    unit: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    run_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    policy_version: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    receipt_digest: Mapped[str | None] = mapped_column(String(71), nullable=True)
+
+
+class EntityGroupRow(Base):
+    """Entity resolution's answer: each entity it grouped and its group (the id of the
+    group's label entity). Claims keep pointing at their own entities; re-resolving rewrites
+    only this table."""
+
+    __tablename__ = "entity_groups"
+    __table_args__ = (Index("ix_entity_groups_group", "group_id"),)
+
+    entity_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True
+    )
+    group_id: Mapped[str] = mapped_column(String(32))
+
+
+# Made by migration 0002 outside the models (expression indexes, SQLite's FTS5 table and its
+# shadow tables): the schema comparison leaves them out.
+UNMODELLED = frozenset(
+    {
+        "ix_entities_label_fold",
+        "ix_evidence_quote_fts",
+        "evidence_fts",
+        "evidence_fts_config",
+        "evidence_fts_data",
+        "evidence_fts_docsize",
+        "evidence_fts_idx",
+    }
+)

@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from groundswell.shared.cli import main
+from groundswell.shared.ledger.store import head_revision
 from tests.shared.ledger.corpora import CONTRACT, CONTRACT_CLAIMS, VOCAB, make_corpus
 
 
@@ -78,8 +79,9 @@ def test_vocab_prints_prompt_text_and_checks_a_file(tmp_path):
 
 def test_migrate_reports_the_revision(tmp_path):
     db = str(tmp_path / "l.db")
-    assert run("migrate", "--db", db).stdout == "ledger migrated from empty to revision 0001\n"
-    assert run("migrate", "--db", db).stdout == "ledger at revision 0001 (nothing to do)\n"
+    head = head_revision()
+    assert run("migrate", "--db", db).stdout == f"ledger migrated from empty to revision {head}\n"
+    assert run("migrate", "--db", db).stdout == f"ledger at revision {head} (nothing to do)\n"
 
 
 def test_a_corpus_url_and_a_relations_file_without_its_document(tmp_path):

@@ -8,7 +8,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from groundswell.shared.ledger.importer import import_into
-from groundswell.shared.ledger.models import Base, ClaimRow, EvidenceRow
+from groundswell.shared.ledger.models import UNMODELLED, Base, ClaimRow, EvidenceRow
 from groundswell.shared.ledger.store import Ledger, database_url, head_revision
 from groundswell.shared.ledger.vocab import load_vocabulary
 from groundswell.shared.settings import Settings
@@ -20,8 +20,9 @@ def test_opening_migrates_to_the_newest_revision_once(ledger_url):
         assert store.revision() is None
         assert store.migrate() == (None, head_revision())
     with Ledger.open(ledger_url) as store:
-        assert store.revision() == head_revision() == "0001"
-        assert store.migrate() == ("0001", "0001")
+        head = head_revision()
+        assert store.revision() == head and head >= "0002"
+        assert store.migrate() == (head, head)
 
 
 def test_the_migrated_schema_is_the_models(ledger):
@@ -29,7 +30,10 @@ def test_the_migrated_schema_is_the_models(ledger):
     from alembic.migration import MigrationContext
 
     with ledger.engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        context = MigrationContext.configure(
+            conn, opts={"include_name": lambda name, *_: name not in UNMODELLED}
+        )
+        diff = compare_metadata(context, Base.metadata)
     assert diff == []
 
 

@@ -1,0 +1,605 @@
+"""What the ledger answers: disagreements, paths between entities, claims page by page.
+
+Every list is read a page at a time with a keyset cursor (the last row's sort key), so a page
+costs the same at the first row as at the ten-millionth, on PostgreSQL and on SQLite alike.
+
+**Disagreements** come in three kinds, each kept side by side, never one overwriting the
+other:
+
+- ``contradiction`` (xrad's): two claims on the same (subject, relation, object) where the
+  polarities differ or exactly one is ``rejected``; one row per pair, as xrad gives them;
+- ``objects``: claims that affirm different objects for the same (subject, relation); one row
+  per (subject, relation), with each object's claims (asserter, modality, document, span);
+- ``facts``: admitted facts that give different values (or units) for the same (entity,
+  field, key) across documents, runs and policy versions; one row per (entity, field, key).
+
+**Paths** are found breadth-first from both ends at once, a level at a time, each level one
+indexed lookup of the claims touching the frontier (by subject, by object), so a query reads
+the neighbourhoods it crosses and never the whole claim table (xrad loads it all). Entities
+grouped by ``resolve`` are one node. Unweighted on purpose, as xrad's: the hops carry
+modality and asserter, and the reader judges.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection
+
+from groundswell.shared.ledger.store import Ledger
+
+KINDS = ("contradiction", "objects", "facts")
+MAX_HOPS = 8
+_IN_CHUNK = 500  # ids per IN (...) lookup
+
+
+class BadCursor(ValueError):
+    """A cursor this query did not make."""
+
+
+def encode_cursor(key: Sequence[Any]) -> str:
+    data = json.dumps(list(key), separators=(",", ":"), ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, size: int) -> list[Any] | None:
+    if not cursor:
+        return None
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        raise BadCursor("invalid cursor") from None
+    if not isinstance(value, list) or len(value) != size:
+        raise BadCursor("invalid cursor")
+    return value
+
+
+@dataclass(frozen=True)
+class Page:
+    """Rows of one page and the cursor of the next (None: this was the last)."""
+
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "next_cursor": self.next_cursor,
+            "has_next_page": self.next_cursor is not None,
+        }
+
+
+def _page(rows: list[dict[str, Any]], limit: int, key) -> Page:
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Page(rows, encode_cursor(key(rows[-1])) if more and rows else None)
+
+
+def _in(conn: Connection, sql: str, name: str, values: Iterable[Any], **params: Any):
+    """Rows of ``sql`` for ``values`` in chunks (``name`` is an expanding IN parameter)."""
+    values = list(values)
+    stmt = text(sql).bindparams(bindparam(name, expanding=True))
+    for i in range(0, len(values), _IN_CHUNK):
+        yield from conn.execute(stmt, {name: values[i : i + _IN_CHUNK], **params}).mappings()
+
+
+# -- claims ------------------------------------------------------------------------------
+
+_CLAIM_COLUMNS = """c.id AS claim_id, c.document_id, c.relation, c.modality, c.polarity,
+    c.asserter, c.verified, c.subject_entity_id, c.object_entity_id,
+    s.label AS subject, s.type AS subject_type, o.label AS object, o.type AS object_type,
+    e.quote, e.start, e."end" """
+_CLAIM_JOINS = """JOIN entities s ON s.id = c.subject_entity_id
+    JOIN entities o ON o.id = c.object_entity_id
+    LEFT JOIN evidence e ON e.claim_id = c.id AND e.seq = 0"""
+
+
+def _claim_out(row: Any, prefix: str = "") -> dict[str, Any]:
+    """A claim as the queries give it: who, how strongly, where (document and span)."""
+    r = dict(row)
+    p = prefix
+    return {
+        "claim_id": r[p + "claim_id"],
+        "subject": r.get(p + "subject"),
+        "relation": r.get(p + "relation"),
+        "object": r.get(p + "object"),
+        "modality": r[p + "modality"],
+        "polarity": r[p + "polarity"],
+        "asserter": r[p + "asserter"],
+        "verified": r.get(p + "verified"),
+        "document_id": r[p + "document_id"],
+        "start": r[p + "start"],
+        "end": r[p + "end"],
+        "quote": r[p + "quote"],
+    }
+
+
+def claims(
+    ledger: Ledger,
+    *,
+    document: str | None = None,
+    relation: str | None = None,
+    entity: str | None = None,
+    modality: str | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
+) -> Page:
+    """Claims in id order, filtered by document, relation, modality or an entity (an id or a
+    label, either side)."""
+    after = decode_cursor(cursor, 1)
+    where, params = ["1 = 1"], {"limit": limit + 1}
+    if after is not None:
+        where.append("c.id > :after")
+        params["after"] = after[0]
+    for column, value in (
+        ("c.document_id", document),
+        ("c.relation", relation),
+        ("c.modality", modality),
+    ):
+        if value is not None:
+            where.append(f"{column} = :{column[2:]}")
+            params[column[2:]] = value
+    with ledger.engine.connect() as conn:
+        if entity is not None:
+            ids = sorted(_entity_ids(conn, entity)) or [entity]
+            where.append("(c.subject_entity_id IN :ids OR c.object_entity_id IN :ids)")
+            params["ids"] = ids
+        stmt = text(
+            f"SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS} WHERE {' AND '.join(where)} "
+            "ORDER BY c.id LIMIT :limit"
+        )
+        if entity is not None:
+            stmt = stmt.bindparams(bindparam("ids", expanding=True))
+        rows = [
+            {
+                **_claim_out(r),
+                **{k: r[k] for k in ("subject_type", "object_type")},
+                **{k: r[k] for k in ("subject_entity_id", "object_entity_id")},
+            }
+            for r in conn.execute(stmt, params).mappings()
+        ]
+    return _page(rows, limit, lambda r: [r["claim_id"]])
+
+
+# -- disagreements -----------------------------------------------------------------------
+
+_SIDE = """{a}.id AS {a}_claim_id, {a}.modality AS {a}_modality, {a}.polarity AS {a}_polarity,
+    {a}.asserter AS {a}_asserter, {a}.verified AS {a}_verified,
+    {a}.document_id AS {a}_document_id, {a}e.quote AS {a}_quote, {a}e.start AS {a}_start,
+    {a}e."end" AS {a}_end"""
+
+
+def disagreements(
+    ledger: Ledger,
+    kind: str = "contradiction",
+    *,
+    relation: str | None = None,
+    cursor: str | None = None,
+    limit: int = 20,
+) -> Page:
+    """One page of disagreements of ``kind`` (see the module's account of the kinds)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind is one of {', '.join(KINDS)}, not {kind!r}")
+    with ledger.engine.connect() as conn:
+        if kind == "contradiction":
+            return _contradictions(conn, relation, cursor, limit)
+        if kind == "objects":
+            return _object_conflicts(conn, relation, cursor, limit)
+        return _fact_conflicts(conn, relation, cursor, limit)
+
+
+def _contradictions(conn: Connection, relation: str | None, cursor: str | None, limit: int):
+    after = decode_cursor(cursor, 2)
+    where = [
+        "(a.polarity <> b.polarity OR "
+        "(CASE WHEN a.modality = 'rejected' THEN 1 ELSE 0 END) <> "
+        "(CASE WHEN b.modality = 'rejected' THEN 1 ELSE 0 END))"
+    ]
+    params: dict[str, Any] = {"limit": limit + 1}
+    if after is not None:
+        where.append("(a.id > :a1 OR (a.id = :a1 AND b.id > :b1))")
+        params.update(a1=after[0], b1=after[1])
+    if relation is not None:
+        where.append("a.relation = :relation")
+        params["relation"] = relation
+    sql = f"""
+        SELECT a.relation, s.label AS subject, s.type AS subject_type,
+               o.label AS object, o.type AS object_type,
+               {_SIDE.format(a="a")}, {_SIDE.format(a="b")}
+        FROM claims a
+        JOIN claims b ON b.subject_entity_id = a.subject_entity_id
+                     AND b.relation = a.relation
+                     AND b.object_entity_id = a.object_entity_id
+                     AND a.id < b.id
+        JOIN entities s ON s.id = a.subject_entity_id
+        JOIN entities o ON o.id = a.object_entity_id
+        LEFT JOIN evidence ae ON ae.claim_id = a.id AND ae.seq = 0
+        LEFT JOIN evidence be ON be.claim_id = b.id AND be.seq = 0
+        WHERE {" AND ".join(where)}
+        ORDER BY a.id, b.id
+        LIMIT :limit"""
+    rows = []
+    for r in conn.execute(text(sql), params).mappings():
+        rows.append(
+            {
+                "kind": "contradiction",
+                "subject": r["subject"],
+                "subject_type": r["subject_type"],
+                "relation": r["relation"],
+                "object": r["object"],
+                "object_type": r["object_type"],
+                "sides": [_claim_out(r, "a_"), _claim_out(r, "b_")],
+            }
+        )
+    return _page(rows, limit, lambda r: [r["sides"][0]["claim_id"], r["sides"][1]["claim_id"]])
+
+
+_AFFIRMS = "c.polarity = 'affirmed' AND c.modality <> 'rejected'"
+
+
+def _object_conflicts(conn: Connection, relation: str | None, cursor: str | None, limit: int):
+    after = decode_cursor(cursor, 2)
+    where, params = [_AFFIRMS], {"limit": limit + 1}
+    if after is not None:
+        where.append(
+            "(c.subject_entity_id > :s1 OR (c.subject_entity_id = :s1 AND c.relation > :r1))"
+        )
+        params.update(s1=after[0], r1=after[1])
+    if relation is not None:
+        where.append("c.relation = :relation")
+        params["relation"] = relation
+    keys = conn.execute(
+        text(
+            f"""SELECT c.subject_entity_id AS s, c.relation AS r FROM claims c
+            WHERE {" AND ".join(where)}
+            GROUP BY c.subject_entity_id, c.relation
+            HAVING COUNT(DISTINCT c.object_entity_id) > 1
+            ORDER BY c.subject_entity_id, c.relation LIMIT :limit"""
+        ),
+        params,
+    ).all()
+    rows = []
+    for s, r in keys:
+        found = conn.execute(
+            text(
+                f"""SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS}
+                WHERE c.subject_entity_id = :s AND c.relation = :r AND {_AFFIRMS}
+                ORDER BY o.label, c.object_entity_id, c.id"""
+            ),
+            {"s": s, "r": r},
+        ).mappings()
+        rows.append(
+            _sides_row(
+                found,
+                lambda c: c["object_entity_id"],
+                lambda c: {"object": c["object"], "object_type": c["object_type"]},
+                _claim_out,
+                {"kind": "objects", "subject_entity_id": s, "relation": r},
+            )
+        )
+    return _page(rows, limit, lambda r: [r["subject_entity_id"], r["relation"]])
+
+
+def _sides_row(found, side_key, side_head, claim_of, row: dict[str, Any]) -> dict[str, Any]:
+    """One disagreement: ``row`` with the subject and the claims ``found`` grouped into sides
+    (by ``side_key``; each side ``side_head`` and its claims, ``claim_of`` each)."""
+    sides: dict[Any, dict[str, Any]] = {}
+    head: Any = None
+    for claim in found:
+        head = head or claim
+        side = sides.setdefault(side_key(claim), {**side_head(claim), "claims": []})
+        side["claims"].append(claim_of(claim))
+    subject = {"subject": head["subject"], "subject_type": head["subject_type"]}
+    return {"kind": row.pop("kind"), **subject, **row, "sides": list(sides.values())}
+
+
+def _fact_conflicts(conn: Connection, field_: str | None, cursor: str | None, limit: int):
+    after = decode_cursor(cursor, 3)
+    where, params = ["1 = 1"], {"limit": limit + 1}
+    if after is not None:
+        where.append(
+            "(c.subject_entity_id > :s1 OR (c.subject_entity_id = :s1 AND "
+            "(f.field > :f1 OR (f.field = :f1 AND f.key > :k1))))"
+        )
+        params.update(s1=after[0], f1=after[1], k1=after[2])
+    if field_ is not None:
+        where.append("f.field = :field")
+        params["field"] = field_
+    keys = conn.execute(
+        text(
+            f"""SELECT c.subject_entity_id AS s, f.field AS f, f.key AS k
+            FROM facts f JOIN claims c ON c.id = f.claim_id
+            WHERE {" AND ".join(where)}
+            GROUP BY c.subject_entity_id, f.field, f.key
+            HAVING COUNT(DISTINCT f.value || '|' || COALESCE(f.unit, '')) > 1
+            ORDER BY c.subject_entity_id, f.field, f.key LIMIT :limit"""
+        ),
+        params,
+    ).all()
+    rows = []
+    for s, f, k in keys:
+        found = conn.execute(
+            text(
+                f"""SELECT {_CLAIM_COLUMNS}, f.value, f.unit, f.run_id, f.policy_version,
+                    f.receipt_digest
+                FROM facts f JOIN claims c ON c.id = f.claim_id {_CLAIM_JOINS}
+                WHERE c.subject_entity_id = :s AND f.field = :f AND f.key = :k
+                ORDER BY f.value, f.unit, c.document_id, f.run_id, c.id"""
+            ),
+            {"s": s, "f": f, "k": k},
+        ).mappings()
+        rows.append(
+            _sides_row(
+                found,
+                lambda c: (c["value"], c["unit"]),
+                lambda c: {"value": json.loads(c["value"]), "unit": c["unit"]},
+                lambda c: {
+                    **_claim_out(c),
+                    **{k: c[k] for k in ("run_id", "policy_version", "receipt_digest")},
+                },
+                {"kind": "facts", "subject_entity_id": s, "field": f, "key": k},
+            )
+        )
+    return _page(rows, limit, lambda r: [r["subject_entity_id"], r["field"], r["key"]])
+
+
+def write_facts(ledger: Ledger, facts: Sequence[dict[str, Any]]) -> int:
+    """Attach fact rows (``claim_id``, ``field``, ``key``, ``value`` (any JSON), ``unit``,
+    ``run_id``, ``policy_version``, ``receipt_digest``) to stored claims, replacing any."""
+    from sqlalchemy import delete, insert
+
+    from groundswell.shared.ledger.models import FactRow
+
+    rows = [
+        {
+            "claim_id": f["claim_id"],
+            "field": f["field"],
+            "key": f.get("key") or "",
+            "value": json.dumps(f["value"], sort_keys=True, separators=(",", ":")),
+            "unit": f.get("unit"),
+            "run_id": f.get("run_id"),
+            "policy_version": f.get("policy_version"),
+            "receipt_digest": f.get("receipt_digest"),
+        }
+        for f in facts
+    ]
+    if not rows:
+        return 0
+    with ledger.engine.begin() as conn:
+        ids = [r["claim_id"] for r in rows]
+        for i in range(0, len(ids), _IN_CHUNK):
+            conn.execute(delete(FactRow).where(FactRow.claim_id.in_(ids[i : i + _IN_CHUNK])))
+        conn.execute(insert(FactRow), rows)
+    return len(rows)
+
+
+# -- path --------------------------------------------------------------------------------
+
+
+@dataclass
+class PathResult:
+    """``hops`` from start to goal (empty: the two names are one entity or group), or
+    ``hops`` None with the reason there is no chain."""
+
+    start: str
+    goal: str
+    hops: list[dict[str, Any]] | None
+    reason: str = ""
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def found(self) -> bool:
+        return self.hops is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        hops = self.hops or []
+        asserted = sum(h["modality"] == "assertion" for h in hops)
+        return {
+            "start": self.start,
+            "goal": self.goal,
+            "found": self.found,
+            "hops": hops,
+            "length": len(hops) if self.found else None,
+            "asserted": asserted,
+            "reported_or_hedged": len(hops) - asserted,
+            "reason": self.reason,
+            "unknown": self.unknown,
+        }
+
+
+def _entity_ids(conn: Connection, name: str) -> set[str]:
+    """Entities a name means: an entity id, else every label equal to it ignoring case."""
+    found = conn.execute(text("SELECT id FROM entities WHERE id = :n"), {"n": name}).scalars()
+    ids = set(found)
+    if not ids:
+        rows = conn.execute(
+            text("SELECT id FROM entities WHERE lower(label) = lower(:n)"), {"n": name.strip()}
+        ).scalars()
+        ids = set(rows)
+    return ids
+
+
+class _Graph:
+    """Node lookups for the search: a node is an entity's group (itself when ungrouped)."""
+
+    def __init__(
+        self, conn: Connection, modality: Iterable[str] | None, relations: Iterable[str] | None
+    ):
+        self.conn = conn
+        self.filters = ["c.subject_entity_id <> c.object_entity_id"]
+        self.params: dict[str, Any] = {}
+        if modality:
+            self.filters.append("c.modality IN :modality")
+            self.params["modality"] = sorted(set(modality))
+        else:  # a denial or a rejection connects nothing unless asked for
+            self.filters.append(_AFFIRMS)
+        if relations:
+            self.filters.append("c.relation IN :relations")
+            self.params["relations"] = sorted(set(relations))
+        self.grouped = conn.execute(text("SELECT 1 FROM entity_groups LIMIT 1")).first() is not None
+        self._node: dict[str, str] = {}
+
+    def nodes_of(self, entity_ids: Iterable[str]) -> dict[str, str]:
+        """entity id -> node."""
+        ids = [e for e in set(entity_ids) if e not in self._node]
+        if self.grouped and ids:
+            for r in _in(
+                self.conn,
+                "SELECT entity_id, group_id FROM entity_groups WHERE entity_id IN :ids",
+                "ids",
+                ids,
+            ):
+                self._node[r["entity_id"]] = r["group_id"]
+        for e in ids:
+            self._node.setdefault(e, e)
+        return self._node
+
+    def members(self, nodes: Iterable[str]) -> dict[str, str]:
+        """entity id -> node, for every entity of ``nodes``."""
+        nodes = list(nodes)
+        out = {n: n for n in nodes}
+        if self.grouped:
+            for r in _in(
+                self.conn,
+                "SELECT entity_id, group_id FROM entity_groups WHERE group_id IN :ids",
+                "ids",
+                nodes,
+            ):
+                out[r["entity_id"]] = r["group_id"]
+        self._node.update(out)
+        return out
+
+    def edges(self, nodes: Iterable[str]) -> list[tuple[str, str, dict[str, Any]]]:
+        """(node, neighbour node, claim) for every claim touching ``nodes``, both ways."""
+        frontier = set(nodes)
+        members = self.members(frontier)
+        found: dict[str, Any] = {}
+        for column in ("subject_entity_id", "object_entity_id"):
+            sql = f"""SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS}
+                WHERE c.{column} IN :ids AND {" AND ".join(self.filters)}"""
+            stmt_params = dict(self.params)
+            for r in self._in_filtered(sql, members, stmt_params):
+                found[r["claim_id"]] = r
+        node = self.nodes_of(
+            [r["subject_entity_id"] for r in found.values()]
+            + [r["object_entity_id"] for r in found.values()]
+        )
+        out = []
+        for claim_id in sorted(found):
+            r = found[claim_id]
+            s, o = node[r["subject_entity_id"]], node[r["object_entity_id"]]
+            if s == o:
+                continue
+            hop = _claim_out(r)
+            if s in frontier:
+                out.append((s, o, {**hop, "direction": "forward"}))
+            if o in frontier:
+                out.append((o, s, {**hop, "direction": "backward"}))
+        return out
+
+    def _in_filtered(self, sql: str, members: dict[str, str], params: dict[str, Any]):
+        stmt = text(sql).bindparams(bindparam("ids", expanding=True))
+        for name in ("modality", "relations"):
+            if name in params:
+                stmt = stmt.bindparams(bindparam(name, expanding=True))
+        ids = sorted(members)
+        for i in range(0, len(ids), _IN_CHUNK):
+            yield from self.conn.execute(stmt, {**params, "ids": ids[i : i + _IN_CHUNK]}).mappings()
+
+
+def path(
+    ledger: Ledger,
+    start: str,
+    goal: str,
+    *,
+    modality: Iterable[str] | None = None,
+    relations: Iterable[str] | None = None,
+    max_hops: int = MAX_HOPS,
+) -> PathResult:
+    """The shortest chain of claims linking ``start`` and ``goal`` (names or entity ids), at
+    most ``max_hops`` long, walking claims either way. Without ``modality``, claims that deny
+    (polarity ``denied``, modality ``rejected``) are not walked: a denial links nothing; name
+    them in ``modality`` to walk them. Among shortest chains, the one whose claims sort first.
+    """
+    modality = list(modality or [])
+    with ledger.engine.connect() as conn:
+        graph = _Graph(conn, modality, relations)
+        src_ids, dst_ids = _entity_ids(conn, start), _entity_ids(conn, goal)
+        unknown = [n for n, ids in ((start, src_ids), (goal, dst_ids)) if not ids]
+        if unknown:
+            return PathResult(
+                start, goal, None, f"no entity named {' or '.join(map(repr, unknown))}", unknown
+            )
+        node = graph.nodes_of(src_ids | dst_ids)
+        src = {node[e] for e in src_ids}
+        dst = {node[e] for e in dst_ids}
+        if src & dst:
+            return PathResult(start, goal, [])
+        hops = _bidirectional(graph, src, dst, max_hops)
+    if hops is None:
+        walked = " or ".join(modality) if modality else "affirming"
+        return PathResult(
+            start, goal, None, f"no chain within {max_hops} hops walking only {walked} claims"
+        )
+    return PathResult(start, goal, hops)
+
+
+def _bidirectional(graph: _Graph, src: set[str], dst: set[str], max_hops: int):
+    # parent[side][node] = (previous node, hop) ; depth[side][node] = hops from that side
+    parent: list[dict[str, tuple[str, dict] | None]] = [
+        dict.fromkeys(sorted(src)),
+        dict.fromkeys(sorted(dst)),
+    ]
+    depth = [dict.fromkeys(src, 0), dict.fromkeys(dst, 0)]
+    frontier = [sorted(src), sorted(dst)]
+    level = [0, 0]
+    while frontier[0] and frontier[1] and level[0] + level[1] < max_hops:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        nxt: list[str] = []
+        for here, there, hop in graph.edges(frontier[side]):
+            if there in depth[side]:
+                continue
+            depth[side][there] = level[side] + 1
+            parent[side][there] = (here, hop)
+            nxt.append(there)
+        level[side] += 1
+        frontier[side] = sorted(nxt)
+        meet = [n for n in frontier[side] if n in depth[1 - side]]
+        if meet:
+            best = min(meet, key=lambda n: (depth[0][n] + depth[1][n], n))
+            return _chain(parent, best)
+    return None
+
+
+def _chain(parent: list[dict], meet: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    node = meet
+    while parent[0][node] is not None:  # back to the start
+        prev, hop = parent[0][node]
+        out.append(_oriented(hop))
+        node = prev
+    out.reverse()
+    node = meet
+    while parent[1][node] is not None:  # on to the goal, each hop walked the other way
+        prev, hop = parent[1][node]
+        flipped = {**hop, "direction": "backward" if hop["direction"] == "forward" else "forward"}
+        out.append(_oriented(flipped))
+        node = prev
+    return out
+
+
+def _oriented(hop: dict[str, Any]) -> dict[str, Any]:
+    """A hop as walked: ``from``/``to`` in walking order; ``direction`` says whether the
+    claim's subject is ``from`` (forward) or ``to`` (backward)."""
+    forward = hop["direction"] == "forward"
+    subject, object_ = hop["subject"], hop["object"]
+    return {
+        **hop,
+        "from": subject if forward else object_,
+        "to": object_ if forward else subject,
+    }

@@ -1,0 +1,241 @@
+"""Disagreements, paths, search, claims and resolution on both backends (SQLite and the private
+PostgreSQL server), their pages, and the CLI commands over them."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+
+from groundswell.shared.cli import main
+from groundswell.shared.ledger.models import entity_id
+from groundswell.shared.ledger.queries import (
+    BadCursor,
+    claims,
+    disagreements,
+    path,
+    write_facts,
+)
+from groundswell.shared.ledger.resolve import resolve
+from groundswell.shared.ledger.search import search, terms
+from tests.shared.ledger.graphs import TYPE, C, random_graph, record
+
+CONTRACT = [
+    C("k1", "Acme Ltd", "ACQUIRED", "Beta Inc", asserter="the agreement",
+      quote="Acme Ltd hereby acquires Beta Inc"),
+    C("k2", "Beta Inc", "OWNS", "Gamma Holdings", "reported", asserter="Reuters (rep. agreement)",
+      quote="Reuters reports that Beta Inc owns Gamma Holdings"),
+    C("k3", "Acme Ltd", "ACQUIRED", "Beta Inc", "rejected", asserter="the auditor",
+      document="audit", quote="The auditor does not accept that Acme Ltd acquired Beta Inc"),
+    C("k4", "Acme Ltd", "ACQUIRED", "Delta Corp", asserter="a press release",
+      document="press", quote="Acme Ltd acquired Delta Corp"),
+    C("k5", "Delta Corp", "OWNS", "Gamma Holdings", "rejected", asserter="the registry",
+      document="registry", quote="Delta Corp does not own Gamma Holdings"),
+]  # fmt: skip
+
+
+def every_page(fetch, limit: int) -> list[dict]:
+    rows, cursor = [], None
+    while True:
+        page = fetch(cursor=cursor, limit=limit)
+        rows += page.items
+        if page.next_cursor is None:
+            return rows
+        cursor = page.next_cursor
+
+
+def test_contradictions_are_kept_side_by_side_with_asserter_modality_document_and_span(ledger):
+    record(ledger, CONTRACT)
+    page = disagreements(ledger)
+    assert page.next_cursor is None and len(page.items) == 1
+    row = page.items[0]
+    assert (row["subject"], row["relation"], row["object"]) == ("Acme Ltd", "ACQUIRED", "Beta Inc")
+    a, b = row["sides"]
+    assert (a["asserter"], a["modality"], a["document_id"]) == ("the agreement", "assertion", "doc")
+    assert (b["asserter"], b["modality"], b["document_id"]) == ("the auditor", "rejected", "audit")
+    assert (b["start"], b["end"], b["quote"]) == (0, len(CONTRACT[2].quote), CONTRACT[2].quote)
+
+
+def test_different_objects_for_one_subject_and_relation(ledger):
+    record(ledger, CONTRACT)
+    rows = disagreements(ledger, "objects").items
+    assert [(r["subject"], r["relation"]) for r in rows] == [("Acme Ltd", "ACQUIRED")]
+    sides = {s["object"]: [c["claim_id"] for c in s["claims"]] for s in rows[0]["sides"]}
+    assert sides == {"Beta Inc": ["k1"], "Delta Corp": ["k4"]}  # k3 rejects: not an object
+
+
+def test_facts_that_disagree_per_entity_field_and_key_across_documents_and_runs(ledger):
+    record(
+        ledger,
+        [
+            C("f1", "Acme Ltd", "HAS_FACT", "revenue", document="10k", quote="revenue 5"),
+            C("f2", "Acme Ltd", "HAS_FACT", "revenue", document="10q", quote="revenue 6"),
+            C("f3", "Acme Ltd", "HAS_FACT", "revenue", document="10q", quote="revenue 5 again"),
+            C("f4", "Acme Ltd", "HAS_FACT", "employees", document="10k", quote="9 staff"),
+        ],
+    )
+    write_facts(
+        ledger,
+        [
+            {"claim_id": "f1", "field": "revenue", "key": "2025", "value": 5, "unit": "USD",
+             "run_id": "r1", "policy_version": "default@1", "receipt_digest": "sha256:" + "a" * 64},
+            {"claim_id": "f2", "field": "revenue", "key": "2025", "value": 6, "unit": "USD",
+             "run_id": "r2", "policy_version": "default@2"},
+            {"claim_id": "f3", "field": "revenue", "key": "2025", "value": 5, "unit": "USD",
+             "run_id": "r2", "policy_version": "default@2"},
+            {"claim_id": "f4", "field": "employees", "value": 9},
+        ],
+    )  # fmt: skip
+    rows = disagreements(ledger, "facts").items
+    assert [(r["subject"], r["field"], r["key"]) for r in rows] == [("Acme Ltd", "revenue", "2025")]
+    sides = {
+        s["value"]: [(c["document_id"], c["run_id"]) for c in s["claims"]] for s in rows[0]["sides"]
+    }
+    assert sides == {5: [("10k", "r1"), ("10q", "r2")], 6: [("10q", "r2")]}
+    first = rows[0]["sides"][0]["claims"][0]
+    assert first["policy_version"] == "default@1" and first["receipt_digest"].startswith("sha256:")
+
+
+def test_disagreement_pages_cover_every_row_once(ledger):
+    graph = random_graph(random.Random(7), 12, 220)
+    record(ledger, graph)
+    for kind in ("contradiction", "objects"):
+        whole = disagreements(ledger, kind, limit=10_000).items
+        paged = every_page(lambda k=kind, **kw: disagreements(ledger, k, **kw), 7)
+        assert paged == whole and len(whole) > 7
+    with pytest.raises(BadCursor):
+        disagreements(ledger, cursor="not-a-cursor")
+
+
+def test_path_walks_claims_both_ways_and_says_which_way(ledger):
+    record(ledger, CONTRACT)
+    found = path(ledger, "acme ltd", "Gamma Holdings").as_dict()
+    assert found["found"] and found["length"] == 2
+    hops = found["hops"]
+    assert [(h["from"], h["relation"], h["to"], h["direction"]) for h in hops] == [
+        ("Acme Ltd", "ACQUIRED", "Beta Inc", "forward"),
+        ("Beta Inc", "OWNS", "Gamma Holdings", "forward"),
+    ]
+    assert (found["asserted"], found["reported_or_hedged"]) == (1, 1)
+    back = path(ledger, "Gamma Holdings", "Acme Ltd").hops
+    assert [(h["from"], h["to"], h["direction"]) for h in back] == [
+        ("Gamma Holdings", "Beta Inc", "backward"),
+        ("Beta Inc", "Acme Ltd", "backward"),
+    ]
+    assert not path(ledger, "Acme Ltd", "Gamma Holdings", modality=["assertion"]).found
+    # k5 denies Delta owns Gamma: it links nothing unless rejected claims are walked.
+    assert path(ledger, "Delta Corp", "Gamma Holdings").hops != [CONTRACT[4]]
+    walked = path(ledger, "Delta Corp", "Gamma Holdings", modality=["rejected"]).hops
+    assert [h["claim_id"] for h in walked] == ["k5"]
+    unknown = path(ledger, "Acme Ltd", "Nobody")
+    assert not unknown.found and unknown.unknown == ["Nobody"]
+    assert path(ledger, "Acme Ltd", "ACME LTD").hops == []
+    assert not path(ledger, "Acme Ltd", "Gamma Holdings", max_hops=1).found
+
+
+def test_the_path_is_a_shortest_one_on_a_random_graph(ledger):
+    import networkx as nx
+
+    graph = random_graph(random.Random(3), 60, 120)
+    record(ledger, graph)
+    g = nx.Graph()
+    for c in graph:
+        if c.subject != c.object and c.polarity == "affirmed" and c.modality != "rejected":
+            g.add_edge(c.subject, c.object)
+    names = sorted(g.nodes)
+    rng = random.Random(4)
+    checked = 0
+    for _ in range(40):
+        a, b = rng.sample(names, 2)
+        ours = path(ledger, a, b, max_hops=8)
+        try:
+            want = nx.shortest_path_length(g, a, b)
+        except nx.NetworkXNoPath:
+            want = None
+        if want is None or want > 8:
+            assert not ours.found
+            continue
+        assert len(ours.hops) == want
+        assert ours.hops[0]["from"] == a and ours.hops[-1]["to"] == b
+        assert all(x["to"] == y["from"] for x, y in zip(ours.hops, ours.hops[1:], strict=False))
+        checked += 1
+    assert checked > 10
+
+
+def test_search_is_stemmed_ranked_and_paged(ledger):
+    record(ledger, CONTRACT)
+    hits = search(ledger, "acquired").items
+    assert {h["claim_id"] for h in hits} == {"k1", "k3", "k4"}  # "acquires" too
+    assert all({"modality", "asserter", "document_id", "start", "end"} <= h.keys() for h in hits)
+    assert {h["claim_id"] for h in search(ledger, 'owns* NEAR "Gamma"').items} == {"k2", "k5"}
+    assert search(ledger, "   ").items == []
+    pages = every_page(lambda **kw: search(ledger, "acquired Gamma", **kw), 2)
+    ids = [h["claim_id"] for h in pages]
+    assert len(ids) == len(set(ids)) == 5
+    record(ledger, [C("k1", "Acme Ltd", "ACQUIRED", "Beta Inc", quote="merger only")])
+    assert "k1" not in {h["claim_id"] for h in search(ledger, "acquires").items}  # re-indexed
+    assert terms("Acme's  NEAR/2 (x)") == ["acme", "s", "near", "2", "x"]
+
+
+def test_claims_are_listed_by_entity_document_and_relation(ledger):
+    record(ledger, CONTRACT)
+    assert [c["claim_id"] for c in claims(ledger, entity="gamma holdings").items] == ["k2", "k5"]
+    assert [c["claim_id"] for c in claims(ledger, document="audit").items] == ["k3"]
+    assert [c["claim_id"] for c in every_page(lambda **kw: claims(ledger, **kw), 2)] == [
+        "k1", "k2", "k3", "k4", "k5"
+    ]  # fmt: skip
+
+
+def test_resolve_groups_certain_merges_and_path_walks_the_groups(ledger):
+    record(
+        ledger,
+        [
+            *CONTRACT,
+            C("r1", "ACME Limited", "OWNS", "Epsilon", quote="ACME Limited owns Epsilon"),
+            C("r2", "Acme Products", "OWNS", "Zeta", quote="Acme Products owns Zeta"),
+            C("r3", "Fund 1", "OWNS", "Zeta", quote="Fund 1 owns Zeta"),
+            C("r4", "Fund 2", "OWNS", "Zeta", quote="Fund 2 owns Zeta"),
+        ],
+    )
+    assert not path(ledger, "Epsilon", "Beta Inc").found
+    result = resolve(ledger)
+    merged = [sorted(m[1] for m in g.members) for g in result.groups if len(g.members) > 1]
+    assert merged == [["ACME Limited", "Acme Ltd"]]
+    reasons = {(h.label, h.into): h.reason for h in result.held}
+    assert "extends" in reasons[("Acme Products", "Acme Ltd")]
+    assert "discriminator" in reasons[("Fund 1", "Fund 2")]
+    hops = path(ledger, "Epsilon", "Beta Inc").hops
+    assert [h["claim_id"] for h in hops] == ["r1", "k1"]
+    assert path(ledger, "ACME Limited", "acme ltd").hops == []
+    again = resolve(ledger)  # safe to repeat: the same groups, no claim re-targeted
+    assert [g.as_dict() for g in again.groups] == [g.as_dict() for g in result.groups]
+    assert claims(ledger, entity="Acme Ltd").items[0]["subject_entity_id"] == entity_id(
+        TYPE, "Acme Ltd"
+    )
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["ledger", *args], catch_exceptions=False)
+
+
+def test_the_cli_commands(ledger, ledger_url):
+    record(ledger, CONTRACT)
+    out = run("disagreements", "--db", ledger_url).output
+    assert "Acme Ltd  ACQUIRED  Beta Inc" in out and "the auditor (rejected) audit[0:" in out
+    done = run("path", "Acme Ltd", "Gamma Holdings", "--db", ledger_url)
+    assert done.exit_code == 0 and "2 hops · 1 asserted · 1 reported or hedged" in done.output
+    assert "Acme Ltd --ACQUIRED--> Beta Inc" in done.output
+    done = run("path", "Gamma Holdings", "Acme Ltd", "--db", ledger_url)
+    assert "Beta Inc <--ACQUIRED-- Acme Ltd" in done.output  # xrad prints this one forward
+    done = run("path", "Acme Ltd", "Gamma Holdings", "--db", ledger_url, "--modality", "assertion")
+    assert done.exit_code == 1 and done.output.startswith("no chain from Acme Ltd")
+    out = run("search", "acquired", "--db", ledger_url, "--limit", "2").output
+    assert "2 results." in out and "more: groundswell ledger search" in out
+    page = json.loads(
+        run("disagreements", "--db", ledger_url, "--kind", "objects", "--json").output
+    )
+    assert page["items"][0]["relation"] == "ACQUIRED" and page["has_next_page"] is False
+    out = run("resolve", "--db", ledger_url).output
+    assert out == "4 entities -> 4 groups\n"
