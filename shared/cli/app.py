@@ -41,6 +41,9 @@ COMMAND_MODULES = {
     "ledger": "ledger",
 }
 
+# Modules that add subcommands to another module's group, imported with it.
+SUBCOMMAND_MODULES = {"ledger": ("ledger_export",)}
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -49,6 +52,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in COMMAND_MODULES:
             importlib.import_module(f"groundswell.shared.cli.{COMMAND_MODULES[name]}")
+        for module in SUBCOMMAND_MODULES.get(name, ()):
+            importlib.import_module(f"groundswell.shared.cli.{module}")
         return super().get_command(ctx, name)
 
 
@@ -60,5 +65,6 @@ def main() -> None:
 
 def load_all() -> None:
     """Register every command now (for tools that walk ``main.commands``)."""
-    for module in sorted(set(COMMAND_MODULES.values())):
+    extra = {m for modules in SUBCOMMAND_MODULES.values() for m in modules}
+    for module in sorted(set(COMMAND_MODULES.values()) | extra):
         importlib.import_module(f"groundswell.shared.cli.{module}")
