@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
     health,
+    ledger,
     metrics,
     policies,
     receipts,
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         schedules.router,
         review.router,
         review_page.router,
+        ledger.router,
         health.router,
         metrics.router,
     ):
