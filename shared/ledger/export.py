@@ -35,7 +35,7 @@ from urllib.parse import quote as percent
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
-from groundswell.shared.ledger.models import ClaimRow, EntityRow, EvidenceRow
+from groundswell.shared.ledger.models import ClaimRow, EntityGroupRow, EntityRow, EvidenceRow
 from groundswell.shared.ledger.store import Ledger
 
 FORMATS = ("jsonld", "graphml", "cypher", "csv")
@@ -71,6 +71,7 @@ class Entity:
     id: str
     type: str
     label: str
+    group: str | None = None  # its resolution group (the group's label entity), if resolved
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +163,11 @@ class LedgerReader:
         return {r[0]: {c.name: v for c, v in zip(fields, r[1:], strict=True)} for r in rows}
 
     def fetch_entities(self, after: str | None, limit: int) -> list[Entity]:
-        query = select(EntityRow.id, EntityRow.type, EntityRow.label).order_by(EntityRow.id)
+        query = (
+            select(EntityRow.id, EntityRow.type, EntityRow.label, EntityGroupRow.group_id)
+            .join(EntityGroupRow, EntityGroupRow.entity_id == EntityRow.id, isouter=True)
+            .order_by(EntityRow.id)
+        )
         if after is not None:
             query = query.where(EntityRow.id > after)
         with self.ledger.engine.connect() as conn:
@@ -248,6 +253,7 @@ CONTEXT: dict[str, Any] = {
     "object": {"@id": "rdf:object", "@type": "@id"},
     "label": {"@id": "rdfs:label"},
     "surfaceForm": {"@id": "gs:surfaceForm"},
+    "group": {"@id": "gs:resolvedAs", "@type": "@id"},
     "asserter": {"@id": "prov:wasAttributedTo"},
     "source": {"@id": "prov:wasDerivedFrom", "@type": "@id"},
     "modality": {"@id": "gs:modality"},
@@ -283,12 +289,15 @@ def iri(kind: str, value: str) -> str:
 
 
 def _entity_node(e: Entity) -> dict[str, Any]:
-    return {
+    node = {
         "@id": iri("entity", e.id),
         "@type": iri("type", e.type),
         "label": e.label,
         "surfaceForm": [e.label],
     }
+    if e.group is not None:
+        node["group"] = iri("entity", e.group)
+    return node
 
 
 def _claim_node(c: Claim) -> dict[str, Any]:
@@ -407,16 +416,17 @@ def write_graphml(reader: LedgerReader, out: TextIO) -> Written:
     sample = _flat(_EMPTY_CLAIM)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write('<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n')
-    for name in ("label", "type"):
+    for name in ("label", "type", "group"):
         out.write(f'  <key id="{name}" for="node" attr.name="{name}" attr.type="string"/>\n')
     for name in sample:
         kind = _GRAPHML_TYPES.get(name, "string")
         out.write(f'  <key id="{name}" for="edge" attr.name="{name}" attr.type="{kind}"/>\n')
     out.write('  <graph edgedefault="directed">\n')
     for e in reader.entities():
+        group = "" if e.group is None else f'<data key="group">{_xml(e.group)}</data>'
         out.write(
             f'    <node id="{_xml(e.id)}"><data key="label">{_xml(e.label)}</data>'
-            f'<data key="type">{_xml(e.type)}</data></node>\n'
+            f'<data key="type">{_xml(e.type)}</data>{group}</node>\n'
         )
         written.entities += 1
     for c in reader.claims():
@@ -436,6 +446,12 @@ def write_graphml(reader: LedgerReader, out: TextIO) -> Written:
 # -- Cypher -------------------------------------------------------------------------------
 
 _CYPHER_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CYPHER_SPECIAL = re.compile("[\\\\'\x00-\x1f]")
+
+
+def _cypher_escape(match: re.Match) -> str:
+    ch = match.group()
+    return _CYPHER_ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
 
 
 def cypher_literal(value: Any) -> str:
@@ -448,15 +464,7 @@ def cypher_literal(value: Any) -> str:
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(cypher_literal(v) for v in value) + "]"
-    out = []
-    for ch in str(value):
-        if ch in _CYPHER_ESCAPES:
-            out.append(_CYPHER_ESCAPES[ch])
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "'" + "".join(out) + "'"
+    return "'" + _CYPHER_SPECIAL.sub(_cypher_escape, str(value)) + "'"
 
 
 def _cypher_map(values: dict[str, Any]) -> str:
@@ -476,7 +484,8 @@ def write_cypher(reader: LedgerReader, out: TextIO) -> Written:
     for e in reader.entities():
         out.write(
             f"MERGE (e:Entity {{id: {cypher_literal(e.id)}}}) "
-            f"SET e.label = {cypher_literal(e.label)}, e.type = {cypher_literal(e.type)};\n"
+            f"SET e.label = {cypher_literal(e.label)}, e.type = {cypher_literal(e.type)}, "
+            f"e.group = {cypher_literal(e.group)};\n"
         )
         written.entities += 1
     out.write("\n")
@@ -494,7 +503,7 @@ def write_cypher(reader: LedgerReader, out: TextIO) -> Written:
 
 # -- CSV ----------------------------------------------------------------------------------
 
-NODE_COLUMNS = ["id", "label", "type", "surface_forms"]
+NODE_COLUMNS = ["id", "label", "type", "surface_forms", "group"]
 # xrad's edge columns first, in its order; then the provenance it does not carry.
 EDGE_COLUMNS = [
     "claim_id",
@@ -540,7 +549,7 @@ def write_csv(reader: LedgerReader, nodes: TextIO, edges: TextIO) -> Written:
     wn = csv.writer(nodes)
     wn.writerow(NODE_COLUMNS)
     for e in reader.entities():
-        wn.writerow([e.id, e.label, e.type, e.label])
+        wn.writerow([e.id, e.label, e.type, e.label, e.group or ""])
         written.entities += 1
     we = csv.writer(edges)
     we.writerow(EDGE_COLUMNS)

@@ -214,3 +214,33 @@ def test_the_export_command(tmp_path, ledger_url, ledger):
     done = run("export", "yaml", "--db", ledger_url)
     assert done.exit_code == 1 and "unknown format yaml" in done.output
     assert run("export", "--db", ledger_url).exit_code == 2
+
+
+def test_entities_carry_their_resolution_group(ledger):
+    """After `resolve`, an entity's group (its group's label entity) is on its node in every
+    format; claims keep pointing at their own entities."""
+    from groundswell.shared.ledger.resolve import resolve
+
+    claim = make_claim(1)
+    acme, acme_caps = ("Party", "Acme Ltd"), ("Party", "ACME")
+    claim.claim["subject_entity_id"], claim.claim["object_entity_id"] = (
+        entity_id(*acme),
+        entity_id(*acme_caps),
+    )
+    claim.entities[:] = [(entity_id(*acme), *acme), (entity_id(*acme_caps), *acme_caps)]
+    ledger.write_claims([claim])
+    resolve(ledger)
+    buf = StringIO()
+    write_jsonld(LedgerReader(ledger), buf)
+    nodes = [n for n in json.loads(buf.getvalue())["@graph"] if "label" in n]
+    groups = {n["label"]: n.get("group") for n in nodes}
+    assert len(nodes) == 2 and groups["ACME"] == groups["Acme Ltd"] is not None
+    nodes_csv = StringIO()
+    write_csv(LedgerReader(ledger), nodes_csv, StringIO())
+    rows = list(csv.DictReader(nodes_csv.getvalue().splitlines(True)))
+    assert len({r["group"] for r in rows}) == 1 and rows[0]["group"]
+    graphml, cypher = StringIO(), StringIO()
+    write_graphml(LedgerReader(ledger), graphml)
+    write_cypher(LedgerReader(ledger), cypher)
+    assert graphml.getvalue().count('<data key="group">') == 2
+    assert cypher.getvalue().count(f"e.group = '{rows[0]['group']}'") == 2
