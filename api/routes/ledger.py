@@ -75,6 +75,7 @@ def list_disagreements(
     _: Principal,
     kind: Literal["contradiction", "objects", "facts"] = "contradiction",
     relation: Annotated[str | None, Query(description="a relation (for facts: a field)")] = None,
+    resolved: Annotated[bool, Query(description="entities resolve grouped are one")] = False,
     cursor: str | None = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
@@ -82,7 +83,9 @@ def list_disagreements(
     from groundswell.shared.ledger.queries import disagreements
 
     return _paged(
-        lambda: disagreements(ledger, kind, relation=relation, cursor=cursor, limit=limit)
+        lambda: disagreements(
+            ledger, kind, relation=relation, resolved=resolved, cursor=cursor, limit=limit
+        )
     )
 
 

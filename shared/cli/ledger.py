@@ -279,17 +279,22 @@ def _side(claim: dict) -> str:
     "values for one entity, field and key.",
 )
 @click.option("--relation", default=None, help="Only this relation (for facts: this field).")
+@click.option(
+    "--resolved", is_flag=True, help="Entities that `resolve` grouped are one (not for facts)."
+)
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10000))
 @cursor_option
 @json_option
-def disagreements_cmd(db, kind, relation, limit, cursor, as_json) -> None:
+def disagreements_cmd(db, kind, relation, resolved, limit, cursor, as_json) -> None:
     """Where sources contradict each other, kept side by side."""
     from groundswell.shared.ledger.queries import BadCursor, disagreements
 
     try:
         page = _read(
             db,
-            lambda s: disagreements(s, kind, relation=relation, cursor=cursor, limit=limit),
+            lambda s: disagreements(
+                s, kind, relation=relation, resolved=resolved, cursor=cursor, limit=limit
+            ),
         )
     except BadCursor as exc:
         raise click.UsageError(str(exc)) from None

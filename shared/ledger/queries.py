@@ -170,8 +170,26 @@ def claims(
 
 _SIDE = """{a}.id AS {a}_claim_id, {a}.modality AS {a}_modality, {a}.polarity AS {a}_polarity,
     {a}.asserter AS {a}_asserter, {a}.verified AS {a}_verified,
-    {a}.document_id AS {a}_document_id, {a}e.quote AS {a}_quote, {a}e.start AS {a}_start,
-    {a}e."end" AS {a}_end"""
+    {a}.document_id AS {a}_document_id, {a}_ev.quote AS {a}_quote, {a}_ev.start AS {a}_start,
+    {a}_ev."end" AS {a}_end, {a}_sj.label AS {a}_subject, {a}_ob.label AS {a}_object"""
+_SIDE_JOINS = """LEFT JOIN evidence {a}_ev ON {a}_ev.claim_id = {a}.id AND {a}_ev.seq = 0
+        JOIN entities {a}_sj ON {a}_sj.id = {a}.subject_entity_id
+        JOIN entities {a}_ob ON {a}_ob.id = {a}.object_entity_id"""
+
+# Claims with the subject's and the object's resolution group (the entity itself when
+# ungrouped), for disagreements across the names resolve grouped.
+_RESOLVED = """(SELECT c.*, COALESCE(gs.group_id, c.subject_entity_id) AS s_node,
+        COALESCE(go.group_id, c.object_entity_id) AS o_node
+    FROM claims c
+    LEFT JOIN entity_groups gs ON gs.entity_id = c.subject_entity_id
+    LEFT JOIN entity_groups go ON go.entity_id = c.object_entity_id)"""
+
+
+def _source(resolved: bool) -> tuple[str, str, str]:
+    """(claims source, subject node column, object node column)."""
+    if resolved:
+        return _RESOLVED, "s_node", "o_node"
+    return "claims", "subject_entity_id", "object_entity_id"
 
 
 def disagreements(
@@ -179,21 +197,26 @@ def disagreements(
     kind: str = "contradiction",
     *,
     relation: str | None = None,
+    resolved: bool = False,
     cursor: str | None = None,
     limit: int = 20,
 ) -> Page:
-    """One page of disagreements of ``kind`` (see the module's account of the kinds)."""
+    """One page of disagreements of ``kind`` (see the module's account of the kinds).
+    ``resolved``: entities that ``resolve`` grouped are one (contradiction and objects)."""
     if kind not in KINDS:
         raise ValueError(f"kind is one of {', '.join(KINDS)}, not {kind!r}")
     with ledger.engine.connect() as conn:
         if kind == "contradiction":
-            return _contradictions(conn, relation, cursor, limit)
+            return _contradictions(conn, relation, resolved, cursor, limit)
         if kind == "objects":
-            return _object_conflicts(conn, relation, cursor, limit)
+            return _object_conflicts(conn, relation, resolved, cursor, limit)
         return _fact_conflicts(conn, relation, cursor, limit)
 
 
-def _contradictions(conn: Connection, relation: str | None, cursor: str | None, limit: int):
+def _contradictions(
+    conn: Connection, relation: str | None, resolved: bool, cursor: str | None, limit: int
+):
+    src, s_node, o_node = _source(resolved)
     after = decode_cursor(cursor, 2)
     where = [
         "(a.polarity <> b.polarity OR "
@@ -211,15 +234,15 @@ def _contradictions(conn: Connection, relation: str | None, cursor: str | None, 
         SELECT a.relation, s.label AS subject, s.type AS subject_type,
                o.label AS object, o.type AS object_type,
                {_SIDE.format(a="a")}, {_SIDE.format(a="b")}
-        FROM claims a
-        JOIN claims b ON b.subject_entity_id = a.subject_entity_id
+        FROM {src} a
+        JOIN {src} b ON b.{s_node} = a.{s_node}
                      AND b.relation = a.relation
-                     AND b.object_entity_id = a.object_entity_id
+                     AND b.{o_node} = a.{o_node}
                      AND a.id < b.id
         JOIN entities s ON s.id = a.subject_entity_id
         JOIN entities o ON o.id = a.object_entity_id
-        LEFT JOIN evidence ae ON ae.claim_id = a.id AND ae.seq = 0
-        LEFT JOIN evidence be ON be.claim_id = b.id AND be.seq = 0
+        {_SIDE_JOINS.format(a="a")}
+        {_SIDE_JOINS.format(a="b")}
         WHERE {" AND ".join(where)}
         ORDER BY a.id, b.id
         LIMIT :limit"""
@@ -242,24 +265,25 @@ def _contradictions(conn: Connection, relation: str | None, cursor: str | None, 
 _AFFIRMS = "c.polarity = 'affirmed' AND c.modality <> 'rejected'"
 
 
-def _object_conflicts(conn: Connection, relation: str | None, cursor: str | None, limit: int):
+def _object_conflicts(
+    conn: Connection, relation: str | None, resolved: bool, cursor: str | None, limit: int
+):
+    src, s_node, o_node = _source(resolved)
     after = decode_cursor(cursor, 2)
     where, params = [_AFFIRMS], {"limit": limit + 1}
     if after is not None:
-        where.append(
-            "(c.subject_entity_id > :s1 OR (c.subject_entity_id = :s1 AND c.relation > :r1))"
-        )
+        where.append(f"(c.{s_node} > :s1 OR (c.{s_node} = :s1 AND c.relation > :r1))")
         params.update(s1=after[0], r1=after[1])
     if relation is not None:
         where.append("c.relation = :relation")
         params["relation"] = relation
     keys = conn.execute(
         text(
-            f"""SELECT c.subject_entity_id AS s, c.relation AS r FROM claims c
+            f"""SELECT c.{s_node} AS s, c.relation AS r FROM {src} c
             WHERE {" AND ".join(where)}
-            GROUP BY c.subject_entity_id, c.relation
-            HAVING COUNT(DISTINCT c.object_entity_id) > 1
-            ORDER BY c.subject_entity_id, c.relation LIMIT :limit"""
+            GROUP BY c.{s_node}, c.relation
+            HAVING COUNT(DISTINCT c.{o_node}) > 1
+            ORDER BY c.{s_node}, c.relation LIMIT :limit"""
         ),
         params,
     ).all()
@@ -267,16 +291,16 @@ def _object_conflicts(conn: Connection, relation: str | None, cursor: str | None
     for s, r in keys:
         found = conn.execute(
             text(
-                f"""SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS}
-                WHERE c.subject_entity_id = :s AND c.relation = :r AND {_AFFIRMS}
-                ORDER BY o.label, c.object_entity_id, c.id"""
+                f"""SELECT {_CLAIM_COLUMNS}, c.{o_node} AS node FROM {src} c {_CLAIM_JOINS}
+                WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}
+                ORDER BY o.label, c.{o_node}, c.id"""
             ),
             {"s": s, "r": r},
         ).mappings()
         rows.append(
             _sides_row(
                 found,
-                lambda c: c["object_entity_id"],
+                lambda c: c["node"],
                 lambda c: {"object": c["object"], "object_type": c["object_type"]},
                 _claim_out,
                 {"kind": "objects", "subject_entity_id": s, "relation": r},

@@ -57,6 +57,8 @@ def test_disagreements_path_and_search(client):
     assert [[s["asserter"] for s in r["sides"]] for r in rows] == [["the filing", "the auditor"]]
     assert client.get("/v1/ledger/disagreements", params={"kind": "objects"}).json()["items"] == []
     assert client.get("/v1/ledger/disagreements", params={"kind": "nope"}).status_code == 422
+    resolved = client.get("/v1/ledger/disagreements", params={"resolved": "true"}).json()
+    assert resolved["items"] == rows  # nothing resolved yet: the same
     found = client.get("/v1/ledger/path", params={"start": "Acme Ltd", "goal": "Gamma Holdings"})
     body = found.json()
     assert body["found"] and [h["claim_id"] for h in body["hops"]] == ["k1", "k2"]
