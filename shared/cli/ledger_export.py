@@ -51,7 +51,11 @@ def _csv_paths(out: str | None) -> tuple[Path, Path]:
     "(default graph).",
 )
 @click.option(
-    "--page-size", default=1000, show_default=True, help="Claims read from the store per query."
+    "--page-size",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Claims read from the store per query.",
 )
 def export_cmd(
     fmt: str | None, fmt_option: str | None, db: str | None, out: str | None, page_size: int
@@ -99,11 +103,15 @@ def export_cmd(
     type=click.Path(exists=True, dir_okay=False),
     help="Read the judge's verdicts back from here.",
 )
-@click.option("--size", default=40, show_default=True, help="Claims per batch.")
-@click.option("--limit", type=int, default=None, help="Only the first N unjudged claims.")
+@click.option(
+    "--size", default=40, show_default=True, type=click.IntRange(1), help="Claims per batch."
+)
+@click.option(
+    "--limit", type=click.IntRange(1), default=None, help="Only the first N unjudged claims."
+)
 @click.option(
     "--sample",
-    type=int,
+    type=click.IntRange(1),
     default=None,
     help="A deterministic sample of N unjudged claims (the same N for the same --seed).",
 )
@@ -128,8 +136,6 @@ def audit_cmd(
         raise click.UsageError("--emit or --ingest, not both")
     if limit is not None and sample is not None:
         raise click.UsageError("--limit or --sample, not both")
-    if size < 1:
-        raise click.UsageError("--size must be at least 1")
     store = _open(db)
     try:
         if ingest:
