@@ -225,20 +225,26 @@ def _contradictions(
     ]
     params: dict[str, Any] = {"limit": limit + 1}
     if after is not None:
-        where.append("(a.id > :a1 OR (a.id = :a1 AND b.id > :b1))")
+        where.append("a.id >= :a1 AND (a.id > :a1 OR b.id > :b1)")  # a range on a.id
         params.update(a1=after[0], b1=after[1])
     if relation is not None:
         where.append("a.relation = :relation")
         params["relation"] = relation
+    same = f"""b.{s_node} = a.{s_node} AND b.relation = a.relation
+        AND b.{o_node} = a.{o_node} AND a.id < b.id"""
+    if conn.dialect.name == "postgresql" and not resolved:
+        # A lateral join walks the claims in id order, looking up each one's triple in the
+        # index, and stops at the page's end; a plain join is planned as a hash join over the
+        # whole table (its estimate of the pairs is far too low).
+        pair = f"JOIN LATERAL (SELECT * FROM {src} b WHERE {same} OFFSET 0) b ON TRUE"
+    else:
+        pair = f"JOIN {src} b ON {same}"
     sql = f"""
         SELECT a.relation, s.label AS subject, s.type AS subject_type,
                o.label AS object, o.type AS object_type,
                {_SIDE.format(a="a")}, {_SIDE.format(a="b")}
         FROM {src} a
-        JOIN {src} b ON b.{s_node} = a.{s_node}
-                     AND b.relation = a.relation
-                     AND b.{o_node} = a.{o_node}
-                     AND a.id < b.id
+        {pair}
         JOIN entities s ON s.id = a.subject_entity_id
         JOIN entities o ON o.id = a.object_entity_id
         {_SIDE_JOINS.format(a="a")}
