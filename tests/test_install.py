@@ -203,6 +203,8 @@ def test_every_command_does_its_job_from_the_runtime_install(
     assert ok("ledger", "state").stdout.startswith("3 claims\n")
     assert "nothing to do" in ok("ledger", "migrate").stdout
     assert "ACQUIRED" in ok("ledger", "vocab").stdout
+    exported = json.loads(ok("ledger", "export", "jsonld").stdout)
+    assert "Acme Ltd hereby acquires Beta Inc" in json.dumps(exported)
     assert "default" in ok("policy", "list").stdout
     ok("policy", "show", "default@1")
     ok("policy", "explain", "default@1")
