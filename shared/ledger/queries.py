@@ -510,8 +510,10 @@ class _Graph:
         members = self.members(frontier)
         found: dict[str, Any] = {}
         for column in ("subject_entity_id", "object_entity_id"):
-            sql = f"""SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS}
-                WHERE c.{column} IN :ids AND {" AND ".join(self.filters)}"""
+            # Ids and ends only: a hub's thousands of claims are not joined to their
+            # entities and evidence; the chain's few hops are described at the end.
+            sql = f"""SELECT c.id AS claim_id, c.subject_entity_id, c.object_entity_id
+                FROM claims c WHERE c.{column} IN :ids AND {" AND ".join(self.filters)}"""
             stmt_params = dict(self.params)
             for r in self._in_filtered(sql, members, stmt_params):
                 found[r["claim_id"]] = r
@@ -525,12 +527,26 @@ class _Graph:
             s, o = node[r["subject_entity_id"]], node[r["object_entity_id"]]
             if s == o:
                 continue
-            hop = _claim_out(r)
+            hop = {"claim_id": claim_id}
             if s in frontier:
                 out.append((s, o, {**hop, "direction": "forward"}))
             if o in frontier:
                 out.append((o, s, {**hop, "direction": "backward"}))
         return out
+
+    def describe(self, hops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The hops of a chain with their claims' subject, object, modality, asserter,
+        document and span, and ``from``/``to`` in walking order."""
+        found = {
+            r["claim_id"]: _claim_out(r)
+            for r in _in(
+                self.conn,
+                f"SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS} WHERE c.id IN :ids",
+                "ids",
+                {h["claim_id"] for h in hops},
+            )
+        }
+        return [_oriented({**found[h["claim_id"]], **h}) for h in hops]
 
     def _in_filtered(self, sql: str, members: dict[str, str], params: dict[str, Any]):
         stmt = text(sql).bindparams(bindparam("ids", expanding=True))
@@ -571,6 +587,8 @@ def path(
         if src & dst:
             return PathResult(start, goal, [])
         hops = _bidirectional(graph, src, dst, max_hops)
+        if hops:
+            hops = graph.describe(hops)
     if hops is None:
         walked = " or ".join(modality) if modality else "affirming"
         return PathResult(
@@ -611,14 +629,14 @@ def _chain(parent: list[dict], meet: str) -> list[dict[str, Any]]:
     node = meet
     while parent[0][node] is not None:  # back to the start
         prev, hop = parent[0][node]
-        out.append(_oriented(hop))
+        out.append(hop)
         node = prev
     out.reverse()
     node = meet
     while parent[1][node] is not None:  # on to the goal, each hop walked the other way
         prev, hop = parent[1][node]
         flipped = {**hop, "direction": "backward" if hop["direction"] == "forward" else "forward"}
-        out.append(_oriented(flipped))
+        out.append(flipped)
         node = prev
     return out
 
