@@ -153,3 +153,53 @@ def test_deliberate_differences_from_xrad(ledger, tmp_path):
     # xrad's one query answers only the first.
     assert disagreements(ledger, "contradiction").items == []
     assert len(xstore.disagreements(conn)) == 0
+
+
+def test_resolution_merges_and_holds_what_xrad_does(tmp_path):
+    """Company names with the variants resolution must see through (case, known suffixes) and
+    those it must not merge (an extra word, a parenthetical, another type): the same groups
+    as xrad's ``resolve.cluster``, and every merge xrad holds held here too. (xrad holds a
+    cluster against the first kept one only; here against each it could join, so the held set
+    may be larger.)"""
+    from xrad import Mention
+    from xrad.resolve import cluster as xcluster
+
+    from tests.shared.ledger.graphs import name
+
+    rng = random.Random(161616)
+    safe = ["{}", "{} Ltd", "{} Limited", "{} HOLDINGS", "{}", "{} Inc", "{} Group"]
+    extending = ["{} (UK)", "{} Products"]
+    labels: list[tuple[str, str]] = []
+    for _ in range(40):
+        base = name(rng)
+        forms = rng.sample(safe, rng.randrange(1, 5))
+        if rng.random() < 0.3:
+            forms += rng.sample(extending, 1)
+        elif rng.random() < 0.2:
+            labels.append(("Product", base))  # the same key under another type
+        labels += [("Party", f.format(base).lower() if i == 4 else f.format(base))
+                   for i, f in enumerate(forms)]  # fmt: skip
+    labels = sorted(set(labels))
+    mentions = [Mention(mention_id=f"m{i}", source_id="d", surface=s, type=t, start=0,
+                        end=len(s)) for i, (t, s) in enumerate(labels)]  # fmt: skip
+    their_clusters, their_held = xcluster(mentions)
+    ours, held = cluster([(f"e{i}", t, s, 1) for i, (t, s) in enumerate(labels)])
+
+    def group_of(groups) -> dict[tuple[str, str], frozenset]:
+        return {(t, s): frozenset(members) for t, members in groups for s in members}
+
+    theirs_by = group_of([(c.type, c.surfaces) for c in their_clusters])
+    ours_by = group_of([(g.type, [m[1] for m in g.members]) for g in ours])
+    assert set(theirs_by.values()) == set(ours_by.values())
+    key_label = {(c.type, c.key): c.label() for c in their_clusters}
+    their_pairs = set()
+    for h in their_held:
+        held_label = key_label[(h["type"], h["key"])]
+        into = next(v for (t, s), v in theirs_by.items() if s == h["into"])
+        their_pairs.add(frozenset({theirs_by[(h["type"], held_label)], into}))
+    by_label = {s: v for (t, s), v in ours_by.items()}
+    our_pairs = {frozenset({by_label[h.label], by_label[h.into]}) for h in held}
+    merged = sum(len(g) > 1 for g in set(ours_by.values()))
+    print(f"resolve: {len(set(ours_by.values()))} groups ({merged} merged), the same as xrad's; "
+          f"xrad holds {len(their_pairs)} merges, all held here ({len(our_pairs)} in all)")  # fmt: skip
+    assert their_pairs <= our_pairs and len(their_pairs) > 5 and merged > 10
