@@ -100,7 +100,7 @@ class ClaimRow(Base):
         CheckConstraint(_one_of("modality", MODALITIES), name="modality"),
         CheckConstraint(_one_of("polarity", POLARITIES), name="polarity"),
         Index("ix_claims_triple", "subject_entity_id", "relation", "object_entity_id"),
-        Index("ix_claims_object", "object_entity_id"),
+        Index("ix_claims_object_subject", "object_entity_id", "subject_entity_id"),
         Index("ix_claims_document", "document_id"),
     )
 

@@ -138,32 +138,8 @@ def test_a_bulk_write_of_ten_thousand_claims(ledger):
     """Bulk loading (COPY on PostgreSQL, executemany on SQLite) in one transaction; the rate is
     printed, not asserted (bench/ prints rates against goals)."""
     import time
-    from datetime import UTC, datetime
 
-    from groundswell.shared.ledger.models import entity_id
-    from groundswell.shared.ledger.store import ClaimIn
-
-    now = datetime.now(UTC)
-    claims = []
-    for i in range(10_000):
-        s, o = f"E{i % 997}", f"E{(i * 7) % 991}"
-        cid = f"bulk:{i}"
-        claims.append(
-            ClaimIn(
-                claim={
-                    "id": cid, "document_id": f"d{i % 50}", "relation": "OWNS",
-                    "subject_entity_id": entity_id("Party", s),
-                    "object_entity_id": entity_id("Party", o),
-                    "modality": "assertion", "polarity": "affirmed", "asserter": "the filing",
-                    "hedge_markers": [], "qualifier": None, "confidence": 0.0, "verified": None,
-                    "verifier_note": None, "vocabulary": None, "origin": f"bulk:{i}",
-                    "extra": {"n": i}, "recorded_at": now,
-                },
-                evidence=[{"claim_id": cid, "seq": 0, "document_id": f"d{i % 50}", "start": 0,
-                           "end": 9, "quote": "E owns E.", "text": "E owns E.", "tier": "exact"}],
-                entities=[(entity_id("Party", s), "Party", s), (entity_id("Party", o), "Party", o)],
-            )
-        )  # fmt: skip
+    claims = _generated(10_000, subjects=997, objects=991, documents=50)
     started = time.perf_counter()
     assert ledger.write_claims(claims) == 10_000
     took = time.perf_counter() - started
@@ -173,14 +149,109 @@ def test_a_bulk_write_of_ten_thousand_claims(ledger):
     assert state["entities"] == len(
         {f"E{i % 997}" for i in range(10_000)} | {f"E{(i * 7) % 991}" for i in range(10_000)}
     )
+    assert state["modality"] == {"assertion": 10_000}
 
 
 def test_the_postgresql_fixture_fails_naming_what_to_install_when_the_server_is_missing(
     monkeypatch,
 ):
-    from tests.shared.ledger import conftest
+    from groundswell.shared.ledger import pgserver
 
-    monkeypatch.setattr(conftest.shutil, "which", lambda _name: None)
-    monkeypatch.setattr(conftest.glob, "glob", lambda _pattern: [])
-    with pytest.raises(pytest.fail.Exception, match="apt-get install postgresql"):
-        conftest._bindir()
+    monkeypatch.setattr(pgserver.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(pgserver.glob, "glob", lambda _pattern: [])
+    with pytest.raises(pgserver.PostgresUnavailable, match="apt-get install postgresql"):
+        pgserver.bindir()
+
+
+def _generated(
+    n: int,
+    start: int = 0,
+    modality: str = "assertion",
+    *,
+    subjects: int = 37,
+    objects: int = 41,
+    documents: int = 5,
+):
+    """``n`` claims ``g:<start>``... between entities ``E<i % subjects>`` and
+    ``E<7i % objects>`` in ``documents`` documents."""
+    from datetime import UTC, datetime
+
+    from groundswell.shared.ledger.models import entity_id
+    from groundswell.shared.ledger.store import ClaimIn
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    out = []
+    for i in range(start, start + n):
+        s, o = f"E{i % subjects}", f"E{(i * 7) % objects}"
+        cid = f"g:{i}"
+        out.append(
+            ClaimIn(
+                claim={
+                    "id": cid, "document_id": f"d{i % documents}", "relation": "OWNS",
+                    "subject_entity_id": entity_id("Party", s),
+                    "object_entity_id": entity_id("Party", o),
+                    "modality": modality, "polarity": "affirmed", "asserter": "the filing",
+                    "hedge_markers": ["may"] if i % 2 else [], "qualifier": None,
+                    "confidence": 0.5, "verified": None, "verifier_note": None,
+                    "vocabulary": None, "origin": f"g:{i}", "extra": {"n": i} if i % 3 else {},
+                    "recorded_at": now,
+                },
+                evidence=[{"claim_id": cid, "seq": 0, "document_id": f"d{i % documents}", "start": 0,
+                           "end": 9, "quote": "E owns E.", "text": "E owns E.", "tier": "exact"}],
+                entities=[(entity_id("Party", s), "Party", s), (entity_id("Party", o), "Party", o)],
+            )
+        )  # fmt: skip
+    return out
+
+
+def _indexes(store: Ledger) -> list[str]:
+    sql = (
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        if store.dialect == "postgresql"
+        else "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+    )
+    with store.engine.connect() as conn:
+        return sorted(conn.execute(text(sql)).scalars())
+
+
+def _dump(store: Ledger) -> list:
+    with store.engine.connect() as conn:
+        return [
+            sorted(tuple(r) for r in conn.execute(text(f"SELECT * FROM {table}")).all())
+            for table in ("entities", "claims", "evidence")
+        ]
+
+
+def test_a_bulk_load_stores_what_batch_writes_store_and_keeps_the_schema(ledger_url, tmp_path):
+    """bulk_load (on PostgreSQL: indexes and foreign keys dropped for the load, made again at
+    its end) stores what write_claims batch by batch stores, replacing claims by id."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    batches = [_generated(300), _generated(300, 200, "reported"), _generated(50, 1000)]
+    with Ledger.open(ledger_url) as bulk:
+        before = _indexes(bulk)
+        assert "ix_claims_object_subject" in before
+        bulk.write_claims(_generated(20, 1030, "question"))  # stored before: replaced
+        assert bulk.bulk_load(iter(batches)) == 650
+        with Ledger.open(str(tmp_path / "reference.sqlite3")) as reference:
+            reference.write_claims(_generated(20, 1030, "question"))
+            for batch in batches:
+                reference.write_claims(batch)
+            expected = _dump(reference)
+        got = _dump(bulk)
+        assert len(got[1]) == 550 and len(got[2]) == 550
+        norm = lambda rows: [  # noqa: E731  (the backends give JSON and times their own way)
+            tuple(str(v) if not isinstance(v, int | float) else v for v in r) for r in rows
+        ]
+        assert [len(t) for t in got] == [len(t) for t in expected]
+        assert norm(got[0]) == norm(expected[0]) and norm(got[2]) == norm(expected[2])
+        assert [r[:8] for r in got[1]] == [r[:8] for r in expected[1]]
+        with bulk.engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"include_name": lambda name, *_: name not in UNMODELLED}
+            )
+            assert compare_metadata(context, Base.metadata) == []
+        assert _indexes(bulk) == before  # those outside the models too (search's)
+        with pytest.raises(IntegrityError), bulk.engine.begin() as conn:  # keys hold again
+            conn.execute(text("UPDATE claims SET subject_entity_id = 'nobody' WHERE id = 'g:1'"))
