@@ -49,8 +49,17 @@ class Limits:
 
     def hit(self, limit: Any, *identity: str) -> None:
         """Count one request; 429 with Retry-After once the limit is reached."""
+        self._check(limit, identity, count=True)
+
+    def check(self, limit: Any, *identity: str) -> None:
+        """429 with Retry-After when the limit is reached already, counting nothing (before
+        a guess is tried: a key guessed past the limit of failures is refused unchecked)."""
+        self._check(limit, identity, count=False)
+
+    def _check(self, limit: Any, identity: tuple[str, ...], count: bool) -> None:
         try:
-            allowed = self.limiter.hit(limit, "groundswell", *identity)
+            test = self.limiter.hit if count else self.limiter.test
+            allowed = test(limit, "groundswell", *identity)
         except Exception as exc:  # Redis down: the API cannot work anyway; do not mask that
             log.warning("rate limit not checked: %s", exc)
             return

@@ -116,6 +116,11 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
     origin = request.headers.get("origin")
     if origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
+    # As the API counts every request of an address, and refuses an address past its
+    # failures before it tries the key (a correct guess past the limit is not let in).
+    limits, address = limits_for(settings), client_address(request)
+    limits.hit(limits.per_address, "address", address)
+    limits.check(limits.failed_auth, "failed", address)
     fields = session.form_fields(_body(request)) if session.is_form(request) else {}
     target = _safe_next(fields.get("next"))
     key = session.key_for(settings, fields.get("key", "")) if fields.get("key") else None
@@ -125,8 +130,7 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
     elif not key.allows("review"):
         error = f"The key {key.name!r} may not review: it needs the scope review (or admin)."
     if error is not None:
-        limits = limits_for(settings)
-        limits.hit(limits.failed_auth, "failed", client_address(request))
+        limits.hit(limits.failed_auth, "failed", address)
         page = _render("review_sign_in.html", next=target, error=error, reviewer=None, csrf="")
         return _html(page, status.HTTP_403_FORBIDDEN)
     assert key is not None

@@ -163,3 +163,23 @@ def test_the_page_needs_a_session(settings):
     assert 'id="end"' in client.get("/review", params={"end": "next"}).text
     script = client.get("/review/static/review.js")
     assert script.status_code == 200 and "X-CSRF-Token" in script.text
+
+
+def test_sign_in_past_the_failures_limit_lets_no_key_in(service_settings):
+    """Guessing keys at the sign-in form is bounded: past the address's failures, even the
+    right key is refused (429) without being tried, and every attempt counts toward the
+    address's limit, as a request of the API does."""
+    keys = [f"rita:runs+review:{hash_api_key(RITA)}"]
+    guarded = _settings(service_settings, keys).model_copy(
+        update={"api_rate_failed_auth": "2/minute"}
+    )
+    client = _client(guarded)
+    assert [_sign_in(client, f"gs_guess_{n}").status_code for n in range(2)] == [403, 403]
+    refused = _sign_in(client, RITA)
+    assert refused.status_code == 429 and "set-cookie" not in refused.headers
+    assert "retry-after" in refused.headers
+
+    busy = _settings(service_settings, keys).model_copy(update={"api_rate_per_address": "2/minute"})
+    client = _client(busy)
+    assert [_sign_in(client, RITA).status_code for _ in range(2)] == [303, 303]
+    assert _sign_in(client, RITA).status_code == 429
