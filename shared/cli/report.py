@@ -97,6 +97,7 @@ def review_receipt(
 )
 @click.option(
     "--documents",
+    type=click.IntRange(1, 1000),
     default=50,
     show_default=True,
     help="A run: documents a page (in id order; those that need a person are listed first).",

@@ -118,6 +118,11 @@ def test_the_run_form_still_takes_one_run_id(tmp_path: Path, monkeypatch):
         wrong.exit_code == 2 and "--title: only with RECEIPT DOC SCHEMA CANDIDATES" in wrong.output
     )
     assert _report("a", "b").exit_code == 2
+    # A page holds 1 to 1000 documents, as the API's: 0 would fail in the page's cursor (a
+    # traceback) and a negative count would show every document of the run.
+    for bad in ("0", "-1", "1001"):
+        refused = _report("r1", "--documents", bad, "-o", str(out))
+        assert refused.exit_code == 2 and "--documents" in refused.output
 
 
 def _tampered(receipt: dict[str, Any]) -> dict[str, Any]:
