@@ -23,6 +23,7 @@ from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
 from groundswell.api.routes.review import queue, run_manifest, run_review, task_with_answers
 from groundswell.shared.review.explain import explain_code
 from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
+from groundswell.shared.runs.report_pages import receipt_url
 from groundswell.shared.settings import ApiKey, Settings
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
@@ -453,6 +454,6 @@ def task_page(
         "queue_url": f"/review?{q.query()}",
         "step_url": f"/review/step?{step_query}",
         "state_filter": q.state or "",
-        "receipt_url": f"/v1/runs/{origin['run']}/documents/{origin['doc_id']}/receipts",
+        "receipt_url": receipt_url(origin["run"], origin["doc_id"]),
     }
     return _html(_render("review_task.html", **context))

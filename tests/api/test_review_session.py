@@ -183,3 +183,43 @@ def test_sign_in_past_the_failures_limit_lets_no_key_in(service_settings):
     client = _client(busy)
     assert [_sign_in(client, RITA).status_code for _ in range(2)] == [303, 303]
     assert _sign_in(client, RITA).status_code == 429
+
+
+def test_the_task_page_links_a_document_of_any_name_to_its_receipts(settings, monkeypatch):
+    """A document's id is a path segment of the receipts link, quoted: an id with '#', '?'
+    or a space still names its own receipts."""
+    from types import SimpleNamespace
+
+    from groundswell.api.routes import review_page
+
+    doc_id = "q3 report#2?v=1"
+    stored = {
+        "task": {
+            "slot": {"field": "revenue", "key": None, "decisions": []},
+            "mode": "review",
+            "item": "number",
+            "template": "number@1",
+            "question": "What is the revenue?",
+            "choices": [],
+            "codes": [],
+        },
+        "origin": {"run": "r1", "doc_id": doc_id, "receipt": "receipts/admit/x.json"},
+        "answers": [],
+        "latest": {},
+        "state": "unanswered",
+    }
+
+    def missing(key):
+        raise KeyError(key)
+
+    review = SimpleNamespace(output=SimpleNamespace(get=missing))
+    source = {"windows": [], "pages": [], "problem": "gone", "template": None}
+    monkeypatch.setattr(review_page, "task_with_answers", lambda service, key: stored)
+    monkeypatch.setattr(review_page, "run_review", lambda service, run: review)
+    monkeypatch.setattr(review_page, "_source", lambda review, stored, unit: source)
+    client = _client(settings)
+    _sign_in(client, RITA)
+    page = client.get(f"/review/tasks/{TASK}")
+    assert page.status_code == 200
+    link = "/v1/runs/r1/documents/q3%20report%232%3Fv%3D1/receipts"
+    assert f'id="receipt" href="{link}"' in page.text
