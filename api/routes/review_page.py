@@ -249,6 +249,9 @@ def queue_page(
 # How far a step through the queue looks for the next task that passes its filters: a
 # rare filter ends the step at the queue (which pages on) rather than reading the run.
 STEP_SCAN = 5000
+# With a state filter, the first candidates' answers are listed one task at a time; past
+# this many, one listing of every answer finds the answered tasks (as the queue's page does).
+STEP_LOOKUPS = 20
 
 
 def _neighbour(
@@ -268,15 +271,24 @@ def _neighbour(
     row = store.row_of(manifest, doc_id, at)
     if row is None:
         return None
-    answered = store.answered() if state is not None else None
+    answered: set[str] | None = None
+    looked = 0
 
     def passes(candidate: dict[str, Any]) -> bool:
+        nonlocal answered, looked
         if not row_passes(candidate, filters):
             return False
         if state is None:
             return True
-        answers = store.answers(candidate["task"]) if candidate["task"] in answered else []
-        return task_state(answers) == state
+        task = candidate["task"]
+        if answered is None and looked < STEP_LOOKUPS:
+            # The neighbour is most often the next row: its own answers are listed, not
+            # every answer of the deployment.
+            looked += 1
+            return task_state(store.answers(task)) == state
+        if answered is None:
+            answered = store.answered()
+        return task_state(store.answers(task) if task in answered else []) == state
 
     if to == "next":
         for n, candidate in store.rows(manifest, row + 1):

@@ -85,3 +85,57 @@ def test_every_code_has_words():
     for code in (*FLAG_ORDER, *INFO_ORDER, *GUARD_CODES, "REQUIRED_FIELD_MISSING"):
         assert explain_code(code) != "no description of this code", code
     assert set(ADMISSION_CODES).isdisjoint(GUARD_CODES)
+
+
+class _Tasks:
+    """A run's task list of ``n`` rows, and answers to some of them."""
+
+    def __init__(self, n: int, answered: set[int]) -> None:
+        self.list = [
+            {"task": f"sha256:{i:064x}", "doc_id": f"d{i:04d}", "field": "f", "codes": []}
+            for i in range(n)
+        ]
+        self.answered_rows = answered
+        self.listed_all = 0
+
+    def task(self, key: str) -> dict:
+        return {"origin": {"doc_id": self.list[int(key[7:], 16)]["doc_id"]}}
+
+    def row_of(self, manifest, doc_id: str, task: str) -> int:
+        return int(task[7:], 16)
+
+    def rows(self, manifest, start: int = 0):
+        yield from enumerate(self.list[start:], start)
+
+    def answers(self, key: str) -> list[dict]:
+        if int(key[7:], 16) in self.answered_rows:
+            return [{"reviewer": "rita", "verdict": "unsure"}]
+        return []
+
+    def answered(self) -> set[str]:
+        self.listed_all += 1
+        return {self.list[i]["task"] for i in self.answered_rows}
+
+
+def test_a_step_to_the_next_open_task_lists_its_answers_not_every_answer(monkeypatch):
+    """After an answer the page steps to the next unanswered task: when it is near, only its
+    own answers are listed, not every answer of the deployment (which grows with the runs);
+    a far one is still found, and each direction skips answered tasks."""
+    from types import SimpleNamespace
+
+    from groundswell.api.routes import review_page
+
+    tasks = _Tasks(200, answered={1, 2, 3} | set(range(10, 150)))
+    monkeypatch.setattr(review_page, "run_review", lambda s, r: SimpleNamespace(store=tasks))
+    monkeypatch.setattr(review_page, "run_manifest", lambda review: {})
+
+    def step(at: int, to: str) -> int | None:
+        found = review_page._neighbour(None, "r", {}, "unanswered", tasks.list[at]["task"], to)
+        return None if found is None else int(found[7:], 16)
+
+    assert step(0, "next") == 4 and tasks.listed_all == 0
+    assert step(4, "prev") == 0 and tasks.listed_all == 0
+    assert step(9, "next") == 150  # past the lookups one at a time: one listing of all
+    assert tasks.listed_all == 1
+    assert step(150, "prev") == 9
+    assert step(199, "next") is None
