@@ -21,6 +21,7 @@ from groundswell.api import session
 from groundswell.api.deps import ServiceDep, SettingsDep, require_api_key
 from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
 from groundswell.api.routes.review import queue, run_manifest, run_review, task_with_answers
+from groundswell.shared.policies import PolicyError
 from groundswell.shared.review.explain import explain_code
 from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
 from groundswell.shared.runs.report_pages import receipt_url
@@ -235,6 +236,8 @@ def queue_page(
             context["page"] = queue(service, q.run, q.policy, q.rows(), q.state, cursor, PAGE_ROWS)
         except HTTPException as exc:
             context["problem"] = exc.detail
+        except PolicyError as exc:  # the filter form's policy: said on the page, as a run's is
+            context["problem"] = str(exc)
     if context["page"] is None:
         context["runs"] = _recent_runs(service)
     elif context["page"]["next_cursor"] is not None:

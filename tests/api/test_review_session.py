@@ -223,3 +223,17 @@ def test_the_task_page_links_a_document_of_any_name_to_its_receipts(settings, mo
     assert page.status_code == 200
     link = "/v1/runs/r1/documents/q3%20report%232%3Fv%3D1/receipts"
     assert f'id="receipt" href="{link}"' in page.text
+
+
+def test_the_queue_says_what_is_wrong_with_its_filters_on_the_page(settings):
+    """A policy the filter form names that does not exist is said on the queue page, with
+    the form to change it (as an unknown run is), not answered as the API's JSON."""
+    client = _client(settings)
+    _sign_in(client, RITA)
+    for policy, words in (("nope@1", "unknown policy"), ("default@999", "no version 999")):
+        page = client.get("/review", params={"policy": policy})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert '<p class="problem">' in page.text and words in page.text
+        assert 'id="filters"' in page.text
+    unknown_run = client.get("/review", params={"run": "nope"})
+    assert unknown_run.status_code == 200 and "no run nope" in unknown_run.text
