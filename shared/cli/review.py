@@ -75,6 +75,8 @@ def _policy(path: str | None) -> dict[str, Any]:
 
 # A run's id as the first argument, in place of --run: ``review tasks RUN``.
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{3,}")
+# answer@1's time as a run stores it (whole seconds, or a fraction of one).
+UTC_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z")
 packets_argument = click.argument("packets", nargs=-1, type=click.Path(dir_okay=False))
 
 
@@ -324,6 +326,15 @@ def _run_resolutions(run_id: str, answers: Sequence[str]) -> list[dict[str, Any]
                 resolvers[pk][1].resolve(policy, by_reviewer)
             except AnswerError as exc:
                 raise _answer_error(exc, pk, where) from exc
+            # A stored answer is named by its time: a UTC time as answers are given, never
+            # any string (a '/' or '..' in it would name another object).
+            for name, records in by_reviewer.items():
+                for seq, r in enumerate(records, 1):
+                    if not UTC_TIME.fullmatch(r["time"]):
+                        raise InputError(
+                            f"{where[pk, name, seq]}: time: not a UTC time like "
+                            "2026-12-01T09:30:00Z"
+                        )
         added = sum(
             review.store.import_answer({k: v for k, v in r.items() if k not in CHAIN})
             for by_reviewer in logs.values()

@@ -366,6 +366,14 @@ def test_review_resolve_and_measures_of_a_run_from_the_command_line(settings, tm
     )
     assert got.exit_code == 2 and f"{bad}:1: verdict:" in got.output, got.output
     assert review.store.answers(one["task"]) == []
+    # A stored answer is named by its time: only a UTC time is one.
+    for time in ("2026-11-30/../../elsewhere", "yesterday"):
+        odd = tmp_path / "odd.jsonl"
+        odd.write_text(json.dumps({**answer(one["task"], "ann", "unsure"), "time": time}) + "\n")
+        args = ["review", "resolve", record.id, str(odd)]
+        got = cli.invoke(main, args, env=env)
+        assert got.exit_code == 2 and f"{odd}:1: time: not a UTC time" in got.output, got.output
+        assert review.store.answers(one["task"]) == []
 
     good = tmp_path / "answers.jsonl"
     good.write_text(json.dumps(answer(one["task"], "ann", "not_in_document", None, 3)) + "\n")
