@@ -115,8 +115,13 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
     """A form with the key (``key``) and where to go next: a session cookie for a key that
     may review; the form again, with the reason, otherwise."""
     refuse_key_in_url(request)
+    # The page's own form sends Origin "null" (its referrer policy is no-referrer), as a page
+    # of another site can make its form do: the browser's Sec-Fetch-Site tells them apart.
     origin = request.headers.get("origin")
-    if origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"):
+    site = request.headers.get("sec-fetch-site")
+    if (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}")) or (
+        site is not None and site not in ("same-origin", "none")
+    ):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
     # As the API counts every request of an address, and refuses an address past its
     # failures before it tries the key (a correct guess past the limit is not let in).

@@ -83,6 +83,14 @@ def test_keys_that_may_not_review_do_not_sign_in(settings):
         "/review/sign-in", data={"key": RITA}, headers={"origin": "https://evil.example"}
     )
     assert forged.status_code == 403
+    # A page of another site with no referrer makes its form send Origin "null", as this
+    # page's own form does (no-referrer): the browser says where it came from.
+    for site in ("cross-site", "same-site"):
+        headers = {"origin": "null", "sec-fetch-site": site}
+        hidden = client.post("/review/sign-in", data={"key": RITA}, headers=headers)
+        assert hidden.status_code == 403 and "set-cookie" not in hidden.headers
+    headers = {"origin": "null", "sec-fetch-site": "same-origin"}
+    assert client.post("/review/sign-in", data={"key": RITA}, headers=headers).status_code == 303
 
 
 def test_unsafe_requests_by_cookie_need_the_csrf_token(settings):
