@@ -92,5 +92,8 @@ def refresh(service: Any, most: int = REFRESH_PER_RECONCILE) -> int:
         except (ReviewUnavailable, InputsChanged) as exc:
             log.warning("review measures of run %s left out: %s", run_id, exc)
             continue
+        except Exception:  # a run that cannot be read: the others taken with it still are
+            log.exception("review measures of run %s failed", run_id)
+            continue
         done += 1
     return done
