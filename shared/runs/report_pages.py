@@ -239,7 +239,7 @@ def review_tasks(
             if row["doc_id"] in wanted:
                 where = (row["doc_id"], row["field"], row.get("key"))
                 out.tasks.setdefault(where, []).append(row["task"])
-        if rows and rows[-1]["doc_id"] >= hi_doc:
+        if rows and rows[-1]["doc_id"] > hi_doc:  # the last document's tasks may go on
             break
         n += 1
         if n - lo == REVIEW_PIECES and n < len(pieces):

@@ -434,3 +434,24 @@ def test_rows_written_before_rows_carried_counts_are_filtered_by_their_receipts(
     assert _shown(rejected)[:2] == ["doc-00000", "doc-00003"]
     counted = _render(service, record, per_page=10)[0]
     assert '<mark class="v-grounded">grounded</mark> 3' in counted
+
+
+def test_a_page_s_last_document_with_tasks_in_the_next_piece_links_them_all():
+    """A document's tasks may go on in the next piece of the task list: the last document
+    of a page has all its tasks looked up, not only those of the piece it starts in."""
+    from groundswell.shared.runs.report_pages import review_tasks
+
+    def row(doc: str, field: str) -> dict:
+        return {"task": f"sha256:{doc}-{field}", "doc_id": doc, "field": field, "key": None}
+
+    split = [[row("a", "f"), row("b", "f")], [row("b", "g"), row("c", "f")]]
+    objects = {f"runs/r/review/{n}.jsonl": rows for n, rows in enumerate(split)}
+    pieces = [{"key": key, "rows": len(rows)} for key, rows in objects.items()]
+    stored = {
+        k: "".join(json.dumps(r) + "\n" for r in rows).encode() for k, rows in objects.items()
+    }
+    stored["runs/r/review/manifest.json"] = json.dumps({"pieces": pieces}).encode()
+
+    found = review_tasks(stored.__getitem__, "r", ["a", "b"])
+    assert found.task("b", "f", None) == "sha256:b-f"
+    assert found.task("b", "g", None) == "sha256:b-g" and found.covers("b")
