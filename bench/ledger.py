@@ -1,0 +1,593 @@
+"""The claims ledger at scale (issue 16 item 5): bulk load rate and query latency on PostgreSQL,
+against xrad 0.4.0's SQLite on the same claims.
+
+    .venv/bin/python bench/ledger.py                                   # 1M and 10M claims
+    .venv/bin/python bench/ledger.py --sizes 100000 --xrad-sizes 100000  # a quick look
+
+**What it generates** (deterministic: ``--seed``, default 16; a size is a prefix of one claim
+stream, so the 1M claims are the first 1M of the 10M):
+
+- ``--entities`` entities (default 1,000,000): entity ``k`` has the label ``entity `` and ``k`` in base 26
+  written with the letters a-z (``entity aaabq`` is 42; letters because xrad folds digits away),
+  a type among ``Person``, ``Organization``, ``Place``, ``Product`` (``k % 4``) and the id
+  the ledger derives from type and label;
+- each claim's subject and object are drawn independently from a power law over entity
+  ranks: rank ``floor(N * U ** 3)`` for ``U`` uniform in [0, 1), i.e. P(rank) ~ rank^(-2/3),
+  which gives a degree distribution P(k) ~ k^-2.5 (heavy-tailed: at 10M claims the top entity
+  is in about 1% of the 20M endpoints, ~200k claims, while the median entity has a handful);
+  ranks are mapped to entities through a seeded permutation, so hubs are scattered, and an
+  object equal to its subject moves to the next entity. Mean degree: 2 claims per entity at
+  1M claims, 20 (10 as subject, 10 as object) at 10M;
+- relation: one of 16 (``OWNS``, ``ACQUIRED``, ``EMPLOYS``, ``LOCATED_IN``, ``PARTNER_OF``,
+  ``SUPPLIES``, ``INVESTED_IN``, ``SUED``, ``FOUNDED``, ``DIRECTS``, ``COMPETES_WITH``,
+  ``LICENSES``, ``AUDITS``, ``LENDS_TO``, ``REGULATES``, ``SUBSIDIARY_OF``) with weight
+  1/(i+1) (``OWNS`` about 30%, ``SUBSIDIARY_OF`` about 2%);
+- modality: assertion 70%, reported 15%, conjecture 5% (hedge marker ``may``), rejected 4%,
+  declined 3%, question 3%; polarity denied 5%, else affirmed; asserter one of 10,000
+  sources (uniform); document one of size/10 documents (uniform); confidence 1.0, not
+  verified, no vocabulary, ``extra`` empty, one evidence span (tier exact) whose quote is
+  ``"<subject label> <relation> <object label>"`` at a random offset.
+
+**What it measures**, per size, each in a fresh schema of a private PostgreSQL server that the
+bench starts from the installed binaries and stops (``shared/ledger/pgserver.py``, as the
+tests do):
+
+- load: ``Ledger.bulk_load`` of the stream in batches of ``--batch`` claims; claims/s over the
+  store's time (generating the claims excluded) and over the wall clock (included), then the
+  time of a ``VACUUM ANALYZE`` (what lets the path query read its indexes only);
+- disagreements per (subject, relation): xrad's contradiction (same subject, relation and
+  object; polarities differ, or exactly one is ``rejected``), the first 20 pairs by claim id,
+  for the (subject, relation) of a uniformly drawn claim (so popular subjects are drawn as
+  often as they are claimed about);
+- path: the shortest chain of claims (either way, every claim walked, as xrad's ``path``
+  without ``--modality``) between two entities drawn uniformly among those with claims, at
+  most 8 hops; bidirectional breadth-first, a level per query, before each level one query
+  for a claim joining the frontier to the other side;
+
+both as SQL through the store's engine, written here (the ledger's query module landed while
+this was being written; the indexes are migration 0003's), warm, ``--queries`` of each, p50 and
+p95 in milliseconds. The ``queries.py`` rows time the ledger's own functions on the first
+``--module-queries`` targets and pairs (see ``module_queries``). For xrad (``--xrad-sizes``,
+default 100k and 1M): the same claims through ``xrad.store.add_entities``/``add_claims`` into
+its SQLite file (claims/s of ``add_claims``), the same disagreement SQL on its ``claim``
+table and its own ``xrad.store.path`` between the same entities (by label), which reads the
+whole claim table each time, so only ``--xrad-path-queries`` of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import shutil
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import pairwise
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from groundswell.shared.ledger.pgserver import PostgresServer  # noqa: E402
+from groundswell.shared.ledger.store import ClaimIn, Ledger  # noqa: E402
+
+TYPES = ("Person", "Organization", "Place", "Product")
+RELATIONS = (
+    "OWNS", "ACQUIRED", "EMPLOYS", "LOCATED_IN", "PARTNER_OF", "SUPPLIES", "INVESTED_IN",
+    "SUED", "FOUNDED", "DIRECTS", "COMPETES_WITH", "LICENSES", "AUDITS", "LENDS_TO",
+    "REGULATES", "SUBSIDIARY_OF",
+)  # fmt: skip
+MODALITIES = (
+    ("assertion", 0.70), ("reported", 0.15), ("conjecture", 0.05), ("rejected", 0.04),
+    ("declined", 0.03), ("question", 0.03),
+)  # fmt: skip
+DENIED = 0.05
+ASSERTERS = 10_000
+RECORDED = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+class ClaimGraph:
+    """The generated claim stream (see the module's docstring)."""
+
+    def __init__(self, entities: int, seed: int) -> None:
+        self.n = entities
+        self.seed = seed
+        order = list(range(entities))
+        random.Random(seed).shuffle(order)
+        self.at_rank = order  # rank -> entity number
+        self.labels = [f"entity {_letters(k)}" for k in range(entities)]
+        self.ids = [
+            "e" + hashlib.sha256(f"{TYPES[k % 4]}\x00{self.labels[k]}".encode()).hexdigest()[:31]
+            for k in range(entities)
+        ]
+
+    def entity(self, k: int) -> tuple[str, str, str]:
+        return self.ids[k], TYPES[k % 4], self.labels[k]
+
+    def stream(self, size: int, batch: int) -> Iterator[list[ClaimIn]]:
+        rng = random.Random(self.seed + 1)
+        rnd = rng.random
+        n, at_rank = self.n, self.at_rank
+        rel_weights = [1 / (i + 1) for i in range(len(RELATIONS))]
+        rel_cum = _cumulative(rel_weights)
+        mod_cum = _cumulative([w for _, w in MODALITIES])
+        documents = max(size // 10, 1)
+        out: list[ClaimIn] = []
+        for i in range(size):
+            s = at_rank[int(n * rnd() ** 3)]
+            o = at_rank[int(n * rnd() ** 3)]
+            if o == s:
+                o = (o + 1) % n
+            relation = RELATIONS[_pick(rel_cum, rnd())]
+            modality = MODALITIES[_pick(mod_cum, rnd())][0]
+            polarity = "denied" if rnd() < DENIED else "affirmed"
+            asserter = f"source {int(rnd() * ASSERTERS):05d}"
+            doc = f"doc-{int(rnd() * documents):07d}"
+            start = int(rnd() * 50_000)
+            quote = f"{self.labels[s]} {relation} {self.labels[o]}"
+            cid = f"g:{i}"
+            sid, oid = self.ids[s], self.ids[o]
+            out.append(
+                ClaimIn(
+                    claim={
+                        "id": cid, "document_id": doc, "relation": relation,
+                        "subject_entity_id": sid, "object_entity_id": oid,
+                        "modality": modality, "polarity": polarity, "asserter": asserter,
+                        "hedge_markers": ["may"] if modality == "conjecture" else [],
+                        "qualifier": None, "confidence": 1.0, "verified": None,
+                        "verifier_note": None, "vocabulary": None,
+                        "origin": f"relations/{doc}.jsonl:{i}", "extra": {},
+                        "recorded_at": RECORDED,
+                    },
+                    evidence=[{
+                        "claim_id": cid, "seq": 0, "document_id": doc, "start": start,
+                        "end": start + len(quote), "quote": quote, "text": quote,
+                        "tier": "exact",
+                    }],
+                    entities=[self.entity(s), self.entity(o)],
+                )
+            )  # fmt: skip
+            if len(out) == batch:
+                yield out
+                out = []
+        if out:
+            yield out
+
+
+def _letters(k: int) -> str:
+    """``k`` in base 26 with the letters a-z, five letters at least (``aaaab`` is 1): labels
+    of letters, because xrad's entity keys fold digits away."""
+    out = ""
+    while True:
+        k, d = divmod(k, 26)
+        out = "abcdefghijklmnopqrstuvwxyz"[d] + out
+        if not k:
+            break
+    return out.rjust(5, "a")
+
+
+def _cumulative(weights: list[float]) -> list[float]:
+    total, acc, out = sum(weights), 0.0, []
+    for w in weights:
+        acc += w / total
+        out.append(acc)
+    out[-1] = 1.0
+    return out
+
+
+def _pick(cumulative: list[float], u: float) -> int:
+    for i, c in enumerate(cumulative):
+        if u < c:
+            return i
+    return len(cumulative) - 1
+
+
+class Timed:
+    """An iterator that counts the time spent producing its items."""
+
+    def __init__(self, items: Iterator) -> None:
+        self.items = items
+        self.seconds = 0.0
+
+    def __iter__(self):
+        while True:
+            started = time.perf_counter()
+            try:
+                item = next(self.items)
+            except StopIteration:
+                self.seconds += time.perf_counter() - started
+                return
+            self.seconds += time.perf_counter() - started
+            yield item
+
+
+# -- the queries ---------------------------------------------------------------------------
+
+DISAGREEMENTS = """
+SELECT a.id, b.id, a.object_entity_id
+FROM claims a
+JOIN claims b ON b.subject_entity_id = a.subject_entity_id AND b.relation = a.relation
+             AND b.object_entity_id = a.object_entity_id AND a.id < b.id
+WHERE a.subject_entity_id = {s} AND a.relation = {r}
+  AND (a.polarity <> b.polarity OR (a.modality = 'rejected') <> (b.modality = 'rejected'))
+ORDER BY a.id, b.id
+LIMIT 20"""
+
+MEET = """
+(SELECT subject_entity_id, object_entity_id, id FROM claims
+ WHERE subject_entity_id = ANY(%(a)s) AND object_entity_id = ANY(%(b)s) LIMIT 1)
+UNION ALL
+(SELECT object_entity_id, subject_entity_id, id FROM claims
+ WHERE object_entity_id = ANY(%(a)s) AND subject_entity_id = ANY(%(b)s) LIMIT 1)
+LIMIT 1"""
+
+NEIGHBOURS = """
+SELECT subject_entity_id, object_entity_id FROM claims WHERE subject_entity_id = ANY(%(a)s)
+UNION ALL
+SELECT object_entity_id, subject_entity_id FROM claims WHERE object_entity_id = ANY(%(a)s)"""
+
+
+def pg_path(conn, src: str, dst: str, max_hops: int = 8) -> list[str] | None:
+    """The claim ids of a shortest chain from ``src`` to ``dst`` (either way), or None.
+
+    Invariant: no chain is shorter than the two depths summed plus one. Before a level is
+    expanded, one query looks for a claim joining the smaller frontier to anything the other
+    side has reached; such a claim closes a shortest chain."""
+    if src == dst:
+        return []
+    parent: list[dict[str, str | None]] = [{src: None}, {dst: None}]
+    frontier = [[src], [dst]]
+    depth = [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_hops:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        hit = conn.exec_driver_sql(MEET, {"a": frontier[side], "b": list(parent[1 - side])})
+        hit = hit.first()
+        if hit is not None:
+            here, there, claim = hit
+            if side == 1:
+                here, there = there, here
+            nodes = _back(parent[0], here)[::-1] + _back(parent[1], there)
+            return [
+                claim if {a, b} == {here, there} else _claim_between(conn, a, b)
+                for a, b in pairwise(nodes)
+            ]
+        seen, nxt = parent[side], []
+        for here, there in conn.exec_driver_sql(NEIGHBOURS, {"a": frontier[side]}):
+            if there not in seen:
+                seen[there] = here
+                nxt.append(there)
+        frontier[side] = nxt
+        depth[side] += 1
+    return None
+
+
+def _back(parent: dict[str, str | None], node: str) -> list[str]:
+    out = [node]
+    while parent[out[-1]] is not None:
+        out.append(parent[out[-1]])  # type: ignore[arg-type]
+    return out
+
+
+def _claim_between(conn, a: str, b: str) -> str:
+    return conn.exec_driver_sql(
+        "SELECT min(id) FROM claims WHERE (subject_entity_id = %(a)s AND object_entity_id = %(b)s)"
+        " OR (subject_entity_id = %(b)s AND object_entity_id = %(a)s)",
+        {"a": a, "b": b},
+    ).scalar_one()
+
+
+def percentiles(seconds: list[float]) -> tuple[float, float]:
+    ms = sorted(s * 1000 for s in seconds)
+    p50 = statistics.median(ms)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    return p50, p95
+
+
+def timed_each(fn, args: list) -> tuple[list[float], list]:
+    times, results = [], []
+    for a in args:
+        started = time.perf_counter()
+        results.append(fn(*a))
+        times.append(time.perf_counter() - started)
+    return times, results
+
+
+# -- PostgreSQL ----------------------------------------------------------------------------
+
+
+def bench_postgres(server: str, graph: ClaimGraph, size: int, args) -> dict:
+    import psycopg
+
+    schema = "bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url = f"{server}?options=-csearch_path%3D{schema}"
+    ledger = Ledger.open(url)
+    batches = Timed(graph.stream(size, args.batch))
+    started = time.perf_counter()
+    assert ledger.bulk_load(batches) == size
+    wall = time.perf_counter() - started
+    store = wall - batches.seconds
+    with psycopg.connect(url, autocommit=True) as conn:
+        started = time.perf_counter()
+        conn.execute("VACUUM ANALYZE claims")
+        vacuum = time.perf_counter() - started
+    rng = random.Random(args.seed + size)
+    with ledger.engine.connect() as conn:
+        picks = [f"g:{rng.randrange(size)}" for _ in range(args.queries + 10)]
+        targets = [
+            tuple(conn.exec_driver_sql(
+                "SELECT subject_entity_id, relation FROM claims WHERE id = %(id)s", {"id": p}
+            ).one())
+            for p in picks
+        ]  # fmt: skip
+        pairs = sample_pairs(conn, graph, rng, args.queries + 10)
+        dis_sql = DISAGREEMENTS.format(s="%(s)s", r="%(r)s")
+
+        def disagree(s, r):
+            return conn.exec_driver_sql(dis_sql, {"s": s, "r": r}).all()
+
+        def path(a, b):
+            return pg_path(conn, a, b)
+
+        timed_each(disagree, targets[:10])  # warm
+        dis_times, dis_found = timed_each(disagree, targets[10:])
+        timed_each(path, pairs[:10])
+        path_times, chains = timed_each(path, pairs[10:])
+    module = module_queries(ledger, targets[10:], pairs[10:], args.module_queries)
+    ledger.close()
+    with psycopg.connect(server, autocommit=True) as conn:
+        size_mb = conn.execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) / 1e6 FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
+            (schema,),
+        ).fetchone()[0]
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    lengths = [len(c) for c in chains if c is not None]
+    return {
+        "backend": "groundswell, PostgreSQL",
+        "size": size,
+        "store_rate": size / store,
+        "wall_rate": size / wall,
+        "vacuum": vacuum,
+        "disagreements": percentiles(dis_times),
+        "with_disagreement": sum(1 for f in dis_found if f) / len(dis_found),
+        "path": percentiles(path_times),
+        "path_found": len(lengths) / len(chains),
+        "mean_hops": statistics.mean(lengths) if lengths else 0.0,
+        "mb": float(size_mb or 0),
+        "module": module,
+        "pairs": pairs[10:],
+        "targets": targets[10:],
+    }
+
+
+def module_queries(ledger: Ledger, targets: list, pairs: list, count: int) -> dict | None:
+    """The ledger's own query functions (``shared/ledger/queries.py``) on the first ``count``
+    targets and pairs: a first page of 20 contradictions of the target's relation (xrad's
+    ``disagreements``, global, as the CLI and API give it) and ``queries.path`` by entity id
+    (which, unlike xrad's and the SQL above, walks affirming claims only by default)."""
+    if count <= 0:
+        return None
+    from groundswell.shared.ledger import queries
+
+    def disagree(_s, r):
+        return queries.disagreements(ledger, "contradiction", relation=r, limit=20)
+
+    def path(a, b):
+        return queries.path(ledger, a, b)
+
+    timed_each(disagree, targets[:3])
+    dis_times, _ = timed_each(disagree, targets[:count])
+    timed_each(path, pairs[:3])
+    path_times, found = timed_each(path, pairs[:count])
+    lengths = [len(r.hops) for r in found if r.found]
+    return {
+        "backend": "groundswell queries.py",
+        "disagreements": percentiles(dis_times),
+        "path": percentiles(path_times),
+        "path_found": len(lengths) / len(found),
+        "mean_hops": statistics.mean(lengths) if lengths else 0.0,
+        "path_queries": len(path_times),
+    }
+
+
+def sample_pairs(conn, graph: ClaimGraph, rng: random.Random, count: int) -> list[tuple]:
+    """Pairs of entities drawn uniformly among those with at least one claim."""
+    found: list[str] = []
+    while len(found) < 2 * count:
+        k = rng.randrange(graph.n)
+        eid = graph.ids[k]
+        has = conn.exec_driver_sql(
+            "SELECT EXISTS (SELECT 1 FROM claims WHERE subject_entity_id = %(e)s) "
+            "OR EXISTS (SELECT 1 FROM claims WHERE object_entity_id = %(e)s)",
+            {"e": eid},
+        ).scalar_one()
+        if has:
+            found.append(eid)
+    return [(found[2 * i], found[2 * i + 1]) for i in range(count)]
+
+
+# -- xrad ----------------------------------------------------------------------------------
+
+
+def bench_xrad(graph: ClaimGraph, size: int, args, pg: dict | None) -> dict:
+    from xrad import store as xstore
+    from xrad.models import Claim, Entity, Evidence
+
+    folder = Path(tempfile.mkdtemp(prefix="gs-bench-xrad-"))
+    try:
+        conn = xstore.connect(folder / "xrad.db")
+        by_id = {graph.ids[k]: k for k in range(graph.n)}
+        used: set[str] = set()
+        load = 0.0
+        for batch in graph.stream(size, args.batch):
+            claims = []
+            for c in batch:
+                row, ev = c.claim, c.evidence[0]
+                used.add(row["subject_entity_id"])
+                used.add(row["object_entity_id"])
+                claims.append(
+                    Claim(
+                        claim_id=row["id"], source_id=row["document_id"],
+                        relation=row["relation"], subject_id=row["subject_entity_id"],
+                        object_id=row["object_entity_id"],
+                        subject_entity_id=row["subject_entity_id"],
+                        object_entity_id=row["object_entity_id"], modality=row["modality"],
+                        polarity=row["polarity"], asserter=row["asserter"],
+                        hedge_markers=row["hedge_markers"], confidence=row["confidence"],
+                        evidence=[Evidence(source_id=ev["document_id"], quote=ev["quote"],
+                                           start=ev["start"], end=ev["end"])],
+                    )
+                )  # fmt: skip
+            started = time.perf_counter()
+            xstore.add_claims(conn, claims)
+            load += time.perf_counter() - started
+        entities = [Entity(entity_id=e, type=TYPES[by_id[e] % 4], label=graph.labels[by_id[e]])
+                    for e in used]  # fmt: skip
+        started = time.perf_counter()
+        xstore.add_entities(conn, entities)
+        load += time.perf_counter() - started
+        rng = random.Random(args.seed + size)
+        if pg is not None:
+            targets, pairs = pg["targets"], pg["pairs"]
+        else:
+            picks = [f"g:{rng.randrange(size)}" for _ in range(args.queries)]
+            targets = [
+                tuple(conn.execute(
+                    "SELECT subject_entity_id, relation FROM claim WHERE claim_id = ?", (p,)
+                ).fetchone())
+                for p in picks
+            ]  # fmt: skip
+            ids = list(used)
+            pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(args.queries)]
+        sql = DISAGREEMENTS.format(s="?", r="?").replace("a.id", "a.claim_id")
+        sql = sql.replace("b.id", "b.claim_id").replace("claims", "claim")
+        conn.row_factory = None
+
+        def disagree(s, r):
+            return conn.execute(sql, (s, r)).fetchall()
+
+        def path(a, b):
+            return xstore.path(conn, graph.labels[by_id[a]], graph.labels[by_id[b]])
+
+        timed_each(disagree, targets[:5])
+        dis_times, _ = timed_each(disagree, targets)
+        conn.row_factory = sqlite3.Row
+        path_times, chains = timed_each(path, pairs[: args.xrad_path_queries])
+        conn.close()
+        mb = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    lengths = [len(c) for c in chains if c is not None]
+    return {
+        "backend": "xrad 0.4.0, SQLite",
+        "size": size,
+        "store_rate": size / load,
+        "wall_rate": None,
+        "vacuum": None,
+        "disagreements": percentiles(dis_times),
+        "with_disagreement": None,
+        "path": percentiles(path_times),
+        "path_found": len(lengths) / len(chains) if chains else 0.0,
+        "mean_hops": statistics.mean(lengths) if lengths else 0.0,
+        "mb": mb,
+        "path_queries": len(path_times),
+    }
+
+
+# -- the table -----------------------------------------------------------------------------
+
+
+def row(r: dict) -> str:
+    if "store_rate" not in r:
+        d50, d95 = r["disagreements"]
+        p50, p95 = r["path"]
+        found = f"{r['path_found']:.0%}, {r['mean_hops']:.1f} (n={r['path_queries']})"
+        return (
+            f"| {r['size']:>10,} | {r['backend']:<23} | {'-':>9} | {'-':>9} | {'-':>6} | "
+            f"{d50:>7.1f} | {d95:>7.1f} | {p50:>8.1f} | {p95:>8.1f} | {found:<15} | {'-':>7} |"
+        )
+    wall = f"{r['wall_rate']:,.0f}" if r["wall_rate"] else "-"
+    vacuum = f"{r['vacuum']:.1f}" if r["vacuum"] is not None else "-"
+    d50, d95 = r["disagreements"]
+    p50, p95 = r["path"]
+    found = f"{r['path_found']:.0%}, {r['mean_hops']:.1f}"
+    if r.get("path_queries"):
+        found += f" (n={r['path_queries']})"
+    return (
+        f"| {r['size']:>10,} | {r['backend']:<23} | {r['store_rate']:>9,.0f} | {wall:>9} | "
+        f"{vacuum:>6} | {d50:>7.1f} | {d95:>7.1f} | {p50:>8.1f} | {p95:>8.1f} | {found:<15} | "
+        f"{r['mb']:>7,.0f} |"
+    )
+
+
+HEADER = (
+    "|     claims | backend                 |  claims/s | wall c/s  | vacuum | dis p50 | dis p95 "
+    "| path p50 | path p95 | found, hops     |      MB |\n"
+    "|-----------:|:------------------------|----------:|----------:|-------:|--------:|--------:"
+    "|---------:|---------:|:----------------|--------:|"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sizes", default="1000000,10000000", help="claims per run, comma-separated"
+    )
+    parser.add_argument("--xrad-sizes", default="100000,1000000", help="sizes also run on xrad")
+    parser.add_argument("--entities", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=50_000, help="claims per bulk batch")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries of each kind")
+    parser.add_argument("--xrad-path-queries", type=int, default=5)
+    parser.add_argument(
+        "--module-queries", type=int, default=30, help="timed calls of queries.py's functions"
+    )
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the server on the way out
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    xrad_sizes = {int(s) for s in args.xrad_sizes.split(",") if s}
+    started = time.perf_counter()
+    graph = ClaimGraph(args.entities, args.seed)
+    print(
+        f"graph: {args.entities:,} entities, endpoints P(rank) ~ rank^(-2/3), 16 relations, "
+        f"seed {args.seed} ({time.perf_counter() - started:.1f} s to set up)",
+        flush=True,
+    )
+    results = []
+    with PostgresServer(settings={"shared_buffers": "1GB", "max_wal_size": "8GB"}) as server:
+        for size in sorted(set(sizes) | xrad_sizes):
+            pg = None
+            if size in sizes:
+                pg = bench_postgres(server, graph, size, args)
+                results.append(pg)
+                print(row(pg), flush=True)
+                if pg["module"]:
+                    results.append({**pg["module"], "size": size})
+                    print(row(results[-1]), flush=True)
+            if size in xrad_sizes:
+                xr = bench_xrad(graph, size, args, pg)
+                results.append(xr)
+                print(row(xr), flush=True)
+    print()
+    print(HEADER)
+    for r in results:
+        print(row(r))
+    print(
+        "\nclaims/s: the store's time (generation excluded); wall c/s: generation included; "
+        "vacuum: VACUUM ANALYZE after the load, seconds; dis: disagreements of one (subject, "
+        "relation), ms; path: shortest chain between two entities, ms; found: share of pairs "
+        "joined within 8 hops and their mean length; MB: tables and indexes on disk."
+    )
+
+
+if __name__ == "__main__":
+    main()
