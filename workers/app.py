@@ -12,15 +12,24 @@ import contextlib
 
 from celery import Celery
 
-from groundswell.shared.runs.service import ADMIT, FINALIZE, PLAN, READ, SCHEDULE, VERIFY
+from groundswell.shared.runs.service import (
+    ADMIT,
+    FINALIZE,
+    LEDGER,
+    PLAN,
+    READ,
+    SCHEDULE,
+    VERIFY,
+)
 from groundswell.shared.settings import Settings, get_settings
 
-QUEUES = ("read", "verify", "admit", "control")
+QUEUES = ("read", "verify", "admit", "ledger", "control")
 TASK_NAMES = {
     PLAN: "groundswell.plan",
     READ: "groundswell.read",
     VERIFY: "groundswell.verify",
     ADMIT: "groundswell.admit",
+    LEDGER: "groundswell.ledger",
     FINALIZE: "groundswell.finalize",
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
@@ -30,6 +39,7 @@ QUEUE_OF = {
     READ: "read",  # reading PDFs is CPU-heavy: its own queue and workers
     VERIFY: "verify",
     ADMIT: "admit",
+    LEDGER: "ledger",  # writes to the ledger's database: its own workers, sized to it
     FINALIZE: "control",
     "reconcile": "control",
     SCHEDULE: "control",

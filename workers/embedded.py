@@ -135,7 +135,7 @@ def service_env(**settings: object) -> dict[str, str]:
 @dataclass
 class WorkerProcess:
     env: dict[str, str]
-    queues: str = "read,verify,admit,control"
+    queues: str = "read,verify,admit,ledger,control"
     concurrency: int = 1
     name: str = "worker"
     metrics_port: int = 0

@@ -33,6 +33,11 @@ def admit(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
     self.service.execute(run_id, batch, self.token)
 
 
+@app.task(base=BatchTask, bind=True, name="groundswell.ledger", pydantic=True)
+def ledger(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
+    self.service.execute(run_id, batch, self.token)
+
+
 @app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)
 def finalize(self: GroundswellTask, run_id: RunId) -> None:
     self.service.finalize(run_id)

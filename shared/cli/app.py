@@ -42,7 +42,7 @@ COMMAND_MODULES = {
 }
 
 # Modules that add subcommands to another module's group, imported with it.
-SUBCOMMAND_MODULES = {"ledger": ("ledger_export",)}
+SUBCOMMAND_MODULES = {"ledger": ("ledger_export", "ledger_history")}
 
 
 class LazyGroup(click.Group):

@@ -130,7 +130,7 @@ def worker_argv(
 @click.option(
     "--queues",
     "-Q",
-    default="read,verify,admit,control",
+    default="read,verify,admit,ledger,control",
     show_default=True,
     help="Queues to consume.",
 )
@@ -185,11 +185,11 @@ def worker(
     settings = _settings()
     _require_broker(settings, "worker")
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
-    unknown = set(wanted) - {"read", "verify", "admit", "control"}
+    unknown = set(wanted) - {"read", "verify", "admit", "ledger", "control"}
     if unknown or not wanted:
         _fail(
             f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: "
-            "use read, verify, admit, control"
+            "use read, verify, admit, ledger, control"
         )
     if autoscale and pool not in (None, "prefork"):
         _fail(f"--autoscale needs the prefork pool, not {pool}", 2)
@@ -516,6 +516,12 @@ def _check_corpus(corpus: str) -> str:
 @click.option(
     "-q", "--quiet", is_flag=True, help="Print only the run id (for scripts: RUN=$(...))."
 )
+@click.option(
+    "--ledger",
+    is_flag=True,
+    help="Also load the admitted facts and grounded quotations into the claims ledger "
+    "(GROUNDSWELL_LEDGER_URL; see docs/ledger.md).",
+)
 def run(
     corpus: str,
     policy: str | None,
@@ -525,6 +531,7 @@ def run(
     timeout: float | None,
     as_json: bool,
     quiet: bool,
+    ledger: bool,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
 
@@ -534,7 +541,9 @@ def run(
     from groundswell.shared.runs.models import RunSpec
 
     settings = _settings()
-    spec = RunSpec(corpus=_check_corpus(corpus), policy=policy or settings.default_policy)
+    spec = RunSpec(
+        corpus=_check_corpus(corpus), policy=policy or settings.default_policy, ledger=ledger
+    )
     run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet)
 
 

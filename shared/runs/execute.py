@@ -22,6 +22,7 @@ from groundswell.shared import metrics
 from groundswell.shared.corpus import InputError, candidates_key, claims_key
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.index import IndexMissing, RunIndex
+from groundswell.shared.runs.ledger import LEDGER, load_batch, open_ledger
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.segments import Segment, read_segment, sum_counters, write_segment
 from groundswell.shared.runs.state import BatchSpec, RunStore
@@ -133,6 +134,9 @@ def given_up(spec: BatchSpec, deliveries: int, why: str) -> Segment:
     if spec.kind == READ:  # its units then read the document themselves, or fail the same way
         counters = {"units.read.failed": 1, "read.failed.lost": 1}
         return Segment(spec.batch, spec.kind, [], counters)
+    if spec.kind == LEDGER:
+        counters = {"units.ledger.failed": 1, "errors": 1, "errors.ledger": 1}
+        return Segment(spec.batch, spec.kind, [], counters)
     file = claims_key(doc_id) if spec.kind == VERIFY else candidates_key(doc_id)
     error = InputError(file, f"gave up after {deliveries} deliveries that did not finish: {why}")
     result = UnitResult(spec.kind, doc_id, "failed", errors=[error])
@@ -173,6 +177,13 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
         # A read batch has no index rows: its units' results are its documents' readings.
         fresh = {k: v for k, v in read.items() if k == "units.read.computed"}
         segment = Segment(batch, READ, [], read, fresh)
+        return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
+    if spec.kind == LEDGER:
+        ledger = open_ledger(settings.ledger_database_url)
+        with Lease(runs, run_id, batch, token, settings.lease_seconds):
+            loaded = load_batch(ctx, ledger, spec.doc_ids, spec.source)
+        # A ledger batch has no index rows, as a read batch: its counters say what it loaded.
+        segment = Segment(batch, LEDGER, [], loaded)
         return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
     with Lease(runs, run_id, batch, token, settings.lease_seconds):
         results = [

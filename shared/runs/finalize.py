@@ -52,8 +52,10 @@ def unit_counts(counters: dict[str, int]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     kinds = (
         ("read", "verify", "admit") if any(k.startswith("units.read.") for k in counters) else ()
-    )
-    for kind in kinds or ("verify", "admit"):
+    ) or ("verify", "admit")
+    if any(k.startswith("units.ledger.") for k in counters):
+        kinds += ("ledger",)
+    for kind in kinds:
         row = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("computed", "cached", "failed")}
         would = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("would_compute", "would_reuse")}
         row["done"] = sum(row.values()) + sum(would.values())

@@ -6,7 +6,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from groundswell.shared.policies import parse_ref
 
@@ -74,6 +74,11 @@ class RunSpec(BaseModel):
     dry_run: bool = Field(
         default=False, description="Report what would be computed and why; compute nothing."
     )
+    ledger: bool = Field(
+        default=False,
+        description="Also load the run's admitted facts and grounded quotations into the claims "
+        "ledger (settings.ledger_url): one ledger unit per document, after its admission.",
+    )
 
     @field_validator("corpus")
     @classmethod
@@ -110,6 +115,15 @@ class RunRecord(BaseModel):
     finished_at: str | None = None
     idempotency_key_sha256: str | None = None
     error: str | None = None
+    ledger: bool = False  # load the ledger (left out of the record when off: see below)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # A run without the ledger is recorded (run.json, summaries) as before it existed.
+        out = handler(self)
+        if not out.get("ledger"):
+            out.pop("ledger", None)
+        return out
 
     @property
     def terminal(self) -> bool:

@@ -310,7 +310,8 @@ class StepBatcher:
     until it is recorded, so a held batch never waits for two read batches.
     """
 
-    def __init__(self, max_bytes: int, max_units: int) -> None:
+    def __init__(self, max_bytes: int, max_units: int, ledger: bool = False) -> None:
+        self.ledger = ledger  # each verify or admit batch holds a ledger batch (see below)
         self.plain = Batcher(max_bytes, max_units)
         self.reads = Batcher(max_bytes, max_units)
         self.waiting: dict[str, set[str]] = {}  # doc_id -> kinds that wait for its reading
@@ -329,8 +330,10 @@ class StepBatcher:
 
     @property
     def count(self) -> int:
-        """Batches so far, counting each read batch with the two it holds."""
-        return self.plain.count + 3 * self.reads.count
+        """Batches so far, counting each read batch with the two it holds (and, in a run
+        that loads its ledger, each batch with its ledger batch)."""
+        count = self.plain.count + 3 * self.reads.count
+        return 2 * count if self.ledger else count
 
     def _spec(self, batch: str, kind: str, ids: list[str], **extra: Any) -> BatchSpec:
         sources = {d: self.sources[d] for d in ids if d in self.sources}
@@ -339,9 +342,12 @@ class StepBatcher:
     def finish(self, seq: int, spread: int = 0) -> tuple[list[BatchSpec], int]:
         """The step's batches numbered from ``seq``, and the next number."""
         specs: list[BatchSpec] = []
-        for kind, ids in self.plain.finish(spread):
-            specs.append(self._spec(batch_id(seq), kind, ids))
+        plain = list(self.plain.finish(spread))
+        admitted = {d for kind, ids in plain if kind == ADMIT for d in ids}
+        for kind, ids in plain:
+            spec = self._spec(batch_id(seq), kind, ids)
             seq += 1
+            seq = self._hold_ledger(spec, admitted, seq, specs)
         for _, ids in self.reads.finish(spread):
             read = batch_id(seq)
             seq += 1
@@ -352,16 +358,35 @@ class StepBatcher:
                     held.append(self._spec(batch_id(seq), kind, mine, after=read))
                     seq += 1
             specs.append(self._spec(read, READ, ids, then=[h.batch for h in held] or None))
-            specs += held
+            admitted = {d for h in held if h.kind == ADMIT for d in h.doc_ids}
+            for spec in held:
+                seq = self._hold_ledger(spec, admitted, seq, specs)
         self.waiting, self.sources = {}, {}
         return specs, seq
 
+    def _hold_ledger(
+        self, spec: BatchSpec, admitted: set[str], seq: int, specs: list[BatchSpec]
+    ) -> int:
+        """Append ``spec`` and, in a run that loads its ledger, the ledger batch it holds: of
+        an admission batch, its documents; of a verification batch, those without one."""
+        from dataclasses import replace
+
+        from groundswell.shared.runs.ledger import LEDGER
+
+        mine = [d for d in spec.doc_ids if spec.kind == ADMIT or d not in admitted]
+        if not self.ledger or not mine:
+            specs.append(spec)
+            return seq
+        specs.append(replace(spec, then=[*(spec.then or []), batch_id(seq)]))
+        specs.append(self._spec(batch_id(seq), LEDGER, mine, after=spec.batch))
+        return seq + 1
+
 
 def step_batches(
-    units: list[PlannedUnit], max_bytes: int, max_units: int, seq: int = 0
+    units: list[PlannedUnit], max_bytes: int, max_units: int, seq: int = 0, ledger: bool = False
 ) -> list[BatchSpec]:
     """``units`` as numbered batches (see :class:`StepBatcher`)."""
-    batcher = StepBatcher(max_bytes, max_units)
+    batcher = StepBatcher(max_bytes, max_units, ledger)
     for unit in units:
         batcher.add(unit)
     return batcher.finish(seq)[0]
@@ -506,7 +531,11 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 return True
         if step is None:
             planner = CorpusPlanner(corpus, state.cursor, settings.list_page_size, run_id)
-            batcher = StepBatcher(settings.batch_bytes, settings.batch_max_units)
+            batcher = StepBatcher(
+                settings.batch_bytes,
+                settings.batch_max_units,
+                ledger=record.ledger and not record.dry_run,
+            )
             room = max(1, window - state.outstanding)
 
             def take(

@@ -29,6 +29,7 @@ log = logging.getLogger("groundswell.runs")
 # Task names, shared by the enqueue callback and the Celery task registry.
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
 READ = "read"
+LEDGER = "ledger"
 
 Enqueue = Callable[[str, list[Any]], None]
 
@@ -117,6 +118,7 @@ class RunService:
             idempotency_key_sha256=key_hash,
             only=spec.only,
             dry_run=spec.dry_run,
+            ledger=spec.ledger,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
         )

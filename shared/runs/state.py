@@ -507,15 +507,17 @@ class RunStore:
         counters: dict[str, int] | None = None,
     ) -> tuple[bool, int]:
         """Add planning step ``step`` (1-based) if the run is at step - 1. (committed, pending)."""
-        # Units are what the index holds (verify, admit); read units count in counters.
+        # Units are what the index holds (verify, admit); read and ledger units count in
+        # counters.
         units = {"verify": 0, "admit": 0}
         args: list[Any] = []
         for spec in batches:
             units[spec.kind] = units.get(spec.kind, 0) + len(spec.doc_ids)
             args += [spec.batch, spec.dumps(), 1 if spec.held else 0]
         counters = dict(counters or {})
-        if units.get("read"):
-            counters["units.read.planned"] = units["read"]
+        for kind in ("read", "ledger"):  # no index rows: counted in counters only
+            if units.get(kind):
+                counters[f"units.{kind}.planned"] = units[kind]
         ok, pending = self._commit_plan(
             keys=[
                 *self._batch_keys(run_id)[:3],

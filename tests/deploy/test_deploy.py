@@ -47,7 +47,7 @@ GROUNDSWELL_COMMANDS = {
     },
     "beat": set(),
 }
-QUEUES = {"read", "verify", "admit", "control"}
+QUEUES = {"read", "verify", "admit", "ledger", "control"}
 # Third-party images the stack may use (repository without the tag).
 KNOWN_IMAGES = {
     "redis",

@@ -1,0 +1,58 @@
+"""The history of a fact under reprocessing: its values across runs and policy versions.
+
+A run that loads its ledger (``ledger`` on) writes each admitted fact as a claim of the
+document with a ``facts`` row naming the run, the policy version and the receipt. A
+reprocessing run under another policy version adds its own claims beside the old ones, so
+the facts of one (document, field, key) are its history: one entry per (policy version,
+receipt), the value each gave and the last run that loaded it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import text
+
+from groundswell.shared.ledger.store import Ledger
+
+_HISTORY = """
+SELECT f.claim_id, f.field, f.key, f.value, f.unit, f.run_id, f.policy_version,
+       f.receipt_digest, c.recorded_at, e.start, e."end", e.text
+FROM facts f
+JOIN claims c ON c.id = f.claim_id
+LEFT JOIN evidence e ON e.claim_id = f.claim_id AND e.seq = 0
+WHERE c.document_id = :doc AND f.field = :field {key}
+ORDER BY c.recorded_at, f.run_id, f.policy_version, f.key, f.claim_id
+"""
+
+
+def fact_history(
+    ledger: Ledger, doc_id: str, field: str, key: str | None = None
+) -> list[dict[str, Any]]:
+    """The facts of ``doc_id``'s ``field`` (of ``key``, when given; "" is a field with one
+    value), oldest first: claim, key, value, unit, run, policy version, receipt digest, when
+    it was recorded, and its evidence span."""
+    params: dict[str, Any] = {"doc": doc_id, "field": field}
+    where = ""
+    if key is not None:
+        where, params["key"] = "AND f.key = :key", key
+    with ledger.engine.connect() as conn:
+        rows = conn.execute(text(_HISTORY.format(key=where)), params).mappings().all()
+    return [
+        {
+            "claim_id": r["claim_id"],
+            "field": r["field"],
+            "key": r["key"],
+            "value": json.loads(r["value"]),
+            "unit": r["unit"],
+            "run_id": r["run_id"],
+            "policy_version": r["policy_version"],
+            "receipt_digest": r["receipt_digest"],
+            "recorded_at": str(r["recorded_at"]),
+            "span": None
+            if r["start"] is None
+            else {"start": r["start"], "end": r["end"], "text": r["text"]},
+        }
+        for r in rows
+    ]
