@@ -210,6 +210,18 @@ end
 return {1, outstanding, resume, complete, released}
 """
 
+_REVIEW_LATEST = """
+-- KEYS: review numbers, their run ids; ARGV: field (corpus and policy version), run id, numbers
+-- An older run's numbers never replace a newer run's (run ids sort by time), in one step.
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held and held > ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
+
 _EXPIRED = """
 -- KEYS: pending, leases, attempts; ARGV: now, lease until, limit
 -- Pending batches whose lease ran out get a fresh (queued) lease and no owner: the caller
@@ -355,6 +367,7 @@ class RunStore:
         self._split = client.register_script(_SPLIT)
         self._record = client.register_script(_RECORD)
         self._expired = client.register_script(_EXPIRED)
+        self._review_latest = client.register_script(_REVIEW_LATEST)
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -697,11 +710,9 @@ class RunStore:
     ) -> None:
         """Per corpus and policy version, the review numbers of its newest reviewed run: an
         older run's numbers never replace a newer run's (run ids sort by time)."""
-        key, field = f"{PREFIX}:review_latest", json.dumps([corpus, policy_ref])
-        held = self.r.hget(key, field)
-        if held is not None and json.loads(held).get("run_id", "") > run_id:
-            return
-        self.r.hset(key, field, json.dumps({"run_id": run_id, **numbers}))
+        keys = [f"{PREFIX}:review_latest", f"{PREFIX}:review_latest_run"]
+        body = json.dumps({"run_id": run_id, **numbers})
+        self._review_latest(keys=keys, args=[json.dumps([corpus, policy_ref]), run_id, body])
 
     def review_latest(self) -> dict[tuple[str, str], dict[str, Any]]:
         """``(corpus, NAME@N)`` -> the review numbers of its newest reviewed run."""
