@@ -101,11 +101,15 @@ class Client:
         only: str = "missing",
         dry_run: bool = False,
         idempotency_key: str | None = None,
+        ledger: bool = False,
     ) -> Run:
-        """Start a run of ``corpus`` (a path the server can read, or s3://bucket/prefix)."""
+        """Start a run of ``corpus`` (a path the server can read, or s3://bucket/prefix);
+        ``ledger`` also loads its admitted facts and grounded quotations into the ledger."""
         body: dict[str, Any] = {"corpus": corpus, "only": only, "dry_run": dry_run}
         if policy:
             body["policy"] = policy
+        if ledger:  # sent only when asked: a server without the ledger takes the rest
+            body["ledger"] = True
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Run.model_validate(self._call("POST", "/v1/runs", json=body, headers=headers).json())
 

@@ -496,6 +496,14 @@ def _check_corpus(corpus: str) -> str:
     return spec.corpus
 
 
+ledger_option = click.option(
+    "--ledger",
+    is_flag=True,
+    help="Also load the admitted facts and grounded quotations into the claims ledger "
+    "(GROUNDSWELL_LEDGER_URL; see docs/ledger.md).",
+)
+
+
 @main.command()
 @click.argument("corpus")
 @click.option(
@@ -516,12 +524,7 @@ def _check_corpus(corpus: str) -> str:
 @click.option(
     "-q", "--quiet", is_flag=True, help="Print only the run id (for scripts: RUN=$(...))."
 )
-@click.option(
-    "--ledger",
-    is_flag=True,
-    help="Also load the admitted facts and grounded quotations into the claims ledger "
-    "(GROUNDSWELL_LEDGER_URL; see docs/ledger.md).",
-)
+@ledger_option
 def run(
     corpus: str,
     policy: str | None,
@@ -637,14 +640,17 @@ def server_corpus(corpus: str) -> tuple[str, str]:
 @click.argument("corpus")
 @click.option("--policy", "-p", default=None)
 @click.option("--idempotency-key", default=None, help="The same key returns the same run.")
-def submit(corpus: str, policy: str | None, idempotency_key: str | None) -> None:
+@ledger_option
+def submit(corpus: str, policy: str | None, idempotency_key: str | None, ledger: bool) -> None:
     """Submit a run to the API; print its id.
 
     A local folder is sent as its absolute path (the server reads it there); an
     s3://bucket/prefix as it is."""
     sent, note = server_corpus(corpus)
     click.echo(note, err=True)
-    run = _api_call(lambda c: c.submit(sent, policy, idempotency_key=idempotency_key))
+    run = _api_call(
+        lambda c: c.submit(sent, policy, idempotency_key=idempotency_key, ledger=ledger)
+    )
     click.echo(run.id)
 
 
