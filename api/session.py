@@ -1,8 +1,8 @@
 """Sessions of the review page: sign in once with an API key, then a signed cookie.
 
 The cookie holds ``<key digest hex>.<expiry>.<nonce>.<mac>``, the mac an HMAC-SHA256 under the
-session secret over the first three (stdlib ``hmac``; nothing is unpickled or decoded beyond
-splitting on dots). It names the key by its digest, never the key, and is valid while the
+session secret over the first three (stdlib ``hmac``; nothing is deserialized: the value is
+only split on dots). It names the key by its digest, never the key, and is valid while the
 key is configured: removing a key from ``api_key_hashes`` ends its sessions. The CSRF token of
 a session is another HMAC of the cookie, so it needs no storage; a request authenticated by the
 cookie with an unsafe method must send it (``X-CSRF-Token``, or the form field ``csrf``).
