@@ -101,8 +101,9 @@ def test_the_api_and_workers_import_from_the_runtime_install(runtime):
     # The API and the workers are the package's own namespace, not an extra's.
     code = (
         "import groundswell.api.main, groundswell.api.deps, groundswell.api.guards, "
-        "groundswell.api.routes.health, groundswell.api.routes.metrics, "
-        "groundswell.workers.tasks; print('ok')"
+        "groundswell.api.session, groundswell.api.routes.health, "
+        "groundswell.api.routes.metrics, groundswell.api.routes.ledger, "
+        "groundswell.api.routes.review_page, groundswell.workers.tasks; print('ok')"
     )
     done = subprocess.run(
         [str(runtime / "bin" / "python"), "-c", code], capture_output=True, text=True
