@@ -31,11 +31,10 @@ from sqlalchemy import bindparam, func, select, update
 
 from groundswell.shared.ledger.export import Claim, LedgerReader
 from groundswell.shared.ledger.models import ClaimRow
-from groundswell.shared.ledger.store import Ledger
+from groundswell.shared.ledger.store import Ledger, chunks
 
 BATCH_SIZE = 40
 REASON_MAX = 400
-_CHUNK = 500
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -302,8 +301,7 @@ def record(ledger: Ledger, verdicts: list[Verdict]) -> dict[str, int]:
         .values(verified=bindparam("ok"), verifier_note=bindparam("note"))
     )
     with ledger.engine.begin() as conn:
-        for i in range(0, len(verdicts), _CHUNK):
-            part = verdicts[i : i + _CHUNK]
+        for part in chunks(verdicts):
             known = set(
                 conn.execute(
                     select(ClaimRow.id).where(ClaimRow.id.in_([v.claim_id for v in part]))

@@ -31,11 +31,10 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from groundswell.shared.ledger.store import Ledger
+from groundswell.shared.ledger.store import Ledger, chunks
 
 KINDS = ("contradiction", "objects", "facts")
 MAX_HOPS = 8
-_IN_CHUNK = 500  # ids per IN (...) lookup
 
 
 class BadCursor(ValueError):
@@ -84,8 +83,8 @@ def _in(conn: Connection, sql: str, name: str, values: Iterable[Any], **params: 
     """Rows of ``sql`` for ``values`` in chunks (``name`` is an expanding IN parameter)."""
     values = list(values)
     stmt = text(sql).bindparams(bindparam(name, expanding=True))
-    for i in range(0, len(values), _IN_CHUNK):
-        yield from conn.execute(stmt, {name: values[i : i + _IN_CHUNK], **params}).mappings()
+    for part in chunks(values):
+        yield from conn.execute(stmt, {name: part, **params}).mappings()
 
 
 # -- claims ------------------------------------------------------------------------------
@@ -402,8 +401,8 @@ def write_facts(ledger: Ledger, facts: Sequence[dict[str, Any]]) -> int:
         return 0
     with ledger.engine.begin() as conn:
         ids = [r["claim_id"] for r in rows]
-        for i in range(0, len(ids), _IN_CHUNK):
-            conn.execute(delete(FactRow).where(FactRow.claim_id.in_(ids[i : i + _IN_CHUNK])))
+        for part in chunks(ids):
+            conn.execute(delete(FactRow).where(FactRow.claim_id.in_(part)))
         conn.execute(insert(FactRow), rows)
     return len(rows)
 
@@ -554,8 +553,8 @@ class _Graph:
             if name in params:
                 stmt = stmt.bindparams(bindparam(name, expanding=True))
         ids = sorted(members)
-        for i in range(0, len(ids), _IN_CHUNK):
-            yield from self.conn.execute(stmt, {**params, "ids": ids[i : i + _IN_CHUNK]}).mappings()
+        for part in chunks(ids):
+            yield from self.conn.execute(stmt, {**params, "ids": part}).mappings()
 
 
 def path(

@@ -30,7 +30,7 @@ from groundswell.shared.ledger.models import (
 from groundswell.shared.ledger.vocab import Vocabulary
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-_CHUNK = 500  # ids per DELETE ... IN (...) (SQLite's bound-parameter limit is far above)
+CHUNK = 500  # ids per DELETE ... IN (...) (SQLite's bound-parameter limit is far above)
 _MIGRATION_LOCK = 0x6C656467  # the advisory lock that serializes migrations on PostgreSQL
 
 
@@ -317,7 +317,7 @@ def spec_items(vocab: Vocabulary):
     return sorted(vocab.relations.items())
 
 
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
@@ -336,7 +336,7 @@ def _executemany_write(
             [{"id": i, "type": t, "label": lab} for i, t, lab in entities],
         )
     ids = [c["id"] for c in claims]
-    for part in _chunks(ids):
+    for part in chunks(ids):
         conn.execute(delete(EvidenceRow).where(EvidenceRow.claim_id.in_(part)))
         conn.execute(delete(ClaimRow).where(ClaimRow.id.in_(part)))
     conn.execute(insert(ClaimRow), claims)
