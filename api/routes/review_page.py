@@ -382,7 +382,8 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
     task, origin = stored["task"], stored["origin"]
     out: dict[str, Any] = {"windows": [], "pages": [], "problem": None, "template": None}
     try:
-        packet = review.packet(origin["doc_id"], origin["receipt"])
+        # The unit read for the page already (read again only when that failed, to say why).
+        packet = review.packet(origin["doc_id"], origin["receipt"], unit or None)
     except Exception as exc:  # a changed or missing input: the task is still answerable
         out["problem"] = str(exc)
         return out

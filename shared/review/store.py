@@ -449,16 +449,20 @@ class RunReview:
                 doc_id, key = row["doc_id"], row["receipt"]
                 yield doc_id, key, lambda d=doc_id, k=key: self.packet(d, k)
 
-    def packet(self, doc_id: str, receipt_key: str) -> ReviewPacket | None:
+    def packet(
+        self, doc_id: str, receipt_key: str, unit: Mapping[str, Any] | None = None
+    ) -> ReviewPacket | None:
         """The packet of one admission unit: its stored receipt, and the document, schema
         and candidates it was made from (the NFC form when the run normalized them). None
-        for a unit that recorded a failure."""
+        for a unit that recorded a failure. ``unit``: the receipt's unit when the caller has
+        opened it already (it is read otherwise)."""
         from groundswell.shared.admit.normalize import nfc_packet
         from groundswell.shared.corpus import SCHEMA_KEY, parse_schema
         from groundswell.shared.receipts import content_sha256, open_receipt
         from groundswell.shared.runs.execute import context
 
-        unit = open_receipt(self.output.get(receipt_key), receipt_key)
+        if unit is None:
+            unit = open_receipt(self.output.get(receipt_key), receipt_key)
         if not isinstance(unit.get("receipt"), dict):
             return None
         ctx = context(self.service, self.record)
