@@ -24,30 +24,15 @@ from groundswell.shared.review.store import (
 )
 from groundswell.shared.review.tasks import make_tasks
 from groundswell.shared.settings import Settings
+from tests.shared.runs.driving import drive
 
 
 def drive_run(settings: Settings, corpus: str = str(SAMPLE_CORPUS), policy: str = "default"):
     """A run through the pipeline's own operations, its tasks sent to a list and run here."""
     from groundswell.shared.runs.models import RunSpec
-    from groundswell.shared.runs.service import RunService
-    from groundswell.shared.runs.state import RunStore, redis_client
 
-    sent: list[tuple[str, list]] = []
-    service = RunService(
-        settings,
-        RunStore(redis_client(settings.state_redis_url)),
-        lambda kind, args: sent.append((kind, args)),
-    )
-    record, _ = service.submit(RunSpec(corpus=corpus, policy=policy))
-    while sent:
-        kind, args = sent.pop(0)
-        if kind == "plan":
-            service.plan(args[0])
-        elif kind == "finalize":
-            service.finalize(args[0])
-        else:
-            service.execute(args[0], args[1], f"token-{len(sent)}")
-    return service, service.get(record.id)
+    service, record, _ = drive(settings, RunSpec(corpus=corpus, policy=policy))
+    return service, record
 
 
 def answer(task: str, reviewer: str, verdict: str, decision=None, second: int = 0) -> dict:

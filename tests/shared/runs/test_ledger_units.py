@@ -13,34 +13,16 @@ import pytest
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from groundswell.shared.settings import Settings
+from tests.shared.runs.driving import drive
 
 
 def drive_run(settings: Settings, policy: str = "default", ledger: bool = False, **spec):
     """A run through the pipeline's own operations, its tasks sent to a list and run here;
     the tasks it sent, by kind, with it."""
     from groundswell.shared.runs.models import RunSpec
-    from groundswell.shared.runs.service import RunService
-    from groundswell.shared.runs.state import RunStore, redis_client
 
-    sent: list[tuple[str, list]] = []
-    kinds: list[str] = []
-    service = RunService(
-        settings,
-        RunStore(redis_client(settings.state_redis_url)),
-        lambda kind, args: sent.append((kind, args)),
-    )
     extra = {"ledger": True} if ledger else {}
-    record, _ = service.submit(RunSpec(corpus=str(SAMPLE_CORPUS), policy=policy, **extra, **spec))
-    while sent:
-        kind, args = sent.pop(0)
-        kinds.append(kind)
-        if kind == "plan":
-            service.plan(args[0])
-        elif kind == "finalize":
-            service.finalize(args[0])
-        else:
-            service.execute(args[0], args[1], f"token-{len(kinds)}")
-    return service, service.get(record.id), kinds
+    return drive(settings, RunSpec(corpus=str(SAMPLE_CORPUS), policy=policy, **extra, **spec))
 
 
 def counts(url: str) -> dict[str, int]:
