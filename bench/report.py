@@ -3,7 +3,7 @@
     .venv/bin/python bench/report.py [--sizes 1000,10000] [--per-page 100] [--reps 3]
 
 Each run (its index, receipts, texts and summary, in memory) is written through the index
-writer as finalize writes it (tests/shared/runs/test_report_pages.py builds it); each cell
+writer as finalize writes it (tests/shared/runs/synthetic_run.py builds it); each cell
 renders one page of the report (the first page, the last page by cursor, a code that only
 two documents have) and prints its time (median of ``--reps``), its size and the objects it
 read. A page should cost the same at every size.
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from groundswell.shared.runs import index as run_index  # noqa: E402
 from groundswell.shared.runs.read import report  # noqa: E402
 from groundswell.shared.runs.report_pages import ReportQuery  # noqa: E402
-from tests.shared.runs.test_report_pages import synthetic_run  # noqa: E402
+from tests.shared.runs.synthetic_run import synthetic_run  # noqa: E402
 
 
 def main() -> None:
