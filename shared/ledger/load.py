@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from groundswell.shared.admit.index import ByteMap
 from groundswell.shared.corpus import InputError
 from groundswell.shared.ledger.locate import TIERS
 from groundswell.shared.ledger.models import entity_id
@@ -53,14 +54,14 @@ class Loaded:
     skipped_tier: int = 0  # grounded at a tier the ledger's evidence does not hold
 
 
-def _char_span(encoded: bytes, start: Any, end: Any) -> tuple[int, int] | None:
+def _char_span(offsets: ByteMap, start: Any, end: Any) -> tuple[int, int] | None:
     """UTF-8 byte offsets (admission evidence's) as character offsets, or None if invalid."""
-    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(encoded)):
+    if not (
+        isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= offsets.n_bytes
+    ):
         return None
-    try:
-        return len(encoded[:start].decode("utf-8")), len(encoded[:end].decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
+    at_start, at_end = offsets.to_char(start), offsets.to_char(end)
+    return None if at_start is None or at_end is None else (at_start, at_end)
 
 
 def load_document(
@@ -116,7 +117,7 @@ def load_document(
     if admit is not None:
         key, receipt = admit
         digest = receipt["receipt_sha256"]
-        encoded = text.encode("utf-8")
+        offsets = ByteMap(text)
         decisions = (receipt.get("receipt") or {}).get("decisions") or []
         for index, decision in enumerate(decisions):
             if decision.get("outcome") != "admitted":
@@ -129,7 +130,7 @@ def load_document(
                 )
                 continue
             evidence = decision.get("evidence") or {}
-            at = _char_span(encoded, evidence.get("start"), evidence.get("end"))
+            at = _char_span(offsets, evidence.get("start"), evidence.get("end"))
             if at is None:
                 out.errors.append(
                     InputError(
