@@ -411,7 +411,7 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
         if place.get("page") is not None:
             out["pages"].append({"decision": None, "pages": [place["page"]], "regions": []})
     if out["pages"]:
-        out["pages"] = _with_regions(review, origin["doc_id"], out["pages"], task)
+        out["pages"] = _with_regions(packet.layout, out["pages"], task)
     first = task["slot"]["decisions"][:1]
     if first:  # what a correction starts from: the slot's first candidate
         cid = decisions[first[0]].get("candidate_id")
@@ -422,17 +422,12 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
 
 
 def _with_regions(
-    review: Any, doc_id: str, pages: list[dict[str, Any]], task: dict[str, Any]
+    layout: dict[str, Any] | None, pages: list[dict[str, Any]], task: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """The region of each chosen span on its PDF pages, when the document's layout is stored."""
+    """The region of each chosen span on its PDF pages, when the document's layout is stored
+    (the packet's: the document is not read again)."""
     from groundswell.shared.report import page_regions
-    from groundswell.shared.runs.execute import context
 
-    try:
-        runner = context(review.service, review.record).runner
-        layout = runner.document(doc_id, runner.find_source(doc_id), read_now=False).layout
-    except Exception:
-        return pages
     if not layout:
         return pages
     spans = {c["decision"]: c.get("evidence") for c in task["choices"]}

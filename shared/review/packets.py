@@ -36,6 +36,9 @@ class ReviewPacket:
     # by that version's admitter (a guarded version's guards read it too), not groundgate's.
     # Not part of the packet's key, which names only the inputs and the receipt.
     version: Any = field(default=None, compare=False)
+    # The layout of the document read from a PDF in a run (None otherwise): where the review
+    # page draws the chosen spans on its pages. Not part of the packet's key either.
+    layout: dict[str, Any] | None = field(default=None, compare=False)
 
     @classmethod
     def admitted(cls, packet: dict[str, Any]) -> ReviewPacket:

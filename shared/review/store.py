@@ -481,6 +481,7 @@ class RunReview:
             receipt=unit["receipt"],
             policy=ctx.policy.admit,
             version=ctx.policy,
+            layout=doc.layout,
         )
 
     def tasks(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
