@@ -19,14 +19,12 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from groundswell.shared.runs.index import RunIndex
+from groundswell.shared.runs.units import TALLIED
 
 FILTERS = ("verdict", "outcome", "code", "document")
-# What a filter counts: claims by verdict, candidates by outcome, decisions with a code.
-_TALLY = {
-    "verdict": "claims.verdict.",
-    "outcome": "candidates.outcome.",
-    "code": "candidates.code.",
-}
+# What a filter counts (the counters an index row's tally carries): claims by verdict,
+# candidates by outcome, decisions with a code.
+_TALLY = dict(zip(("verdict", "outcome", "code"), TALLIED, strict=True))
 SCAN_BUDGET = 20_000  # index rows a filtered page reads at most (about five pieces)
 RECEIPT_COST = 20  # a row without a tally costs its receipt: as many rows
 REVIEW_PIECES = 4  # pieces of a run's review task list read for one page, at most
@@ -95,7 +93,7 @@ def receipt_tally(kind: str, receipt: Mapping[str, Any] | None) -> dict[str, int
         counts = verify_unit_counts(pairs, None)
     else:
         counts = admit_unit_counts(receipt.get("receipt") or {}, None)
-    return {k: v for k, v in counts.items() if k.startswith(tuple(_TALLY.values()))}
+    return {k: v for k, v in counts.items() if k.startswith(TALLIED)}
 
 
 def _tally(rows: list[dict[str, Any]], load: Load) -> tuple[dict[str, int], int]:
