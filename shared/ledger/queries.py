@@ -80,9 +80,13 @@ def _page(rows: list[dict[str, Any]], limit: int, key) -> Page:
 
 
 def _in(conn: Connection, sql: str, name: str, values: Iterable[Any], **params: Any):
-    """Rows of ``sql`` for ``values`` in chunks (``name`` is an expanding IN parameter)."""
+    """Rows of ``sql`` for ``values`` in chunks (``name`` is an expanding IN parameter, and
+    so is any parameter of ``params`` given as a list)."""
     values = list(values)
     stmt = text(sql).bindparams(bindparam(name, expanding=True))
+    for other, value in params.items():
+        if isinstance(value, list):
+            stmt = stmt.bindparams(bindparam(other, expanding=True))
     for part in chunks(values):
         yield from conn.execute(stmt, {name: part, **params}).mappings()
 
@@ -513,8 +517,7 @@ class _Graph:
             # entities and evidence; the chain's few hops are described at the end.
             sql = f"""SELECT c.id AS claim_id, c.subject_entity_id, c.object_entity_id
                 FROM claims c WHERE c.{column} IN :ids AND {" AND ".join(self.filters)}"""
-            stmt_params = dict(self.params)
-            for r in self._in_filtered(sql, members, stmt_params):
+            for r in _in(self.conn, sql, "ids", sorted(members), **self.params):
                 found[r["claim_id"]] = r
         node = self.nodes_of(
             [r["subject_entity_id"] for r in found.values()]
@@ -546,15 +549,6 @@ class _Graph:
             )
         }
         return [_oriented({**found[h["claim_id"]], **h}) for h in hops]
-
-    def _in_filtered(self, sql: str, members: dict[str, str], params: dict[str, Any]):
-        stmt = text(sql).bindparams(bindparam("ids", expanding=True))
-        for name in ("modality", "relations"):
-            if name in params:
-                stmt = stmt.bindparams(bindparam(name, expanding=True))
-        ids = sorted(members)
-        for part in chunks(ids):
-            yield from self.conn.execute(stmt, {**params, "ids": part}).mappings()
 
 
 def path(
