@@ -688,8 +688,12 @@ class RunStore:
 
     def policy_latest(self) -> dict[tuple[str, str], dict[str, Any]]:
         """``(corpus, NAME@N)`` -> the rates of its last finished run."""
+        return self._per_corpus_policy(f"{PREFIX}:policy_latest")
+
+    def _per_corpus_policy(self, key: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """A hash of JSON values by ``[corpus, NAME@N]``, as ``(corpus, NAME@N)`` -> value."""
         out = {}
-        for field, value in self.r.hgetall(f"{PREFIX}:policy_latest").items():
+        for field, value in self.r.hgetall(key).items():
             if field.startswith("["):  # older entries, by policy alone, are left out
                 corpus, ref = json.loads(field)
                 out[(corpus, ref)] = json.loads(value)
@@ -716,11 +720,7 @@ class RunStore:
 
     def review_latest(self) -> dict[tuple[str, str], dict[str, Any]]:
         """``(corpus, NAME@N)`` -> the review numbers of its newest reviewed run."""
-        out = {}
-        for field, value in self.r.hgetall(f"{PREFIX}:review_latest").items():
-            corpus, ref = json.loads(field)
-            out[(corpus, ref)] = json.loads(value)
-        return out
+        return self._per_corpus_policy(f"{PREFIX}:review_latest")
 
     # -- finishing ----------------------------------------------------------------------
 
