@@ -42,7 +42,7 @@ from typing import Any
 from sqlalchemy import delete, insert, text
 
 from groundswell.shared.ledger.models import EntityGroupRow
-from groundswell.shared.ledger.store import Ledger
+from groundswell.shared.ledger.store import Ledger, chunks
 
 EMPTY_SUFFIXES = frozenset(
     [
@@ -289,6 +289,6 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
         ]
         with ledger.engine.begin() as conn:
             conn.execute(delete(EntityGroupRow))
-            for i in range(0, len(rows), 5000):
-                conn.execute(insert(EntityGroupRow), rows[i : i + 5000])
+            for part in chunks(rows, 5000):
+                conn.execute(insert(EntityGroupRow), part)
     return Resolution(groups, held, len(entities))
