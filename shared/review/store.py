@@ -122,6 +122,9 @@ class ReviewStore:
     def __init__(self, store: ObjectStore, page_size: int = 1000) -> None:
         self.store = store
         self.page_size = page_size
+        # The last task-list piece read (its key and lines): pieces never change, and a step
+        # through the queue reads the piece of its task to find the row, then reads on from it.
+        self._piece: tuple[str, list[str]] = ("", [])
 
     # -- tasks of a run -------------------------------------------------------------------
 
@@ -206,8 +209,9 @@ class ReviewStore:
 
         def piece_rows(n: int) -> list[dict[str, Any]]:
             if n not in cache:
-                data = self.store.get(pieces[n]["key"]).decode("utf-8")
-                cache[n] = [json.loads(line) for line in data.splitlines() if line]
+                cache[n] = [
+                    json.loads(line) for line in self._piece_lines(pieces[n]["key"]) if line
+                ]
             return cache[n]
 
         for n in range(first_piece(len(pieces), piece_rows, doc_id), len(pieces)):
@@ -218,12 +222,18 @@ class ReviewStore:
                     return None
         return None
 
+    def _piece_lines(self, key: str) -> list[str]:
+        """The lines of a task-list piece; the last one read is not read again."""
+        if self._piece[0] != key:
+            self._piece = (key, self.store.get(key).decode("utf-8").splitlines())
+        return self._piece[1]
+
     def rows(self, manifest: Mapping[str, Any], start: int = 0) -> Iterator[tuple[int, dict]]:
         """(row number, row) from row ``start``; one piece read at a time."""
         first = 0
         for piece in manifest["pieces"]:
             if start < first + piece["rows"]:
-                data = self.store.get(piece["key"]).decode("utf-8").splitlines()
+                data = self._piece_lines(piece["key"])
                 for n in range(max(start, first), first + piece["rows"]):
                     yield n, json.loads(data[n - first])
             first += piece["rows"]
