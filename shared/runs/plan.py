@@ -14,7 +14,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.corpus import (
@@ -29,6 +29,7 @@ from groundswell.shared.corpus import (
     source_format,
 )
 from groundswell.shared.runs.layout import batch_id, plan_key
+from groundswell.shared.runs.ledger import LEDGER
 from groundswell.shared.runs.models import iso, utcnow
 from groundswell.shared.runs.state import BatchSpec
 from groundswell.shared.runs.units import ADMIT, READ, VERIFY, unit_key
@@ -369,10 +370,6 @@ class StepBatcher:
     ) -> int:
         """Append ``spec`` and, in a run that loads its ledger, the ledger batch it holds: of
         an admission batch, its documents; of a verification batch, those without one."""
-        from dataclasses import replace
-
-        from groundswell.shared.runs.ledger import LEDGER
-
         mine = [d for d in spec.doc_ids if spec.kind == ADMIT or d not in admitted]
         if not self.ledger or not mine:
             specs.append(spec)
