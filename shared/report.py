@@ -336,11 +336,16 @@ def _shown(doc: dict[str, Any], query: ReportQuery) -> dict[str, Any]:
 
 
 def _links(
-    doc: dict[str, Any], run_id: str | None, query: ReportQuery, review: ReviewLinks | None
+    doc: dict[str, Any],
+    run_id: str | None,
+    query: ReportQuery,
+    review: ReviewLinks | None,
+    code_links: dict[str, tuple[str, str | None]],
 ) -> dict[str, Any]:
     """The links of a document's section: itself filtered, its receipts, each decision's
     review task (or the review queue of its document when the run's tasks are not made
-    yet), and each code's decisions in this report and in the review queue."""
+    yet), and each code's decisions in this report and in the review queue (``code_links``:
+    those made so far on the page, by code; a code's are made once)."""
     doc_id = doc["id"]
     links = {
         "document": query.href(document=doc_id),
@@ -353,7 +358,10 @@ def _links(
             task = review.task(doc_id, k["field"], k["key"])
         k["task"] = task_url(task) if task else None
         k["review"] = k["task"] or queue
-        k["code_links"] = [(c, *_code_links(c, run_id, query)) for c in k["codes"]]
+        for c in k["codes"]:
+            if c not in code_links:
+                code_links[c] = _code_links(c, run_id, query)
+        k["code_links"] = [(c, *code_links[c]) for c in k["codes"]]
     return {**doc, "links": links}
 
 
@@ -466,6 +474,7 @@ def render_report(
     total = max(total_documents or 0, len(order))
     run_id = _text(summary.get("run_id")) or None
     view = _summary_view(summary)
+    code_links = {code: _code_links(code, run_id, query) for code, _ in view["codes"]}
 
     def documents() -> Iterator[dict[str, Any]]:
         for doc_id in shown:
@@ -473,7 +482,7 @@ def render_report(
             text = load_document(doc_id)
             layout = load_layout(doc_id) if load_layout is not None and text is not None else None
             doc = _document(doc_id, text, units, load_labels(doc_id), layout)
-            yield _links(_shown(doc, query), run_id, query, review)
+            yield _links(_shown(doc, query), run_id, query, review, code_links)
 
     # The document list (its counts) and the sections below it go through the documents once.
     listed = list(documents())
@@ -484,7 +493,7 @@ def render_report(
         filters=list(query.filters().items()),
         clear=query.href(**dict.fromkeys(query.filters())),
         paging=_paging(query, selection),
-        code_links={code: _code_links(code, run_id, query) for code, _ in view["codes"]},
+        code_links=code_links,
         filter_links={
             "verdict": {v: query.href(verdict=v) for v in VERDICTS},
             "outcome": {o: query.href(outcome=o) for o in OUTCOMES},
