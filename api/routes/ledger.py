@@ -101,7 +101,7 @@ def find_path(
 ) -> dict[str, Any]:
     """The shortest chain of claims between two entities (``found`` false, with the reason,
     when there is none)."""
-    from groundswell.shared.ledger.queries import path
+    from groundswell.shared.ledger.path import path
 
     return path(
         ledger, start, goal, modality=modality, relations=relation, max_hops=max_hops

@@ -337,7 +337,7 @@ def disagreements_cmd(db, kind, relation, resolved, limit, cursor, as_json) -> N
 @json_option
 def path_cmd(start, goal, db, modality, relations, max_hops, as_json) -> None:
     """The chain of claims linking two entities, with modality on every hop."""
-    from groundswell.shared.ledger.queries import path
+    from groundswell.shared.ledger.path import path
 
     result = _read(
         db,

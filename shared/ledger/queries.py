@@ -1,4 +1,4 @@
-"""What the ledger answers: disagreements, paths between entities, claims page by page.
+"""What the ledger answers: disagreements and claims, page by page.
 
 Every list is read a page at a time with a keyset cursor (the last row's sort key), so a page
 costs the same at the first row as at the ten-millionth, on PostgreSQL and on SQLite alike.
@@ -13,11 +13,7 @@ other:
 - ``facts``: admitted facts that give different values (or units) for the same (entity,
   field, key) across documents, runs and policy versions; one row per (entity, field, key).
 
-**Paths** are found breadth-first from both ends at once, a level at a time, each level one
-indexed lookup of the claims touching the frontier (by subject, by object), so a query reads
-the neighbourhoods it crosses and never the whole claim table (xrad loads it all). Entities
-grouped by ``resolve`` are one node. Unweighted on purpose, as xrad's: the hops carry
-modality and asserter, and the reader judges.
+Paths between entities are ``path.py``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, text
@@ -34,7 +30,6 @@ from sqlalchemy.engine import Connection
 from groundswell.shared.ledger.store import Ledger, chunks
 
 KINDS = ("contradiction", "objects", "facts")
-MAX_HOPS = 8
 
 
 class BadCursor(ValueError):
@@ -93,16 +88,16 @@ def _in(conn: Connection, sql: str, name: str, values: Iterable[Any], **params: 
 
 # -- claims ------------------------------------------------------------------------------
 
-_CLAIM_COLUMNS = """c.id AS claim_id, c.document_id, c.relation, c.modality, c.polarity,
+CLAIM_COLUMNS = """c.id AS claim_id, c.document_id, c.relation, c.modality, c.polarity,
     c.asserter, c.verified, c.subject_entity_id, c.object_entity_id,
     s.label AS subject, s.type AS subject_type, o.label AS object, o.type AS object_type,
     e.quote, e.start, e."end" """
-_CLAIM_JOINS = """JOIN entities s ON s.id = c.subject_entity_id
+CLAIM_JOINS = """JOIN entities s ON s.id = c.subject_entity_id
     JOIN entities o ON o.id = c.object_entity_id
     LEFT JOIN evidence e ON e.claim_id = c.id AND e.seq = 0"""
 
 
-def _claim_out(row: Any, prefix: str = "") -> dict[str, Any]:
+def claim_out(row: Any, prefix: str = "") -> dict[str, Any]:
     """A claim as the queries give it: who, how strongly, where (document and span)."""
     r = dict(row)
     p = prefix
@@ -149,18 +144,18 @@ def claims(
             params[column[2:]] = value
     with ledger.engine.connect() as conn:
         if entity is not None:
-            ids = sorted(_entity_ids(conn, entity)) or [entity]
+            ids = sorted(entity_ids(conn, entity)) or [entity]
             where.append("(c.subject_entity_id IN :ids OR c.object_entity_id IN :ids)")
             params["ids"] = ids
         stmt = text(
-            f"SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS} WHERE {' AND '.join(where)} "
+            f"SELECT {CLAIM_COLUMNS} FROM claims c {CLAIM_JOINS} WHERE {' AND '.join(where)} "
             "ORDER BY c.id LIMIT :limit"
         )
         if entity is not None:
             stmt = stmt.bindparams(bindparam("ids", expanding=True))
         rows = [
             {
-                **_claim_out(r),
+                **claim_out(r),
                 **{k: r[k] for k in ("subject_type", "object_type")},
                 **{k: r[k] for k in ("subject_entity_id", "object_entity_id")},
             }
@@ -265,7 +260,7 @@ def _contradictions(
                 "relation": r["relation"],
                 "object": r["object"],
                 "object_type": r["object_type"],
-                "sides": [_claim_out(r, "a_"), _claim_out(r, "b_")],
+                "sides": [claim_out(r, "a_"), claim_out(r, "b_")],
             }
         )
     return _page(rows, limit, lambda r: [r["sides"][0]["claim_id"], r["sides"][1]["claim_id"]])
@@ -300,7 +295,7 @@ def _object_conflicts(
     for s, r in keys:
         found = conn.execute(
             text(
-                f"""SELECT {_CLAIM_COLUMNS}, c.{o_node} AS node FROM {src} c {_CLAIM_JOINS}
+                f"""SELECT {CLAIM_COLUMNS}, c.{o_node} AS node FROM {src} c {CLAIM_JOINS}
                 WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}
                 ORDER BY o.label, c.{o_node}, c.id"""
             ),
@@ -311,7 +306,7 @@ def _object_conflicts(
                 found,
                 lambda c: c["node"],
                 lambda c: {"object": c["object"], "object_type": c["object_type"]},
-                _claim_out,
+                claim_out,
                 {"kind": "objects", "subject_entity_id": s, "relation": r},
             )
         )
@@ -358,9 +353,9 @@ def _fact_conflicts(conn: Connection, field_: str | None, cursor: str | None, li
     for s, f, k in keys:
         found = conn.execute(
             text(
-                f"""SELECT {_CLAIM_COLUMNS}, f.value, f.unit, f.run_id, f.policy_version,
+                f"""SELECT {CLAIM_COLUMNS}, f.value, f.unit, f.run_id, f.policy_version,
                     f.receipt_digest
-                FROM facts f JOIN claims c ON c.id = f.claim_id {_CLAIM_JOINS}
+                FROM facts f JOIN claims c ON c.id = f.claim_id {CLAIM_JOINS}
                 WHERE c.subject_entity_id = :s AND f.field = :f AND f.key = :k
                 ORDER BY f.value, f.unit, c.document_id, f.run_id, c.id"""
             ),
@@ -372,7 +367,7 @@ def _fact_conflicts(conn: Connection, field_: str | None, cursor: str | None, li
                 lambda c: (c["value"], c["unit"]),
                 lambda c: {"value": json.loads(c["value"]), "unit": c["unit"]},
                 lambda c: {
-                    **_claim_out(c),
+                    **claim_out(c),
                     **{k: c[k] for k in ("run_id", "policy_version", "receipt_digest")},
                 },
                 {"kind": "facts", "subject_entity_id": s, "field": f, "key": k},
@@ -411,41 +406,10 @@ def write_facts(ledger: Ledger, facts: Sequence[dict[str, Any]]) -> int:
     return len(rows)
 
 
-# -- path --------------------------------------------------------------------------------
+# -- names ---------------------------------------------------------------------------------
 
 
-@dataclass
-class PathResult:
-    """``hops`` from start to goal (empty: the two names are one entity or group), or
-    ``hops`` None with the reason there is no chain."""
-
-    start: str
-    goal: str
-    hops: list[dict[str, Any]] | None
-    reason: str = ""
-    unknown: list[str] = field(default_factory=list)
-
-    @property
-    def found(self) -> bool:
-        return self.hops is not None
-
-    def as_dict(self) -> dict[str, Any]:
-        hops = self.hops or []
-        asserted = sum(h["modality"] == "assertion" for h in hops)
-        return {
-            "start": self.start,
-            "goal": self.goal,
-            "found": self.found,
-            "hops": hops,
-            "length": len(hops) if self.found else None,
-            "asserted": asserted,
-            "reported_or_hedged": len(hops) - asserted,
-            "reason": self.reason,
-            "unknown": self.unknown,
-        }
-
-
-def _entity_ids(conn: Connection, name: str) -> set[str]:
+def entity_ids(conn: Connection, name: str) -> set[str]:
     """Entities a name means: an entity id, else every label equal to it ignoring case."""
     found = conn.execute(text("SELECT id FROM entities WHERE id = :n"), {"n": name}).scalars()
     ids = set(found)
@@ -455,192 +419,3 @@ def _entity_ids(conn: Connection, name: str) -> set[str]:
         ).scalars()
         ids = set(rows)
     return ids
-
-
-class _Graph:
-    """Node lookups for the search: a node is an entity's group (itself when ungrouped)."""
-
-    def __init__(
-        self, conn: Connection, modality: Iterable[str] | None, relations: Iterable[str] | None
-    ):
-        self.conn = conn
-        self.filters = ["c.subject_entity_id <> c.object_entity_id"]
-        self.params: dict[str, Any] = {}
-        if modality:
-            self.filters.append("c.modality IN :modality")
-            self.params["modality"] = sorted(set(modality))
-        else:  # a denial or a rejection connects nothing unless asked for
-            self.filters.append(_AFFIRMS)
-        if relations:
-            self.filters.append("c.relation IN :relations")
-            self.params["relations"] = sorted(set(relations))
-        self.grouped = conn.execute(text("SELECT 1 FROM entity_groups LIMIT 1")).first() is not None
-        self._node: dict[str, str] = {}
-
-    def nodes_of(self, entity_ids: Iterable[str]) -> dict[str, str]:
-        """entity id -> node."""
-        ids = [e for e in set(entity_ids) if e not in self._node]
-        if self.grouped and ids:
-            for r in _in(
-                self.conn,
-                "SELECT entity_id, group_id FROM entity_groups WHERE entity_id IN :ids",
-                "ids",
-                ids,
-            ):
-                self._node[r["entity_id"]] = r["group_id"]
-        for e in ids:
-            self._node.setdefault(e, e)
-        return self._node
-
-    def members(self, nodes: Iterable[str]) -> dict[str, str]:
-        """entity id -> node, for every entity of ``nodes``."""
-        nodes = list(nodes)
-        out = {n: n for n in nodes}
-        if self.grouped:
-            for r in _in(
-                self.conn,
-                "SELECT entity_id, group_id FROM entity_groups WHERE group_id IN :ids",
-                "ids",
-                nodes,
-            ):
-                out[r["entity_id"]] = r["group_id"]
-        self._node.update(out)
-        return out
-
-    def edges(self, nodes: Iterable[str]) -> list[tuple[str, str, dict[str, Any]]]:
-        """(node, neighbour node, claim) for every claim touching ``nodes``, both ways."""
-        frontier = set(nodes)
-        members = self.members(frontier)
-        found: dict[str, Any] = {}
-        for column in ("subject_entity_id", "object_entity_id"):
-            # Ids and ends only: a hub's thousands of claims are not joined to their
-            # entities and evidence; the chain's few hops are described at the end.
-            sql = f"""SELECT c.id AS claim_id, c.subject_entity_id, c.object_entity_id
-                FROM claims c WHERE c.{column} IN :ids AND {" AND ".join(self.filters)}"""
-            for r in _in(self.conn, sql, "ids", sorted(members), **self.params):
-                found[r["claim_id"]] = r
-        node = self.nodes_of(
-            [r["subject_entity_id"] for r in found.values()]
-            + [r["object_entity_id"] for r in found.values()]
-        )
-        out = []
-        for claim_id in sorted(found):
-            r = found[claim_id]
-            s, o = node[r["subject_entity_id"]], node[r["object_entity_id"]]
-            if s == o:
-                continue
-            hop = {"claim_id": claim_id}
-            if s in frontier:
-                out.append((s, o, {**hop, "direction": "forward"}))
-            if o in frontier:
-                out.append((o, s, {**hop, "direction": "backward"}))
-        return out
-
-    def describe(self, hops: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The hops of a chain with their claims' subject, object, modality, asserter,
-        document and span, and ``from``/``to`` in walking order."""
-        found = {
-            r["claim_id"]: _claim_out(r)
-            for r in _in(
-                self.conn,
-                f"SELECT {_CLAIM_COLUMNS} FROM claims c {_CLAIM_JOINS} WHERE c.id IN :ids",
-                "ids",
-                {h["claim_id"] for h in hops},
-            )
-        }
-        return [_oriented({**found[h["claim_id"]], **h}) for h in hops]
-
-
-def path(
-    ledger: Ledger,
-    start: str,
-    goal: str,
-    *,
-    modality: Iterable[str] | None = None,
-    relations: Iterable[str] | None = None,
-    max_hops: int = MAX_HOPS,
-) -> PathResult:
-    """The shortest chain of claims linking ``start`` and ``goal`` (names or entity ids), at
-    most ``max_hops`` long, walking claims either way. Without ``modality``, claims that deny
-    (polarity ``denied``, modality ``rejected``) are not walked: a denial links nothing; name
-    them in ``modality`` to walk them. Among shortest chains, the one whose claims sort first.
-    """
-    modality = list(modality or [])
-    with ledger.engine.connect() as conn:
-        graph = _Graph(conn, modality, relations)
-        src_ids, dst_ids = _entity_ids(conn, start), _entity_ids(conn, goal)
-        unknown = [n for n, ids in ((start, src_ids), (goal, dst_ids)) if not ids]
-        if unknown:
-            return PathResult(
-                start, goal, None, f"no entity named {' or '.join(map(repr, unknown))}", unknown
-            )
-        node = graph.nodes_of(src_ids | dst_ids)
-        src = {node[e] for e in src_ids}
-        dst = {node[e] for e in dst_ids}
-        if src & dst:
-            return PathResult(start, goal, [])
-        hops = _bidirectional(graph, src, dst, max_hops)
-        if hops:
-            hops = graph.describe(hops)
-    if hops is None:
-        walked = " or ".join(modality) if modality else "affirming"
-        return PathResult(
-            start, goal, None, f"no chain within {max_hops} hops walking only {walked} claims"
-        )
-    return PathResult(start, goal, hops)
-
-
-def _bidirectional(graph: _Graph, src: set[str], dst: set[str], max_hops: int):
-    # parent[side][node] = (previous node, hop) ; depth[side][node] = hops from that side
-    parent: list[dict[str, tuple[str, dict] | None]] = [
-        dict.fromkeys(sorted(src)),
-        dict.fromkeys(sorted(dst)),
-    ]
-    depth = [dict.fromkeys(src, 0), dict.fromkeys(dst, 0)]
-    frontier = [sorted(src), sorted(dst)]
-    level = [0, 0]
-    while frontier[0] and frontier[1] and level[0] + level[1] < max_hops:
-        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
-        nxt: list[str] = []
-        for here, there, hop in graph.edges(frontier[side]):
-            if there in depth[side]:
-                continue
-            depth[side][there] = level[side] + 1
-            parent[side][there] = (here, hop)
-            nxt.append(there)
-        level[side] += 1
-        frontier[side] = sorted(nxt)
-        meet = [n for n in frontier[side] if n in depth[1 - side]]
-        if meet:
-            best = min(meet, key=lambda n: (depth[0][n] + depth[1][n], n))
-            return _chain(parent, best)
-    return None
-
-
-def _chain(parent: list[dict], meet: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    node = meet
-    while parent[0][node] is not None:  # back to the start
-        prev, hop = parent[0][node]
-        out.append(hop)
-        node = prev
-    out.reverse()
-    node = meet
-    while parent[1][node] is not None:  # on to the goal, each hop walked the other way
-        prev, hop = parent[1][node]
-        flipped = {**hop, "direction": "backward" if hop["direction"] == "forward" else "forward"}
-        out.append(flipped)
-        node = prev
-    return out
-
-
-def _oriented(hop: dict[str, Any]) -> dict[str, Any]:
-    """A hop as walked: ``from``/``to`` in walking order; ``direction`` says whether the
-    claim's subject is ``from`` (forward) or ``to`` (backward)."""
-    forward = hop["direction"] == "forward"
-    subject, object_ = hop["subject"], hop["object"]
-    return {
-        **hop,
-        "from": subject if forward else object_,
-        "to": object_ if forward else subject,
-    }

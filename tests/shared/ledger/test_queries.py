@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from groundswell.shared.cli import main
 from groundswell.shared.ledger.models import entity_id
+from groundswell.shared.ledger.path import path
 from groundswell.shared.ledger.queries import (
     BadCursor,
     claims,
     disagreements,
-    path,
     write_facts,
 )
 from groundswell.shared.ledger.resolve import resolve

@@ -14,7 +14,8 @@ import xrad.search  # the oracle, 0.4.0 (the test extra)
 from xrad import store as xstore
 
 from groundswell.shared.ledger.models import MODALITIES
-from groundswell.shared.ledger.queries import disagreements, path
+from groundswell.shared.ledger.path import path
+from groundswell.shared.ledger.queries import disagreements
 from groundswell.shared.ledger.resolve import cluster
 from groundswell.shared.ledger.search import search
 from tests.shared.ledger.graphs import WORDS, C, random_graph, record, record_in_xrad
