@@ -74,6 +74,9 @@ def list_disagreements(
     ledger: LedgerDep,
     _: Principal,
     kind: Literal["contradiction", "objects", "facts"] = "contradiction",
+    subject: Annotated[
+        str | None, Query(description="only about this entity (a label or an entity id)")
+    ] = None,
     relation: Annotated[str | None, Query(description="a relation (for facts: a field)")] = None,
     resolved: Annotated[bool, Query(description="entities resolve grouped are one")] = False,
     cursor: str | None = None,
@@ -84,7 +87,13 @@ def list_disagreements(
 
     return _paged(
         lambda: disagreements(
-            ledger, kind, relation=relation, resolved=resolved, cursor=cursor, limit=limit
+            ledger,
+            kind,
+            subject=subject,
+            relation=relation,
+            resolved=resolved,
+            cursor=cursor,
+            limit=limit,
         )
     )
 

@@ -11,6 +11,7 @@ SQLite file in the per-user data folder.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -278,6 +279,12 @@ def _side(claim: dict) -> str:
     "different objects for one subject and relation; facts: admitted facts with different "
     "values for one entity, field and key.",
 )
+@click.option(
+    "--subject",
+    default=None,
+    help="Only about this entity (a label, any case, or an entity id; for facts: the entity "
+    "the document describes).",
+)
 @click.option("--relation", default=None, help="Only this relation (for facts: this field).")
 @click.option(
     "--resolved", is_flag=True, help="Entities that `resolve` grouped are one (not for facts)."
@@ -285,7 +292,7 @@ def _side(claim: dict) -> str:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10000))
 @cursor_option
 @json_option
-def disagreements_cmd(db, kind, relation, resolved, limit, cursor, as_json) -> None:
+def disagreements_cmd(db, kind, subject, relation, resolved, limit, cursor, as_json) -> None:
     """Where sources contradict each other, kept side by side."""
     from groundswell.shared.ledger.queries import BadCursor, disagreements
 
@@ -293,7 +300,13 @@ def disagreements_cmd(db, kind, relation, resolved, limit, cursor, as_json) -> N
         page = _read(
             db,
             lambda s: disagreements(
-                s, kind, relation=relation, resolved=resolved, cursor=cursor, limit=limit
+                s,
+                kind,
+                subject=subject,
+                relation=relation,
+                resolved=resolved,
+                cursor=cursor,
+                limit=limit,
             ),
         )
     except BadCursor as exc:
@@ -319,7 +332,10 @@ def disagreements_cmd(db, kind, relation, resolved, limit, cursor, as_json) -> N
             for claim in side["claims"]:
                 click.echo(f"      {_side(claim)}")
     click.echo("a graph of edges cannot hold these — one would have overwritten the other")
-    _next_page(page, "disagreements")
+    again = [("--kind", kind), ("--subject", subject), ("--relation", relation)]
+    again += [("--limit", str(limit))] if limit != 20 else []
+    words = [f"{flag} {shlex.quote(v)}" for flag, v in again if v and v != "contradiction"]
+    _next_page(page, " ".join(["disagreements", *words, *(["--resolved"] * resolved)]))
 
 
 @ledger.command("path")

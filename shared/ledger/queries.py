@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,18 +72,6 @@ def _page(rows: list[dict[str, Any]], limit: int, key) -> Page:
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(rows, encode_cursor(key(rows[-1])) if more and rows else None)
-
-
-def _in(conn: Connection, sql: str, name: str, values: Iterable[Any], **params: Any):
-    """Rows of ``sql`` for ``values`` in chunks (``name`` is an expanding IN parameter, and
-    so is any parameter of ``params`` given as a list)."""
-    values = list(values)
-    stmt = text(sql).bindparams(bindparam(name, expanding=True))
-    for other, value in params.items():
-        if isinstance(value, list):
-            stmt = stmt.bindparams(bindparam(other, expanding=True))
-    for part in chunks(values):
-        yield from conn.execute(stmt, {name: part, **params}).mappings()
 
 
 # -- claims ------------------------------------------------------------------------------
@@ -147,12 +135,11 @@ def claims(
             ids = sorted(entity_ids(conn, entity)) or [entity]
             where.append("(c.subject_entity_id IN :ids OR c.object_entity_id IN :ids)")
             params["ids"] = ids
-        stmt = text(
+        stmt = _expanding(
             f"SELECT {CLAIM_COLUMNS} FROM claims c {CLAIM_JOINS} WHERE {' AND '.join(where)} "
-            "ORDER BY c.id LIMIT :limit"
+            "ORDER BY c.id LIMIT :limit",
+            params,
         )
-        if entity is not None:
-            stmt = stmt.bindparams(bindparam("ids", expanding=True))
         rows = [
             {
                 **claim_out(r),
@@ -194,37 +181,99 @@ def disagreements(
     ledger: Ledger,
     kind: str = "contradiction",
     *,
+    subject: str | None = None,
     relation: str | None = None,
     resolved: bool = False,
     cursor: str | None = None,
     limit: int = 20,
 ) -> Page:
     """One page of disagreements of ``kind`` (see the module's account of the kinds).
-    ``resolved``: entities that ``resolve`` grouped are one (contradiction and objects)."""
+    ``subject`` (a label, any case, or an entity id): only those about it (for facts: the
+    entity the document describes). ``resolved``: entities that ``resolve`` grouped are one
+    (contradiction and objects; a subject then means its whole group)."""
     if kind not in KINDS:
         raise ValueError(f"kind is one of {', '.join(KINDS)}, not {kind!r}")
     with ledger.engine.connect() as conn:
+        subjects = None
+        if subject is not None:
+            subjects = _subject_ids(conn, subject, resolved and kind != "facts")
+            if not subjects:
+                return Page([], None)
+        ask = _Ask(subjects, relation, resolved, cursor, limit)
         if kind == "contradiction":
-            return _contradictions(conn, relation, resolved, cursor, limit)
+            return _contradictions(conn, ask)
         if kind == "objects":
-            return _object_conflicts(conn, relation, resolved, cursor, limit)
-        return _fact_conflicts(conn, relation, cursor, limit)
+            return _object_conflicts(conn, ask)
+        return _fact_conflicts(conn, ask)
 
 
-def _contradictions(
-    conn: Connection, relation: str | None, resolved: bool, cursor: str | None, limit: int
-):
+@dataclass(frozen=True)
+class _Ask:
+    """What a page of disagreements is asked for."""
+
+    subjects: list[str] | None  # entity ids; None: every subject
+    relation: str | None  # for facts: the field
+    resolved: bool
+    cursor: str | None
+    limit: int
+
+
+def _subject_ids(conn: Connection, name: str, resolved: bool) -> list[str]:
+    """The entities a subject name means; ``resolved``, with every entity of their groups."""
+    ids = entity_ids(conn, name)
+    if resolved and ids:
+        params = {"ids": sorted(ids)}
+        stmt = _expanding(
+            "SELECT entity_id FROM entity_groups WHERE group_id IN "
+            "(SELECT group_id FROM entity_groups WHERE entity_id IN :ids)",
+            params,
+        )
+        ids |= set(conn.execute(stmt, params).scalars())
+    return sorted(ids)
+
+
+def _in_list(column: str, name: str, stmt_params: dict[str, Any], values: list[str]) -> str:
+    """``column IN :name`` with ``values`` bound (expanding, see ``_expanding``)."""
+    stmt_params[name] = values
+    return f"{column} IN :{name}"
+
+
+def _expanding(sql: str, params: dict[str, Any]):
+    """``sql`` with every list parameter bound expanding (``IN :name``)."""
+    stmt = text(sql)
+    for name, value in params.items():
+        if isinstance(value, list):
+            stmt = stmt.bindparams(bindparam(name, expanding=True))
+    return stmt
+
+
+def _contradictions(conn: Connection, ask: _Ask) -> Page:
+    subjects, relation, cursor, limit = ask.subjects, ask.relation, ask.cursor, ask.limit
+    resolved = ask.resolved
     src, s_node, o_node = _source(resolved)
-    after = decode_cursor(cursor, 2)
     where = [
         "(a.polarity <> b.polarity OR "
         "(CASE WHEN a.modality = 'rejected' THEN 1 ELSE 0 END) <> "
         "(CASE WHEN b.modality = 'rejected' THEN 1 ELSE 0 END))"
     ]
     params: dict[str, Any] = {"limit": limit + 1}
-    if after is not None:
-        where.append("a.id >= :a1 AND (a.id > :a1 OR b.id > :b1)")  # a range on a.id
-        params.update(a1=after[0], b1=after[1])
+    if subjects is None:
+        # Every subject: the pairs in claim id order.
+        order = ["a.id", "b.id"]
+        after = decode_cursor(cursor, 2)
+        if after is not None:
+            where.append("a.id >= :a1 AND (a.id > :a1 OR b.id > :b1)")  # a range on a.id
+            params.update(a1=after[0], b1=after[1])
+    else:
+        # One subject: in the order of the triple index, so a page reads the subject's
+        # claims only as far as it needs (pairs of a triple sorted by id as they come).
+        where.append(_in_list("a.subject_entity_id", "subjects", params, subjects))
+        order = [f"a.{s_node}", "a.relation", f"a.{o_node}", "a.id", "b.id"]
+        after = decode_cursor(cursor, len(order))
+        if after is not None:
+            keys = ", ".join(f":k{i}" for i in range(len(order)))
+            where.append(f"({', '.join(order)}) > ({keys})")
+            params.update({f"k{i}": v for i, v in enumerate(after)})
     if relation is not None:
         where.append("a.relation = :relation")
         params["relation"] = relation
@@ -237,9 +286,10 @@ def _contradictions(
         pair = f"JOIN LATERAL (SELECT * FROM {src} b WHERE {same} OFFSET 0) b ON TRUE"
     else:
         pair = f"JOIN {src} b ON {same}"
+    keys = ", ".join(f"{column} AS sort_{i}" for i, column in enumerate(order))
     sql = f"""
         SELECT a.relation, s.label AS subject, s.type AS subject_type,
-               o.label AS object, o.type AS object_type,
+               o.label AS object, o.type AS object_type, {keys},
                {_SIDE.format(a="a")}, {_SIDE.format(a="b")}
         FROM {src} a
         {pair}
@@ -248,10 +298,10 @@ def _contradictions(
         {_SIDE_JOINS.format(a="a")}
         {_SIDE_JOINS.format(a="b")}
         WHERE {" AND ".join(where)}
-        ORDER BY a.id, b.id
+        ORDER BY {", ".join(order)}
         LIMIT :limit"""
-    rows = []
-    for r in conn.execute(text(sql), params).mappings():
+    rows, sort = [], []
+    for r in conn.execute(_expanding(sql, params), params).mappings():
         rows.append(
             {
                 "kind": "contradiction",
@@ -263,18 +313,20 @@ def _contradictions(
                 "sides": [claim_out(r, "a_"), claim_out(r, "b_")],
             }
         )
-    return _page(rows, limit, lambda r: [r["sides"][0]["claim_id"], r["sides"][1]["claim_id"]])
+        sort.append([r[f"sort_{i}"] for i in range(len(order))])
+    return _page(rows, limit, lambda _last: sort[limit - 1])  # the page's last row's key
 
 
 _AFFIRMS = "c.polarity = 'affirmed' AND c.modality <> 'rejected'"
 
 
-def _object_conflicts(
-    conn: Connection, relation: str | None, resolved: bool, cursor: str | None, limit: int
-):
-    src, s_node, o_node = _source(resolved)
+def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
+    subjects, relation, cursor, limit = ask.subjects, ask.relation, ask.cursor, ask.limit
+    src, s_node, o_node = _source(ask.resolved)
     after = decode_cursor(cursor, 2)
     where, params = [_AFFIRMS], {"limit": limit + 1}
+    if subjects is not None:
+        where.append(_in_list("c.subject_entity_id", "subjects", params, subjects))
     if after is not None:
         where.append(f"(c.{s_node} > :s1 OR (c.{s_node} = :s1 AND c.relation > :r1))")
         params.update(s1=after[0], r1=after[1])
@@ -282,12 +334,13 @@ def _object_conflicts(
         where.append("c.relation = :relation")
         params["relation"] = relation
     keys = conn.execute(
-        text(
+        _expanding(
             f"""SELECT c.{s_node} AS s, c.relation AS r FROM {src} c
             WHERE {" AND ".join(where)}
             GROUP BY c.{s_node}, c.relation
             HAVING COUNT(DISTINCT c.{o_node}) > 1
-            ORDER BY c.{s_node}, c.relation LIMIT :limit"""
+            ORDER BY c.{s_node}, c.relation LIMIT :limit""",
+            params,
         ),
         params,
     ).all()
@@ -326,9 +379,12 @@ def _sides_row(found, side_key, side_head, claim_of, row: dict[str, Any]) -> dic
     return {"kind": row.pop("kind"), **subject, **row, "sides": list(sides.values())}
 
 
-def _fact_conflicts(conn: Connection, field_: str | None, cursor: str | None, limit: int):
+def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
+    subjects, field_, cursor, limit = ask.subjects, ask.relation, ask.cursor, ask.limit
     after = decode_cursor(cursor, 3)
     where, params = ["1 = 1"], {"limit": limit + 1}
+    if subjects is not None:
+        where.append(_in_list("c.subject_entity_id", "subjects", params, subjects))
     if after is not None:
         where.append(
             "(c.subject_entity_id > :s1 OR (c.subject_entity_id = :s1 AND "
@@ -339,13 +395,14 @@ def _fact_conflicts(conn: Connection, field_: str | None, cursor: str | None, li
         where.append("f.field = :field")
         params["field"] = field_
     keys = conn.execute(
-        text(
+        _expanding(
             f"""SELECT c.subject_entity_id AS s, f.field AS f, f.key AS k
             FROM facts f JOIN claims c ON c.id = f.claim_id
             WHERE {" AND ".join(where)}
             GROUP BY c.subject_entity_id, f.field, f.key
             HAVING COUNT(DISTINCT f.value || '|' || COALESCE(f.unit, '')) > 1
-            ORDER BY c.subject_entity_id, f.field, f.key LIMIT :limit"""
+            ORDER BY c.subject_entity_id, f.field, f.key LIMIT :limit""",
+            params,
         ),
         params,
     ).all()

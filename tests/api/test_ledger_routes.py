@@ -59,6 +59,10 @@ def test_disagreements_path_and_search(client):
     assert client.get("/v1/ledger/disagreements", params={"kind": "nope"}).status_code == 422
     resolved = client.get("/v1/ledger/disagreements", params={"resolved": "true"}).json()
     assert resolved["items"] == rows  # nothing resolved yet: the same
+    about = client.get("/v1/ledger/disagreements", params={"subject": rows[0]["subject"]})
+    assert about.json()["items"] == rows
+    other = client.get("/v1/ledger/disagreements", params={"subject": "Gamma Holdings"})
+    assert other.json() == {"items": [], "next_cursor": None, "has_next_page": False}
     found = client.get("/v1/ledger/path", params={"start": "Acme Ltd", "goal": "Gamma Holdings"})
     body = found.json()
     assert body["found"] and [h["claim_id"] for h in body["hops"]] == ["k1", "k2"]

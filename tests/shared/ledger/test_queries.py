@@ -96,6 +96,8 @@ def test_facts_that_disagree_per_entity_field_and_key_across_documents_and_runs(
     assert sides == {5: [("10k", "r1"), ("10q", "r2")], 6: [("10q", "r2")]}
     first = rows[0]["sides"][0]["claims"][0]
     assert first["policy_version"] == "default@1" and first["receipt_digest"].startswith("sha256:")
+    assert disagreements(ledger, "facts", subject="ACME LTD").items == rows
+    assert disagreements(ledger, "facts", subject="revenue").items == []
 
 
 def test_disagreement_pages_cover_every_row_once(ledger):
@@ -107,6 +109,36 @@ def test_disagreement_pages_cover_every_row_once(ledger):
         assert paged == whole and len(whole) > 7
     with pytest.raises(BadCursor):
         disagreements(ledger, cursor="not-a-cursor")
+
+
+def test_disagreements_about_one_subject_in_triple_order_and_paged(ledger):
+    graph = random_graph(random.Random(9), 12, 260, hub=0.3)
+    record(ledger, graph)
+    hub = sorted({c.subject for c in graph})[0]
+    for subject, relation in ((hub, None), (hub, "OWNS"), (hub.upper(), None)):
+        whole = disagreements(ledger, limit=10_000).items
+        want = [
+            (r["relation"], r["object"], r["sides"][0]["claim_id"], r["sides"][1]["claim_id"])
+            for r in whole
+            if r["subject"] == hub and relation in (None, r["relation"])
+        ]
+        mine = every_page(
+            lambda **kw: disagreements(ledger, subject=subject, relation=relation, **kw), 3
+        )
+        got = [
+            (r["relation"], r["object"], r["sides"][0]["claim_id"], r["sides"][1]["claim_id"])
+            for r in mine
+        ]
+        # The same pairs, a subject's in the order of its triples (entity ids in the index).
+        assert sorted(got) == sorted(want) and len(got) > 3
+        key = {r["object"]: entity_id(TYPE, r["object"]) for r in mine}
+        assert [(g[0], key[g[1]], g[2], g[3]) for g in got] == sorted(
+            (g[0], key[g[1]], g[2], g[3]) for g in got
+        )
+    objects = disagreements(ledger, "objects", subject=hub).items
+    assert {r["subject"] for r in objects} == {hub} and objects
+    assert disagreements(ledger, subject="Nobody at all").items == []
+    assert disagreements(ledger, "facts", subject=hub).items == []
 
 
 def test_path_walks_claims_both_ways_and_says_which_way(ledger):
@@ -212,6 +244,12 @@ def test_resolve_groups_certain_merges_and_path_walks_the_groups(ledger):
     resolved = disagreements(ledger, resolved=True).items
     assert [[s["claim_id"] for s in r["sides"]] for r in resolved] == [["k1", "k3"], ["k1", "r5"]]
     assert resolved[1]["sides"][1]["subject"] == "ACME Limited"
+    about = disagreements(ledger, subject="ACME Limited", resolved=True).items
+    assert sorted([s["claim_id"] for s in r["sides"]] for r in about) == [
+        ["k1", "k3"],
+        ["k1", "r5"],
+    ]
+    assert disagreements(ledger, subject="ACME Limited").items == []  # alone, it agrees
     objects = disagreements(ledger, "objects", resolved=True).items
     assert {s["object"] for s in objects[0]["sides"]} == {"Beta Inc", "Delta Corp"}
     hops = path(ledger, "Epsilon", "Beta Inc").hops
@@ -252,6 +290,13 @@ def test_the_cli_commands(ledger, ledger_url):
         run("disagreements", "--db", ledger_url, "--kind", "objects", "--json").output
     )
     assert page["items"][0]["relation"] == "ACQUIRED" and page["has_next_page"] is False
+    record(ledger, [C("k9", "Acme Ltd", "ACQUIRED", "Beta Inc", polarity="denied", quote="no")])
+    out = run("disagreements", "--db", ledger_url, "--subject", "acme ltd", "--limit", "1").output
+    assert "Acme Ltd  ACQUIRED  Beta Inc" in out
+    assert "more: groundswell ledger disagreements --subject 'acme ltd' --limit 1 --cursor" in out
+    cursor = out.rsplit("--cursor ", 1)[1].strip()
+    rest = run("disagreements", "--db", ledger_url, "--subject", "acme ltd", "--cursor", cursor)
+    assert "Acme Ltd  ACQUIRED  Beta Inc" in rest.output and "more:" not in rest.output
     out = run("resolve", "--db", ledger_url).output
     assert out == "4 entities -> 4 groups\n"
 
