@@ -8,7 +8,6 @@ on its own.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,7 +15,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, text
+from sqlalchemy import JSON, Engine, create_engine, delete, event, func, insert, select, text
 from sqlalchemy.engine import Connection
 
 from groundswell.shared.ledger.models import (
@@ -212,7 +211,7 @@ class Ledger:
             with raw.cursor() as cur:
                 cur.execute("SET LOCAL synchronous_commit = off")
                 cur.execute("SET LOCAL maintenance_work_mem = '512MB'")
-                remake = _drop_deferrable(cur, ("claims", "evidence"))
+                remake = _drop_deferrable(cur, ("entities", "claims", "evidence"))
             sent: set[str] = set()
             for batch in batches:
                 by_id = {c.claim["id"]: c for c in batch}
@@ -226,7 +225,7 @@ class Ledger:
                 sent.update(entities)
                 evidence_rows = [e for c in by_id.values() for e in c.evidence]
                 claim_rows = [c.claim for c in by_id.values()]
-                _copy_write(conn, list(entities.values()), claim_rows, evidence_rows)
+                _copy_write(conn, list(entities.values()), claim_rows, evidence_rows, fresh=True)
                 stored += len(claim_rows)
             with raw.cursor() as cur:
                 for statement in remake:
@@ -345,8 +344,9 @@ def _executemany_write(
 
 
 def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[str]:
-    """Drop the secondary indexes (neither primary nor unique) of ``tables`` and the foreign
-    keys they hold; the statements that make them again, indexes first."""
+    """Drop the secondary indexes (neither primary nor unique), the unique constraints and the
+    foreign keys of ``tables`` (primary keys stay: they find what a load replaces); the
+    statements that make them again, indexes first."""
     names = list(tables)
     cur.execute(
         "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
@@ -357,7 +357,8 @@ def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[str]:
     indexes = cur.fetchall()
     cur.execute(
         "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint "
-        "WHERE contype = 'f' AND conrelid = ANY(%s::regclass[]) ORDER BY 1, 2",
+        "WHERE contype IN ('u', 'f') AND conrelid = ANY(%s::regclass[]) "
+        "ORDER BY contype DESC, 1, 2",  # unique constraints before the foreign keys
         (names,),
     )
     keys = cur.fetchall()
@@ -371,33 +372,38 @@ def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[str]:
     ]
 
 
-_JSON_COLUMNS = {"hedge_markers", "extra"}
+def _copy_types(table: Any) -> list[str]:
+    """The PostgreSQL types of ``table``'s columns, in order, for a binary COPY."""
+    out = []
+    for column in table.columns:
+        if isinstance(column.type, JSON):
+            out.append("jsonb")
+            continue
+        out.append(_BINARY[column.type.python_type])
+    return out
 
 
-def _json_text(value: Any) -> str:
-    if not value:  # the common case: no hedge markers, no extra fields
-        return "[]" if isinstance(value, list) else "{}"
-    return json.dumps(value, ensure_ascii=False)
+_BINARY = {str: "text", int: "int4", float: "float8", bool: "bool", datetime: "timestamptz"}
+_CLAIM_ROW = itemgetter(*COLUMNS["claims"])
+_EVIDENCE_ROW = itemgetter(*COLUMNS["evidence"])
+_COPY = {
+    # Binary COPY: the server reads each value as it is stored (no parsing of timestamps,
+    # numbers or escapes), which is most of its cost per row; JSON goes as JSON text.
+    name: (
+        f"COPY {name} ({', '.join(f'{chr(34)}{c}{chr(34)}' for c in COLUMNS[name])}) "
+        "FROM STDIN (FORMAT BINARY)",
+        _copy_types(table),
+    )
+    for name, table in (("claims", ClaimRow.__table__), ("evidence", EvidenceRow.__table__))
+}
 
 
-def _row_getter(columns: list[str]):
-    """A function from a row dict to the tuple COPY sends, JSON columns encoded."""
-    fetch = itemgetter(*columns)
-    json_at = [i for i, c in enumerate(columns) if c in _JSON_COLUMNS]
-    if not json_at:
-        return fetch
-
-    def row(d: dict[str, Any]) -> list[Any]:
-        values = list(fetch(d))
-        for i in json_at:
-            values[i] = _json_text(values[i])
-        return values
-
-    return row
-
-
-_CLAIM_ROW = _row_getter(COLUMNS["claims"])
-_EVIDENCE_ROW = _row_getter(COLUMNS["evidence"])
+def _copy(cur: Any, table: str, rows: Iterable[Any]) -> None:
+    statement, types = _COPY[table]
+    with cur.copy(statement) as copy:
+        copy.set_types(types)
+        for row in rows:
+            copy.write_row(row)
 
 
 def _copy_write(
@@ -405,10 +411,17 @@ def _copy_write(
     entities: list[tuple[str, str, str]],
     claims: list[dict[str, Any]],
     evidence: list[dict[str, Any]],
+    *,
+    fresh: bool = False,
 ) -> None:
     """Entities through a temporary stage (inserted on conflict do nothing); claims stored
     already are deleted with their evidence (looked up by primary key, so the cost is the
-    batch's, not the table's); then claims and evidence are COPYed straight in."""
+    batch's, not the table's); then claims and evidence are COPYed straight in. ``fresh``:
+    the claims are most likely new (a bulk load), so they are COPYed first, and looked up
+    and replaced only if one is stored already (the COPY fails on its key, and is undone to
+    a savepoint)."""
+    from psycopg import errors
+
     raw = conn.connection.driver_connection  # the psycopg 3 connection, in this transaction
     with raw.cursor() as cur:
         cur.execute("SET LOCAL synchronous_commit = off")
@@ -417,24 +430,30 @@ def _copy_write(
             "(LIKE entities INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
         )
         cur.execute("TRUNCATE stage_entities")  # a bulk load writes many batches before commit
-        with cur.copy("COPY stage_entities (id, type, label) FROM STDIN") as copy:
+        with cur.copy("COPY stage_entities (id, type, label) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "text"])
             for row in entities:
                 copy.write_row(row)
+        # Those stored already are left out before the insert: a conflict costs the insert a
+        # speculative insertion and its undoing, a lookup costs only the lookup.
         cur.execute(
-            "INSERT INTO entities (id, type, label) SELECT id, type, label FROM stage_entities "
-            "ON CONFLICT DO NOTHING"
+            "INSERT INTO entities (id, type, label) SELECT s.id, s.type, s.label "
+            "FROM stage_entities s WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = s.id) "
+            "ON CONFLICT (id) DO NOTHING"
         )
-        ids = [c["id"] for c in claims]
-        cur.execute("SELECT id FROM claims WHERE id = ANY(%s)", (ids,))
-        stored = [r[0] for r in cur.fetchall()]
-        if stored:
-            cur.execute("DELETE FROM evidence WHERE claim_id = ANY(%s)", (stored,))
-            cur.execute("DELETE FROM claims WHERE id = ANY(%s)", (stored,))
-        claim_cols = ", ".join(COLUMNS["claims"])
-        with cur.copy(f"COPY claims ({claim_cols}) FROM STDIN") as copy:
-            for row in claims:
-                copy.write_row(_CLAIM_ROW(row))
-        quoted = ", ".join(f'"{c}"' for c in COLUMNS["evidence"])
-        with cur.copy(f"COPY evidence ({quoted}) FROM STDIN") as copy:
-            for row in evidence:
-                copy.write_row(_EVIDENCE_ROW(row))
+        claim_rows = [_CLAIM_ROW(c) for c in claims]
+        if fresh:
+            try:
+                with raw.transaction():  # a savepoint
+                    _copy(cur, "claims", claim_rows)
+            except errors.UniqueViolation:
+                fresh = False
+        if not fresh:
+            ids = [c["id"] for c in claims]
+            cur.execute("SELECT id FROM claims WHERE id = ANY(%s)", (ids,))
+            stored = [r[0] for r in cur.fetchall()]
+            if stored:
+                cur.execute("DELETE FROM evidence WHERE claim_id = ANY(%s)", (stored,))
+                cur.execute("DELETE FROM claims WHERE id = ANY(%s)", (stored,))
+            _copy(cur, "claims", claim_rows)
+        _copy(cur, "evidence", map(_EVIDENCE_ROW, evidence))
