@@ -4,7 +4,8 @@ One ledger unit per document: the admitted decisions of its admission receipt be
 whose asserter is the document (subject: the document, relation: the field, object: the
 value), each with its fact row (field, key, value, unit, run, policy version, receipt
 digest) and its evidence span; the grounded quotations of its verification receipt become
-``quotes`` claims with their span and tier as evidence.
+``quotes`` claims with their span and tier as evidence (verification's tier, typography and
+skeleton included: :data:`~groundswell.shared.ledger.models.EVIDENCE_TIERS`).
 
 Exactly once: a claim's id is derived from the receipt's digest, the decision's (or
 quotation's) index and the run's policy version, and a write replaces a stored claim of the
@@ -17,14 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from groundswell.shared.admit.index import ByteMap
 from groundswell.shared.corpus import InputError
-from groundswell.shared.ledger.locate import TIERS
-from groundswell.shared.ledger.models import entity_id
+from groundswell.shared.ledger.models import EVIDENCE_TIERS, entity_id
 from groundswell.shared.ledger.store import ClaimIn
 
 DOCUMENT_TYPE = "Document"
@@ -51,7 +52,10 @@ class Loaded:
     facts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     quotations: int = 0
-    skipped_tier: int = 0  # grounded at a tier the ledger's evidence does not hold
+    quotation_tiers: Counter[str] = field(default_factory=Counter)  # the quotations by tier
+    # Grounded at a tier the ledger's evidence does not hold (a policy's own ladder may name
+    # tiers of its own): not written, counted.
+    skipped_tier: int = 0
 
 
 def _char_span(offsets: ByteMap, start: Any, end: Any) -> tuple[int, int] | None:
@@ -184,7 +188,7 @@ def load_document(
                     )
                 )
                 continue
-            if cert.get("tier") not in TIERS:
+            if cert.get("tier") not in EVIDENCE_TIERS:
                 out.skipped_tier += 1
                 continue
             quote = (record.get("record") or {}).get("claim")
@@ -211,4 +215,5 @@ def load_document(
                 )
             )
             out.quotations += 1
+            out.quotation_tiers[cert["tier"]] += 1
     return out

@@ -10,7 +10,8 @@ digest, the decision's index and the run's policy version (:mod:`groundswell.sha
 load`): a redelivered or repeated unit replaces what it wrote and adds nothing.
 
 Like a read batch, a ledger batch has no index rows: its counters (``units.ledger.*``,
-``ledger.facts``, ``ledger.quotations``, ``errors.ledger``) go to the run's summary.
+``ledger.facts``, ``ledger.quotations`` and ``ledger.quotations.tier.<tier>``,
+``errors.ledger``) go to the run's summary.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def load_batch(ctx: RunContext, ledger: Ledger, doc_ids: list[str], sources: Any
             errors = loaded.errors
             counters["ledger.facts"] = len(loaded.facts)
             counters["ledger.quotations"] = loaded.quotations
+            for tier, n in loaded.quotation_tiers.items():
+                counters[f"ledger.quotations.tier.{tier}"] = n
             counters["ledger.quotations_skipped_tier"] = loaded.skipped_tier
         except InputFileError as exc:
             errors = [exc.error]

@@ -41,16 +41,18 @@ def counts(url: str) -> dict[str, int]:
         ledger.close()
 
 
-@pytest.fixture
-def settings(redis_server, tmp_path) -> Settings:
+def run_settings(redis_server, tmp_path, ledger_url: str) -> Settings:
     import redis
 
     redis.Redis.from_url(redis_server.url).flushall()
     return Settings(
-        broker_url=redis_server.url,
-        storage_url=str(tmp_path / "out"),
-        ledger_url=f"sqlite:///{tmp_path / 'ledger.sqlite3'}",
+        broker_url=redis_server.url, storage_url=str(tmp_path / "out"), ledger_url=ledger_url
     )
+
+
+@pytest.fixture
+def settings(redis_server, tmp_path) -> Settings:
+    return run_settings(redis_server, tmp_path, f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
 
 
 def test_a_run_with_ledger_on_loads_its_admitted_facts_and_quotations(settings):
@@ -69,6 +71,41 @@ def test_a_run_with_ledger_on_loads_its_admitted_facts_and_quotations(settings):
     assert units["planned"] == units["done"] == units["computed"] == summary["documents"]
     assert kinds.count("ledger") >= 1
     assert "ledger" in json.loads(service.store(record.output).get(f"runs/{record.id}/run.json"))
+
+
+def test_quotations_grounded_at_typography_and_skeleton_are_stored_at_their_tier(
+    redis_server, tmp_path, ledger_url
+):
+    """Under a policy that accepts through skeleton, every grounded quotation goes in at the
+    tier verification found it (typography and skeleton too), counted by tier; none skipped."""
+    from sqlalchemy import func, select
+
+    from groundswell.shared.ledger.models import EvidenceRow
+    from groundswell.shared.ledger.store import Ledger
+
+    settings = run_settings(redis_server, tmp_path, ledger_url)
+    service, record, _ = drive_run(settings, policy="permissive", ledger=True)
+    assert record.state == "succeeded", record.error
+    counts = service.summary(record.id)["counts"]
+    grounded = {
+        k.rsplit(".", 1)[1]: v for k, v in counts.items() if k.startswith("claims.at.grounded.")
+    }
+    assert grounded["skeleton"] > 0 and grounded["typography"] > 0
+    by_tier = {
+        k.rsplit(".", 1)[1]: v for k, v in counts.items() if k.startswith("ledger.quotations.tier.")
+    }
+    assert by_tier == grounded
+    assert counts["ledger.quotations"] == sum(grounded.values())
+    assert "ledger.quotations_skipped_tier" not in counts
+    with Ledger.open(ledger_url) as ledger, ledger.engine.connect() as conn:
+        stored = dict(
+            conn.execute(
+                select(EvidenceRow.tier, func.count())
+                .where(EvidenceRow.claim_id.like("quote:%"))
+                .group_by(EvidenceRow.tier)
+            ).all()
+        )
+    assert stored == grounded
 
 
 def test_the_units_run_twice_add_nothing(settings):
