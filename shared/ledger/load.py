@@ -19,19 +19,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from groundswell.shared.admit.index import ByteMap
 from groundswell.shared.corpus import InputError
-from groundswell.shared.ledger.models import EVIDENCE_TIERS, entity_id
+from groundswell.shared.ledger.models import EVIDENCE_TIERS, FactRow, entity_id
 from groundswell.shared.ledger.store import ClaimIn
 
 DOCUMENT_TYPE = "Document"
 VALUE_TYPE = "Value"
 QUOTATION_TYPE = "Quotation"
 QUOTES = "quotes"  # the relation of a grounded quotation's claim
+# What the ledger's columns hold: a field is a claim's relation too (both 200 characters).
+FIELD_LENGTH = FactRow.__table__.c.field.type.length
+UNIT_LENGTH = FactRow.__table__.c.unit.type.length
 
 
 def claim_id(kind: str, receipt_sha256: str, index: int, policy_version: str) -> str:
@@ -51,11 +55,40 @@ class Loaded:
     claims: list[ClaimIn] = field(default_factory=list)
     facts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
-    quotations: int = 0
-    quotation_tiers: Counter[str] = field(default_factory=Counter)  # the quotations by tier
     # Grounded at a tier the ledger's evidence does not hold (a policy's own ladder may name
     # tiers of its own): not written, counted.
     skipped_tier: int = 0
+
+    def counters(self, refused: Collection[str] = ()) -> dict[str, int]:
+        """What the rows add to a run's counters: ``ledger.facts``, ``ledger.quotations`` and
+        ``ledger.quotations.tier.<tier>``, ``ledger.quotations_skipped_tier``; ``refused``
+        names the claims the database did not store."""
+        out: Counter[str] = Counter()
+        out["ledger.facts"] = sum(f["claim_id"] not in refused for f in self.facts)
+        for claim in self.claims:
+            if claim.claim["id"].startswith("quote:") and claim.claim["id"] not in refused:
+                out["ledger.quotations"] += 1
+                out[f"ledger.quotations.tier.{claim.evidence[0]['tier']}"] += 1
+        out["ledger.quotations_skipped_tier"] = self.skipped_tier
+        return dict(out)
+
+
+def _unfit(decision: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, why) when an admitted decision is not a fact the ledger can hold: checked here
+    so that both backends refuse it alike (SQLite does not enforce lengths), before anything
+    of the document is written."""
+    name = decision.get("field")
+    if not isinstance(name, str) or not name:
+        return "field", "an admitted decision without a field"
+    if len(name) > FIELD_LENGTH:
+        return "field", f"a field name of {len(name)} characters (the ledger holds {FIELD_LENGTH})"
+    key = decision.get("key")
+    if key is not None and not isinstance(key, str):
+        return "key", f"key {key!r} is not a string"
+    unit = decision.get("unit")
+    if unit is not None and not (isinstance(unit, str) and len(unit) <= UNIT_LENGTH):
+        return "unit", f"unit {unit!r} is not a string of at most {UNIT_LENGTH} characters"
+    return None
 
 
 def _char_span(offsets: ByteMap, start: Any, end: Any) -> tuple[int, int] | None:
@@ -127,12 +160,11 @@ def load_document(
             if decision.get("outcome") != "admitted":
                 continue
             where = f"{key}:{index + 1}"
-            fieldname = decision.get("field")
-            if not isinstance(fieldname, str) or not fieldname:
-                out.errors.append(
-                    InputError(key, "an admitted decision without a field", index + 1, "field")
-                )
+            unfit = _unfit(decision)
+            if unfit is not None:
+                out.errors.append(InputError(key, unfit[1], index + 1, unfit[0]))
                 continue
+            fieldname = decision["field"]
             evidence = decision.get("evidence") or {}
             at = _char_span(offsets, evidence.get("start"), evidence.get("end"))
             if at is None:
@@ -214,6 +246,4 @@ def load_document(
                     [doc_entity, obj],
                 )
             )
-            out.quotations += 1
-            out.quotation_tiers[cert["tier"]] += 1
     return out

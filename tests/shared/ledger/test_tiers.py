@@ -54,10 +54,15 @@ def test_the_evidence_tiers_are_the_locators_and_verifications():
 def test_a_skeleton_quotation_is_stored_with_its_tier_and_counted(ledger):
     loaded = _load(["skeleton", "typography", "exact", "skeleton", "a-tier-of-its-own"])
     assert loaded.errors == []
-    assert loaded.quotations == 4
-    assert loaded.quotation_tiers == {"skeleton": 2, "typography": 1, "exact": 1}
     # A tier of a policy's own ladder is one the ledger does not hold: counted, not written.
-    assert loaded.skipped_tier == 1
+    assert loaded.counters() == {
+        "ledger.facts": 0,
+        "ledger.quotations": 4,
+        "ledger.quotations.tier.skeleton": 2,
+        "ledger.quotations.tier.typography": 1,
+        "ledger.quotations.tier.exact": 1,
+        "ledger.quotations_skipped_tier": 1,
+    }
     assert ledger.write_claims(loaded.claims) == 4
     assert ledger.state()["tier"] == {"exact": 1, "skeleton": 2, "typography": 1}
     with ledger.engine.connect() as conn:
