@@ -384,3 +384,26 @@ def test_a_row_the_database_refuses_fails_alone_named_by_its_receipt_line(postgr
         assert refused == {loaded.claims[1].claim["id"]}
         assert ledger.state()["claims"] == 2
     assert loaded.counters(refused)["ledger.quotations"] == 2
+
+
+def test_a_schedule_keeps_ledger_and_its_runs_carry_it(settings):
+    """Stored with the schedule; a schedule stored before the option existed loads without it."""
+    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.runs.state import RunStore, redis_client
+    from groundswell.shared.schedules import PREFIX, ScheduleSpec
+
+    sent: list = []
+    service = RunService(
+        settings, RunStore(redis_client(settings.state_redis_url)), lambda *a: sent.append(a)
+    )
+    spec = ScheduleSpec(corpus=str(SAMPLE_CORPUS), every_seconds=3600, ledger=True)
+    loading = service.schedules.add(spec)
+    plain = service.schedules.add(spec.model_copy(update={"ledger": False}))
+    older = plain.model_dump()
+    del older["ledger"]
+    service.runs.r.hset(PREFIX + "s", plain.id, json.dumps(older))
+    assert service.schedules.get(loading.id).ledger is True
+    assert service.schedules.get(plain.id).ledger is False
+    runs = {s: service.fire_schedule(s, "publish:default@2") for s in (loading.id, plain.id)}
+    assert runs[loading.id].ledger is True and runs[plain.id].ledger is False
+    assert service.get(runs[loading.id].id).ledger is True
