@@ -315,6 +315,9 @@ def test_a_ledger_unit_that_cannot_load_a_decision_fails_alone_named_in_the_run(
     assert index.units == summary["index"]["units"]
     progress = service.progress(record.id)
     assert (progress.planned, progress.done, progress.failed) == (index.units, index.units, 1)
+    # The report's page of the document shows the error where it came from.
+    page = service.report(record.id, document=doc_id)
+    assert f"{key}:{number}" in page and "is not in the document" in page
 
 
 def test_a_failed_ledger_unit_counts_once_redelivered_and_rebuilt_from_storage(settings):
