@@ -237,6 +237,9 @@ def observe_batch(
         if errors and computed_now(row):
             scope = "unit" if row.get("status") == "failed" else "record"
             INPUT_ERRORS.labels(kind, scope).inc(errors)
+    if kind == "ledger" and fresh.get("units.ledger.computed"):
+        # A ledger unit that loads has no row (one that fails has): its batch counts it.
+        UNITS.labels(kind, "computed").inc(fresh["units.ledger.computed"])
     if kind == "verify":
         for key, value in fresh.items():
             if key.startswith("claims.at."):

@@ -43,6 +43,9 @@ class ScheduleSpec(BaseModel):
     every_seconds: float | None = Field(default=None, gt=0, description="An interval, or:")
     cron: str | None = Field(default=None, description="A 5-field cron expression (UTC).")
     only: ReprocessOnly = "missing"
+    # Each run it starts loads its ledger (RunSpec.ledger): under each new policy version, its
+    # facts beside the earlier versions' (`groundswell ledger history`).
+    ledger: bool = Field(default=False, description=RunSpec.model_fields["ledger"].description)
 
     @field_validator("corpus")
     @classmethod

@@ -6,7 +6,9 @@ import os
 import time
 
 import botocore.exceptions
+import psycopg
 import redis.exceptions
+import sqlalchemy.exc
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
@@ -26,6 +28,10 @@ TRANSIENT = (
     botocore.exceptions.ReadTimeoutError,
     botocore.exceptions.ResponseStreamingError,
     botocore.exceptions.IncompleteReadError,
+    # The claims ledger's database away or busy (a lost connection, SQLite's lock); what it
+    # refuses to store (IntegrityError, DataError) is no error of the moment: a failed unit.
+    sqlalchemy.exc.OperationalError,
+    psycopg.OperationalError,
 )
 
 _services: dict[int, RunService] = {}

@@ -196,7 +196,12 @@ def state_cmd(db: str | None, as_json: bool) -> None:
     if state["modality"]:
         click.echo("modality: " + ", ".join(f"{n:,} {m}" for m, n in state["modality"].items()))
     if state["tier"]:
-        click.echo("located: " + ", ".join(f"{n:,} {t}" for t, n in state["tier"].items()))
+        from groundswell.shared.ledger.models import EVIDENCE_TIERS
+
+        # Tightest first, as the ladder goes (the locator's three, then verification's two).
+        order = {t: i for i, t in enumerate(EVIDENCE_TIERS)}
+        tiers = sorted(state["tier"].items(), key=lambda item: (order.get(item[0], 99), item[0]))
+        click.echo("located: " + ", ".join(f"{n:,} {t}" for t, n in tiers))
     click.echo(
         f"{state['documents']:,} documents · {state['entities']:,} entities · "
         f"{state['evidence']:,} evidence spans"

@@ -18,6 +18,7 @@ from groundswell.shared.cli.runs import (
     _service,
     _settings,
     describe,
+    ledger_option,
 )
 
 
@@ -211,8 +212,11 @@ def schedule() -> None:
 @click.option(
     "--only", type=click.Choice(["missing", "failed", "all"]), default="missing", show_default=True
 )
-def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, only: str) -> None:
-    """Add a schedule; print its id."""
+@ledger_option
+def schedule_add(
+    corpus: str, policy: str, every: str | None, cron: str | None, only: str, ledger: bool
+) -> None:
+    """Add a schedule; print its id. With --ledger every run it starts loads its ledger."""
     from pydantic import ValidationError
 
     from groundswell.shared.policies import PolicyError
@@ -226,6 +230,7 @@ def schedule_add(corpus: str, policy: str, every: str | None, cron: str | None, 
             cron=cron,
             every_seconds=parse_every(every) if every else None,
             only=only,
+            ledger=ledger,
         )
     except (ValidationError, ValueError) as exc:
         _fail(describe(exc), 2)
@@ -254,8 +259,8 @@ def schedule_list(as_json: bool) -> None:
     for s in items:
         when = f"every {s.every_seconds:g}s" if s.every_seconds else f"cron {s.cron}"
         click.echo(
-            f"{s.id}  {s.corpus}  {s.policy}  {when}  only {s.only}  runs {s.runs}"
-            f"  last {s.last_run_id or '-'}"
+            f"{s.id}  {s.corpus}  {s.policy}  {when}  only {s.only}{'  ledger' if s.ledger else ''}"
+            f"  runs {s.runs}  last {s.last_run_id or '-'}"
         )
 
 
@@ -283,6 +288,7 @@ def schedule_remove(schedule_id: str) -> None:
 @click.option("--embedded", is_flag=True, help="Start a private Redis and workers for this run.")
 @click.option("--workers", default=2, show_default=True, help="Embedded worker processes.")
 @click.option("--json", "as_json", is_flag=True)
+@ledger_option
 def reprocess(
     corpus: str,
     policy: str,
@@ -291,11 +297,13 @@ def reprocess(
     embedded: bool,
     workers: int,
     as_json: bool,
+    ledger: bool,
 ) -> None:
     """Re-run CORPUS under a policy version: missing work, failed units, or everything.
 
     Like `run`: the configured broker's workers, or a private stack when no broker is
-    configured (or --embedded)."""
+    configured (or --embedded). With --ledger the run loads its ledger: under a new policy
+    version, its facts beside the earlier versions' (`groundswell ledger history`)."""
     from groundswell.shared.cli.runs import _exit_for, run_embedded
     from groundswell.shared.policies import PolicyError, PolicyRegistry
     from groundswell.shared.runs.models import RunSpec
@@ -308,7 +316,9 @@ def reprocess(
         registry.resolve(policy)
     except PolicyError as exc:
         _fail(str(exc), 2)
-    spec = RunSpec(corpus=_check_corpus(corpus), policy=policy, only=only, dry_run=dry_run)
+    spec = RunSpec(
+        corpus=_check_corpus(corpus), policy=policy, only=only, dry_run=dry_run, ledger=ledger
+    )
     if embedded or not settings.broker_url:
         summary = run_embedded(spec, workers, 1, sys.stderr.isatty())
     else:

@@ -4,7 +4,8 @@ One ledger unit per document: the admitted decisions of its admission receipt be
 whose asserter is the document (subject: the document, relation: the field, object: the
 value), each with its fact row (field, key, value, unit, run, policy version, receipt
 digest) and its evidence span; the grounded quotations of its verification receipt become
-``quotes`` claims with their span and tier as evidence.
+``quotes`` claims with their span and tier as evidence (verification's tier, typography and
+skeleton included: :data:`~groundswell.shared.ledger.models.EVIDENCE_TIERS`).
 
 Exactly once: a claim's id is derived from the receipt's digest, the decision's (or
 quotation's) index and the run's policy version, and a write replaces a stored claim of the
@@ -17,20 +18,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from groundswell.shared.admit.index import ByteMap
 from groundswell.shared.corpus import InputError
-from groundswell.shared.ledger.locate import TIERS
-from groundswell.shared.ledger.models import entity_id
+from groundswell.shared.ledger.models import EVIDENCE_TIERS, FactRow, entity_id
 from groundswell.shared.ledger.store import ClaimIn
 
 DOCUMENT_TYPE = "Document"
 VALUE_TYPE = "Value"
 QUOTATION_TYPE = "Quotation"
 QUOTES = "quotes"  # the relation of a grounded quotation's claim
+# What the ledger's columns hold: a field is a claim's relation too (both 200 characters).
+FIELD_LENGTH = FactRow.__table__.c.field.type.length
+UNIT_LENGTH = FactRow.__table__.c.unit.type.length
 
 
 def claim_id(kind: str, receipt_sha256: str, index: int, policy_version: str) -> str:
@@ -50,8 +55,40 @@ class Loaded:
     claims: list[ClaimIn] = field(default_factory=list)
     facts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
-    quotations: int = 0
-    skipped_tier: int = 0  # grounded at a tier the ledger's evidence does not hold
+    # Grounded at a tier the ledger's evidence does not hold (a policy's own ladder may name
+    # tiers of its own): not written, counted.
+    skipped_tier: int = 0
+
+    def counters(self, refused: Collection[str] = ()) -> dict[str, int]:
+        """What the rows add to a run's counters: ``ledger.facts``, ``ledger.quotations`` and
+        ``ledger.quotations.tier.<tier>``, ``ledger.quotations_skipped_tier``; ``refused``
+        names the claims the database did not store."""
+        out: Counter[str] = Counter()
+        out["ledger.facts"] = sum(f["claim_id"] not in refused for f in self.facts)
+        for claim in self.claims:
+            if claim.claim["id"].startswith("quote:") and claim.claim["id"] not in refused:
+                out["ledger.quotations"] += 1
+                out[f"ledger.quotations.tier.{claim.evidence[0]['tier']}"] += 1
+        out["ledger.quotations_skipped_tier"] = self.skipped_tier
+        return dict(out)
+
+
+def _unfit(decision: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, why) when an admitted decision is not a fact the ledger can hold: checked here
+    so that both backends refuse it alike (SQLite does not enforce lengths), before anything
+    of the document is written."""
+    name = decision.get("field")
+    if not isinstance(name, str) or not name:
+        return "field", "an admitted decision without a field"
+    if len(name) > FIELD_LENGTH:
+        return "field", f"a field name of {len(name)} characters (the ledger holds {FIELD_LENGTH})"
+    key = decision.get("key")
+    if key is not None and not isinstance(key, str):
+        return "key", f"key {key!r} is not a string"
+    unit = decision.get("unit")
+    if unit is not None and not (isinstance(unit, str) and len(unit) <= UNIT_LENGTH):
+        return "unit", f"unit {unit!r} is not a string of at most {UNIT_LENGTH} characters"
+    return None
 
 
 def _char_span(offsets: ByteMap, start: Any, end: Any) -> tuple[int, int] | None:
@@ -123,12 +160,11 @@ def load_document(
             if decision.get("outcome") != "admitted":
                 continue
             where = f"{key}:{index + 1}"
-            fieldname = decision.get("field")
-            if not isinstance(fieldname, str) or not fieldname:
-                out.errors.append(
-                    InputError(key, "an admitted decision without a field", index + 1, "field")
-                )
+            unfit = _unfit(decision)
+            if unfit is not None:
+                out.errors.append(InputError(key, unfit[1], index + 1, unfit[0]))
                 continue
+            fieldname = decision["field"]
             evidence = decision.get("evidence") or {}
             at = _char_span(offsets, evidence.get("start"), evidence.get("end"))
             if at is None:
@@ -184,7 +220,7 @@ def load_document(
                     )
                 )
                 continue
-            if cert.get("tier") not in TIERS:
+            if cert.get("tier") not in EVIDENCE_TIERS:
                 out.skipped_tier += 1
                 continue
             quote = (record.get("record") or {}).get("claim")
@@ -210,5 +246,4 @@ def load_document(
                     [doc_entity, obj],
                 )
             )
-            out.quotations += 1
     return out

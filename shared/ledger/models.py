@@ -35,6 +35,10 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from groundswell.shared.ledger.locate import TIERS
 
 MODALITIES = ("assertion", "reported", "conjecture", "rejected", "declined", "question")
+# What found an evidence span: the locator's passes (an import), then the verification ladder's
+# tiers it does not have (a run's grounded quotations, at the tier verification found them).
+# Migration 0005 writes the same set into the check.
+EVIDENCE_TIERS = (*TIERS, "typography", "skeleton")
 POLARITIES = ("affirmed", "denied")
 
 # JSON on SQLite, JSONB on PostgreSQL.
@@ -127,7 +131,7 @@ class EvidenceRow(Base):
     __tablename__ = "evidence"
     __table_args__ = (
         ForeignKeyConstraint(["claim_id"], ["claims.id"], ondelete="CASCADE"),
-        CheckConstraint(_one_of("tier", TIERS), name="tier"),
+        CheckConstraint(_one_of("tier", EVIDENCE_TIERS), name="tier"),
         CheckConstraint('0 <= "start" AND "start" < "end"', name="span"),
     )
 
@@ -138,7 +142,7 @@ class EvidenceRow(Base):
     end: Mapped[int] = mapped_column(Integer)
     quote: Mapped[str] = mapped_column(Text)  # as the extractor gave it
     text: Mapped[str] = mapped_column(Text)  # the document's text at [start, end)
-    tier: Mapped[str] = mapped_column(String(16))
+    tier: Mapped[str] = mapped_column(String(16))  # one of EVIDENCE_TIERS
 
 
 # Column order of each table, as the bulk writers send rows.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared import metrics
-from groundswell.shared.corpus import InputError, candidates_key, claims_key
+from groundswell.shared.corpus import InputError, candidates_key, claims_key, document_key
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.index import IndexMissing, RunIndex
 from groundswell.shared.runs.ledger import LEDGER, load_batch, open_ledger
@@ -134,10 +134,7 @@ def given_up(spec: BatchSpec, deliveries: int, why: str) -> Segment:
     if spec.kind == READ:  # its units then read the document themselves, or fail the same way
         counters = {"units.read.failed": 1, "read.failed.lost": 1}
         return Segment(spec.batch, spec.kind, [], counters)
-    if spec.kind == LEDGER:
-        counters = {"units.ledger.failed": 1, "errors": 1, "errors.ledger": 1}
-        return Segment(spec.batch, spec.kind, [], counters)
-    file = claims_key(doc_id) if spec.kind == VERIFY else candidates_key(doc_id)
+    file = {VERIFY: claims_key, LEDGER: document_key}.get(spec.kind, candidates_key)(doc_id)
     error = InputError(file, f"gave up after {deliveries} deliveries that did not finish: {why}")
     result = UnitResult(spec.kind, doc_id, "failed", errors=[error])
     return Segment(spec.batch, spec.kind, [result.row()], result.counters())
@@ -181,9 +178,9 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
     if spec.kind == LEDGER:
         ledger = open_ledger(settings.ledger_database_url)
         with Lease(runs, run_id, batch, token, settings.lease_seconds):
-            loaded = load_batch(ctx, ledger, spec.doc_ids, spec.source)
-        # A ledger batch has no index rows, as a read batch: its counters say what it loaded.
-        segment = Segment(batch, LEDGER, [], loaded)
+            failed, loaded = load_batch(ctx, ledger, spec.doc_ids, spec.source)
+        # Index rows only for the units that failed: its counters say what it loaded.
+        segment = Segment(batch, LEDGER, failed, loaded)
         return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
     with Lease(runs, run_id, batch, token, settings.lease_seconds):
         results = [
@@ -212,6 +209,8 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
         segment.failed,
         segment.counters,
         service.queued_lease_until(),
+        # A ledger unit is an index unit only once it fails: planned as it is recorded.
+        unplanned=segment.units if segment.kind == LEDGER else 0,
     )
     if not recorded.fresh:
         return "duplicate"

@@ -326,9 +326,10 @@ class RunIndex:
         return out, False
 
     def document(self, doc_id: str) -> list[dict[str, Any]]:
-        """The rows of one document (its verify and admit units)."""
+        """The rows of one document: its verify and admit units, and its ledger unit if it
+        failed (a ledger unit that loads has no row)."""
         out = []
-        for kind in ("admit", "verify"):
+        for kind in ("admit", "ledger", "verify"):
             row = self.find(kind, doc_id)
             if row is not None:
                 out.append(row)

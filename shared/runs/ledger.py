@@ -9,8 +9,11 @@ the same receipt by construction) and writes their rows with ids derived from th
 digest, the decision's index and the run's policy version (:mod:`groundswell.shared.ledger.
 load`): a redelivered or repeated unit replaces what it wrote and adds nothing.
 
-Like a read batch, a ledger batch has no index rows: its counters (``units.ledger.*``,
-``ledger.facts``, ``ledger.quotations``, ``errors.ledger``) go to the run's summary.
+A ledger unit that loads has no index row (as a read unit): its counters (``units.ledger.*``,
+``ledger.facts``, ``ledger.quotations`` and ``ledger.quotations.tier.<tier>``,
+``errors.ledger``) go to the run's summary. A ledger unit that fails has one, as a failed unit
+of any kind: ``ledger/<doc_id>``, status ``failed``, its errors with file, line and field, so
+the run's index, ``failed_units``, its errors, report and status show it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.corpus import InputError, InputFileError, candidates_key, claims_key
 from groundswell.shared.receipts import ReceiptError, open_receipt
-from groundswell.shared.runs.units import UnitRunner
+from groundswell.shared.runs.units import UnitResult, UnitRunner
 
 if TYPE_CHECKING:
     from groundswell.shared.ledger.store import Ledger
@@ -42,27 +45,78 @@ def open_ledger(url: str) -> Ledger:
     return ledger
 
 
-def _receipt(ctx: RunContext, result: Any) -> tuple[str, dict[str, Any]] | None:
+def _receipt(
+    ctx: RunContext, result: Any, errors: list[InputError]
+) -> tuple[str, dict[str, Any]] | None:
+    """The unit's receipt, or None: a unit that failed has none to load (its own row says why);
+    one that cannot be read fails the ledger unit, named."""
     if result.status == "failed" or not result.receipt_key:
         return None
+    key = result.receipt_key
     try:
-        return result.receipt_key, open_receipt(
-            ctx.output.get(result.receipt_key), result.receipt_key
-        )
-    except (KeyError, ReceiptError):
-        return None
+        return key, open_receipt(ctx.output.get(key), key)
+    except KeyError:
+        errors.append(InputError(key, "the receipt is not in storage"))
+    except ReceiptError as exc:
+        errors.append(InputError(key, f"the receipt cannot be read: {exc}"))
+    return None
 
 
-def load_batch(ctx: RunContext, ledger: Ledger, doc_ids: list[str], sources: Any) -> dict[str, int]:
-    """Load the documents' receipts into ``ledger``; the batch's counters."""
-    from groundswell.shared.ledger.load import load_document
+def _refusals() -> tuple[type[Exception], ...]:
+    """What a database raises for rows it will not store (COPY raises psycopg's own)."""
+    import psycopg
+    from sqlalchemy.exc import DataError, IntegrityError
+
+    return DataError, IntegrityError, psycopg.DataError, psycopg.IntegrityError
+
+
+def _write(ledger: Ledger, loaded: Any) -> tuple[set[str], list[InputError]]:
+    """Write one document's rows; the ids of the claims the database refused, and why. A row
+    it refuses (a string PostgreSQL cannot hold, say) fails alone: the rows are then written
+    a claim at a time, and each refused one is named by the receipt file and line it is from."""
     from groundswell.shared.ledger.queries import write_facts
+
+    refusals = _refusals()
+    try:
+        ledger.write_claims(loaded.claims)
+        write_facts(ledger, loaded.facts)
+        return set(), []
+    except refusals:
+        pass
+    facts = {f["claim_id"]: f for f in loaded.facts}
+    refused, errors = set(), []
+    for claim in loaded.claims:
+        cid = claim.claim["id"]
+        try:
+            ledger.write_claims([claim])
+            write_facts(ledger, [facts[cid]] if cid in facts else [])
+        except refusals as exc:
+            refused.add(cid)
+            file, _, line = claim.claim["origin"].rpartition(":")
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            # The receipt's entry it came from: an admission decision, a verification record.
+            entry = "decision" if cid.startswith("fact:") else "record"
+            errors.append(InputError(file, f"the ledger refused it: {reason}", int(line), entry))
+    return refused, errors
+
+
+def load_batch(
+    ctx: RunContext, ledger: Ledger, doc_ids: list[str], sources: Any
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Load the documents' receipts into ``ledger``: the index rows of the units that failed
+    (a unit that loads has none, as a read unit) and the batch's counters.
+
+    A failure is deterministic (the receipts and the document are what they are), so it is a
+    failed unit with its errors, never an exception the task would retry; the document's other
+    rows are still written.
+    """
+    from groundswell.shared.ledger.load import load_document
     from groundswell.shared.runs.segments import sum_counters
 
     # The unit tasks' receipts, found by content hash (never recomputed under only=all).
     runner = UnitRunner(ctx.corpus, ctx.output, ctx.policy, max_bytes=ctx.runner.max_bytes)
     record = ctx.record
-    parts = []
+    rows, parts = [], []
     for doc_id in doc_ids:
         source = sources(doc_id)
         counters: dict[str, int] = {}
@@ -70,9 +124,9 @@ def load_batch(ctx: RunContext, ledger: Ledger, doc_ids: list[str], sources: Any
         try:
             admit = verify = None
             if ctx.corpus.exists(candidates_key(doc_id)):
-                admit = _receipt(ctx, runner.admit(doc_id, source))
+                admit = _receipt(ctx, runner.admit(doc_id, source), errors)
             if ctx.corpus.exists(claims_key(doc_id)):
-                verify = _receipt(ctx, runner.verify(doc_id, source))
+                verify = _receipt(ctx, runner.verify(doc_id, source), errors)
             text = runner.document(doc_id, source).text() if (admit or verify) else ""
             loaded = load_document(
                 doc_id,
@@ -82,19 +136,19 @@ def load_batch(ctx: RunContext, ledger: Ledger, doc_ids: list[str], sources: Any
                 admit=admit,
                 verify=verify,
             )
-            ledger.write_claims(loaded.claims)
-            write_facts(ledger, loaded.facts)
-            errors = loaded.errors
-            counters["ledger.facts"] = len(loaded.facts)
-            counters["ledger.quotations"] = loaded.quotations
-            counters["ledger.quotations_skipped_tier"] = loaded.skipped_tier
+            refused, refusals = _write(ledger, loaded)
+            errors += loaded.errors + refusals
+            counters.update(loaded.counters(refused))
         except InputFileError as exc:
-            errors = [exc.error]
+            errors.append(exc.error)
         for error in errors:
             log.warning("ledger unit %s: %s", doc_id, error)
-        status = "failed" if errors else "computed"
         if errors:
-            counters["errors"] = counters["errors.ledger"] = len(errors)
-        counters[f"units.ledger.{status}"] = 1
+            # In the run's index like a failed unit of any kind: named, with its errors.
+            failed = UnitResult(LEDGER, doc_id, "failed", errors=errors)
+            rows.append(failed.row())
+            counters.update(failed.counters())
+        else:
+            counters["units.ledger.computed"] = 1
         parts.append(counters)
-    return sum_counters(parts)
+    return rows, sum_counters(parts)

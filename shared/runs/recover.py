@@ -28,10 +28,12 @@ from groundswell.shared.runs.layout import (
     run_id_of_catalog_key,
     run_json,
 )
+from groundswell.shared.runs.ledger import LEDGER
 from groundswell.shared.runs.models import RunRecord, listed_at
 from groundswell.shared.runs.plan import PlanStep
 from groundswell.shared.runs.segments import Segment, covering_segments, read_segment, sum_counters
 from groundswell.shared.runs.state import BatchSpec
+from groundswell.shared.runs.units import ADMIT, READ, VERIFY
 from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
@@ -166,8 +168,9 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
         return record
     steps = list(_plan_steps(output, run_id))
     last = steps[-1] if steps else None
-    pending, planned, batches_planned = [], {"verify": 0, "admit": 0, "read": 0}, 0
+    pending, planned, batches_planned = [], dict.fromkeys((VERIFY, ADMIT, READ, LEDGER), 0), 0
     done, failed, batches_done, parts = 0, 0, 0, []
+    failed_ledger = 0  # ledger units join the index (and the planned units) when they fail
     groups = _groups(service, output, run_id)
     group = next(groups, None)
     for step in steps:
@@ -184,13 +187,17 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
             for segment in present.values():
                 done += segment.units
                 failed += segment.failed
+                failed_ledger += segment.units if segment.kind == LEDGER else 0
                 batches_done += 1
                 parts.append(segment.counters)
     counters = sum_counters(parts)
     for kind, n in planned.items():
         if n:
             counters[f"units.{kind}.planned"] = n
-    planned.pop("read")  # the index holds verify and admit units; reads count in counters
+    # The index holds verify and admit units, and the ledger units that failed; reads and
+    # the other ledger units count in counters.
+    planned.pop(READ)
+    planned[LEDGER] = failed_ledger
     finished = bool(last and last.finished)
     state = "running" if finished else ("planning" if steps else "queued")
     record = record.model_copy(update={"state": state})

@@ -281,7 +281,12 @@ class RunService:
                 return None
         if not self.schedules.claim_fire(schedule, trigger):
             return None
-        spec = RunSpec(corpus=schedule.corpus, policy=schedule.policy, only=schedule.only)
+        spec = RunSpec(
+            corpus=schedule.corpus,
+            policy=schedule.policy,
+            only=schedule.only,
+            ledger=schedule.ledger,
+        )
         record, _ = self.submit(spec, schedule=schedule.id)
         self.schedules.fired(schedule.id, record.id)
         log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)

@@ -164,7 +164,8 @@ return 1
 
 _RECORD = """
 -- KEYS: run, pending, leases, attempts, counters, held
--- ARGV: batch, units, failed units, now, lease until, then (counter, increment) pairs
+-- ARGV: batch, units, failed units, now, lease until, units planned now, then (counter,
+--       increment) pairs
 local spec = redis.call('HGET', KEYS[2], ARGV[1])
 if not spec then
   return {0, redis.call('HLEN', KEYS[2]), 0, 0}
@@ -189,9 +190,10 @@ if type(held) == 'table' then
     end
   end
 end
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[5], ARGV[i], ARGV[i + 1])
 end
+redis.call('HINCRBY', KEYS[1], 'units_planned', ARGV[6])
 redis.call('HINCRBY', KEYS[1], 'units_done', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'units_failed', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'batches_done', 1)
@@ -521,7 +523,7 @@ class RunStore:
     ) -> tuple[bool, int]:
         """Add planning step ``step`` (1-based) if the run is at step - 1. (committed, pending)."""
         # Units are what the index holds (verify, admit); read and ledger units count in
-        # counters.
+        # counters (a ledger unit that fails joins the index, and the units, when recorded).
         units = {"verify": 0, "admit": 0}
         args: list[Any] = []
         for spec in batches:
@@ -599,10 +601,20 @@ class RunStore:
         failed: int,
         counters: dict[str, int],
         lease_until: float = 0.0,
+        unplanned: int = 0,
     ) -> Recorded:
         """Record a batch and add its counters, atomically and exactly once. Held batches
-        that waited for it get a lease until ``lease_until`` and are returned, to be sent."""
-        args: list[Any] = [batch, units, failed, time.time(), lease_until or time.time() + 3600]
+        that waited for it get a lease until ``lease_until`` and are returned, to be sent.
+        ``unplanned``: units that become index units only now (failed ledger units), added to
+        the planned units as they are done."""
+        args: list[Any] = [
+            batch,
+            units,
+            failed,
+            time.time(),
+            lease_until or time.time() + 3600,
+            unplanned,
+        ]
         for name, value in counters.items():
             if value:
                 args += [name, int(value)]

@@ -109,6 +109,7 @@ def test_schedules_are_added_listed_and_removed(client):
     assert created.status_code == 201, created.text
     schedule = created.json()
     assert schedule["policy"] == "default@latest" and schedule["cron"] == "0 3 * * *"
+    assert schedule["ledger"] is False  # its runs load no ledger unless asked
     assert [s["id"] for s in client.get("/v1/schedules").json()] == [schedule["id"]]
     assert client.get(f"/v1/schedules/{schedule['id']}").json()["runs"] == 0
     both = client.post("/v1/schedules", json={**body, "every_seconds": 60})
@@ -134,6 +135,11 @@ def test_schedules_are_added_listed_and_removed(client):
     assert client.delete(f"/v1/schedules/{schedule['id']}").status_code == 204
     assert client.delete(f"/v1/schedules/{schedule['id']}").status_code == 404
     assert client.get("/v1/schedules").json() == []
+    # With the ledger on: stored with the schedule (the runs it starts carry it).
+    loading = client.post("/v1/schedules", json={**body, "ledger": True})
+    assert loading.status_code == 201 and loading.json()["ledger"] is True
+    assert client.get(f"/v1/schedules/{loading.json()['id']}").json()["ledger"] is True
+    assert client.delete(f"/v1/schedules/{loading.json()['id']}").status_code == 204
 
 
 def test_diff_of_two_runs_with_pagination(client, pipeline, tmp_path):

@@ -56,7 +56,11 @@ KNOWN_IMAGES = {
     "prom/prometheus",
     "grafana/grafana",
     "rabbitmq",
+    "postgres",
 }
+# The image of the claims ledger's database, and where its data lives in it.
+POSTGRES_IMAGE = "postgres"
+POSTGRES_DATA = "/var/lib/postgresql/data"
 
 # The documented metrics and their labels. Counters are exposed with the suffix _total.
 COUNTERS = {
@@ -203,6 +207,15 @@ def default_of(value: str) -> str:
     return re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}", lambda m: m.group(1) or "", value)
 
 
+def ledger_users(services: dict) -> set[str]:
+    """The groundswell services that open the claims ledger: the API (``/v1/ledger``) and the
+    workers of the ``ledger`` queue (ledger units)."""
+    workers = {name for name, queues in worker_queues(services).items() if "ledger" in queues}
+    return workers | {
+        name for name, s in groundswell_services(services).items() if command_of(s)[:1] == ["api"]
+    }
+
+
 def worker_queues(services: dict) -> dict[str, set[str]]:
     out = {}
     for name, service in groundswell_services(services).items():
@@ -293,6 +306,7 @@ def test_compose_has_the_stack(services: dict) -> None:
         "quay.io/minio/mc",
         "prom/prometheus",
         "grafana/grafana",
+        POSTGRES_IMAGE,
     } <= images
     commands = {command_of(s)[0] for s in groundswell_services(services).values()}
     assert commands == set(GROUNDSWELL_COMMANDS)
@@ -409,6 +423,34 @@ def test_dependencies_and_healthchecks(services: dict) -> None:
             assert "healthcheck" in service, name
 
 
+def test_postgres_holds_the_ledger_and_its_users_wait_for_it(compose: dict) -> None:
+    """The ledger URL every groundswell service gets is the postgres service's database, with
+    its credentials; the services that open the ledger wait for its health (pg_isready)."""
+    services = compose["services"]
+    postgres = services["postgres"]
+    assert str(postgres["image"]).split(":")[0] == POSTGRES_IMAGE
+    (volume,) = postgres["volumes"]
+    name, target = volume.split(":")[:2]
+    assert name in compose["volumes"] and target == POSTGRES_DATA, volume
+    check = postgres["healthcheck"]["test"]
+    assert check[0] in ("CMD", "CMD-SHELL") and "pg_isready" in " ".join(check[1:]), check
+    server = {k: default_of(str(v)) for k, v in postgres["environment"].items()}
+    env = groundswell_services(services)["api"]["environment"]
+    url = default_of(env["GROUNDSWELL_LEDGER_URL"])
+    ledger = urlsplit(Settings(_env_file=None, ledger_url=url).ledger_database_url)
+    assert ledger.scheme == "postgresql" and ledger.hostname == "postgres", url
+    assert (ledger.port or 5432) == 5432
+    assert (ledger.username, ledger.password, ledger.path.strip("/")) == (
+        server["POSTGRES_USER"],
+        server["POSTGRES_PASSWORD"],
+        server["POSTGRES_DB"],
+    )
+    users = ledger_users(services)
+    assert {"api", "worker-ledger"} <= users, users
+    for name in users:
+        assert services[name]["depends_on"]["postgres"] == {"condition": "service_healthy"}, name
+
+
 def test_bind_mounts_exist(services: dict) -> None:
     for name, service in services.items():
         for volume in service.get("volumes", []):
@@ -424,6 +466,9 @@ def test_every_image_is_pinned_to_a_release(services: dict) -> None:
         assert repository and tag, f"{name}: {service['image']} has no tag"
         if is_groundswell(service):
             assert tag == version["version"], (name, tag)  # the image of this release
+        elif repository == POSTGRES_IMAGE:
+            # PostgreSQL numbers its releases MAJOR.MINOR (15.20); "15" alone would move.
+            assert re.fullmatch(r"\d+\.\d+(-[a-z]+)?", tag), (name, tag)
         else:
             # A release, not a moving tag: 7.2.5-alpine, v2.53.0, RELEASE.2025-09-07T16-13-09Z.
             assert re.fullmatch(r"v?\d+\.\d+\.\d+(-[a-z]+)?|RELEASE\.[0-9TZ-]+", tag), (name, tag)

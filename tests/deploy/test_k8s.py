@@ -35,6 +35,8 @@ from groundswell.shared.settings import Settings
 from groundswell.workers.app import QUEUE_OF, QUEUES
 from tests.deploy.test_deploy import (
     COMPOSE,
+    POSTGRES_DATA,
+    POSTGRES_IMAGE,
     REPO,
     command_of,
     default_of,
@@ -114,6 +116,17 @@ def worker_deployments(objects: list[dict]) -> dict[str, list[str]]:
         if command[1] == "worker":
             out[name] = options(command[1:])["--queues"].split(",")
     return out
+
+
+def ledger_users(objects: list[dict]) -> dict[str, dict]:
+    """(workload name -> container) of the groundswell containers that open the claims
+    ledger: the API and the workers of the ``ledger`` queue."""
+    workers = worker_deployments(objects)
+    return {
+        name: container
+        for name, container in groundswell_containers(objects).items()
+        if container["args"][0] == "api" or "ledger" in workers.get(name, ())
+    }
 
 
 def environment(objects: list[dict], container: dict) -> dict[str, str]:
@@ -317,6 +330,42 @@ def test_rabbitmq_triggers_and_consumer_timeout() -> None:
         server_env["RABBITMQ_DEFAULT_USER"],
         server_env["RABBITMQ_DEFAULT_PASS"],
     )
+
+
+def test_postgres_holds_the_ledger_of_the_pods_that_open_it(objects: list[dict]) -> None:
+    """The ledger URL of the API and worker-ledger is the postgres StatefulSet's database
+    (through its Service, with the server's own credentials); its data is on the volume claim
+    template; pg_isready tells readiness and liveness."""
+    services, statefulsets = of_kind(objects, "Service"), of_kind(objects, "StatefulSet")
+    users = ledger_users(objects)
+    assert {"api", "worker-ledger"} <= set(users), sorted(users)
+    for name, container in users.items():
+        url = urlsplit(settings_of(environment(objects, container)).ledger_database_url)
+        assert url.scheme == "postgresql" and url.hostname in services, (name, url.hostname)
+        service = services[url.hostname]["spec"]
+        (port,) = [p for p in service["ports"] if p["port"] == (url.port or 5432)]
+        (server,) = [
+            s
+            for s in statefulsets.values()
+            if service["selector"].items() <= s["spec"]["template"]["metadata"]["labels"].items()
+        ]
+        (postgres,) = containers(server)
+        assert postgres["image"].split(":")[0] == POSTGRES_IMAGE, postgres["image"]
+        ports = {p["name"]: p["containerPort"] for p in postgres["ports"]}
+        assert ports[port["targetPort"]] == 5432, name
+        server_env = environment(objects, postgres)
+        assert (url.username, url.password, url.path.strip("/")) == (
+            server_env["POSTGRES_USER"],
+            server_env["POSTGRES_PASSWORD"],
+            server_env["POSTGRES_DB"],
+        ), name
+    claims = {t["metadata"]["name"] for t in server["spec"]["volumeClaimTemplates"]}
+    mounts = {m["mountPath"]: m["name"] for m in postgres["volumeMounts"]}
+    assert mounts[POSTGRES_DATA] in claims
+    # PGDATA inside the volume, not its root (initdb refuses a folder with lost+found).
+    assert server_env["PGDATA"].startswith(POSTGRES_DATA + "/")
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert "pg_isready" in " ".join(postgres[probe]["exec"]["command"]), probe
 
 
 def test_beat_is_exactly_one_replica(objects: list[dict]) -> None:

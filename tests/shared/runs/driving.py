@@ -7,9 +7,11 @@ from typing import Any
 from groundswell.shared.settings import Settings
 
 
-def drive(settings: Settings, spec: Any) -> tuple[Any, Any, list[str]]:
+def drive(settings: Settings, spec: Any, hold: tuple[str, ...] = ()) -> tuple[Any, Any, list[str]]:
     """Submit ``spec`` (a RunSpec), its tasks sent to a list and run here, in order; the
-    service, the finished record and the kinds of the tasks it sent."""
+    service, the finished record and the kinds of the tasks it sent. Tasks of a kind in
+    ``hold`` are sent but not run (``("finalize",)``: the run stops with every batch
+    recorded)."""
     from groundswell.shared.runs.service import RunService
     from groundswell.shared.runs.state import RunStore, redis_client
 
@@ -24,6 +26,8 @@ def drive(settings: Settings, spec: Any) -> tuple[Any, Any, list[str]]:
     while sent:
         kind, args = sent.pop(0)
         kinds.append(kind)
+        if kind in hold:
+            continue
         if kind == "plan":
             service.plan(args[0])
         elif kind == "finalize":
