@@ -268,9 +268,7 @@ class _Graph:
         """The chain's hops (node pairs in walking order) as the first claim (by id) joining
         each pair, with its subject, object, modality, asserter, document and span, and
         ``from``/``to`` in walking order."""
-        from sqlalchemy import bindparam, text
-
-        from groundswell.shared.ledger.queries import CLAIM_COLUMNS, CLAIM_JOINS, claim_out
+        from groundswell.shared.ledger.queries import claims_by_id
 
         sql = self.sql
         joins = " OR ".join(
@@ -289,10 +287,7 @@ class _Graph:
             params = {**self.params, "a": self.members([a]), "b": self.members([b])}
             claim_id, subject = sql.rows(first, params)[0]
             walked.append((claim_id, self.nodes_of([subject])[subject] == a))
-        stmt = text(f"SELECT {CLAIM_COLUMNS} FROM claims c {CLAIM_JOINS} WHERE c.id IN :ids")
-        stmt = stmt.bindparams(bindparam("ids", expanding=True))
-        rows = self.conn.execute(stmt, {"ids": sorted({c for c, _ in walked})}).mappings()
-        found = {r["claim_id"]: claim_out(r) for r in rows}
+        found = claims_by_id(self.conn, [c for c, _ in walked])
         hops = []
         for claim_id, forward in walked:
             hop = {**found[claim_id], "direction": "forward" if forward else "backward"}
