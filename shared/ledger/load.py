@@ -28,6 +28,7 @@ from groundswell.shared.admit.index import ByteMap
 from groundswell.shared.corpus import InputError
 from groundswell.shared.ledger.models import EVIDENCE_TIERS, FactRow, entity_id
 from groundswell.shared.ledger.store import ClaimIn
+from groundswell.shared.text.nfc import NfcText, to_nfc
 
 DOCUMENT_TYPE = "Document"
 VALUE_TYPE = "Value"
@@ -91,11 +92,17 @@ def _unfit(decision: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _char_span(offsets: ByteMap, start: Any, end: Any) -> tuple[int, int] | None:
-    """UTF-8 byte offsets (admission evidence's) as character offsets, or None if invalid."""
-    if not (
-        isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= offsets.n_bytes
-    ):
+def _char_span(
+    offsets: ByteMap, start: Any, end: Any, nfc: NfcText | None = None
+) -> tuple[int, int] | None:
+    """UTF-8 byte offsets (admission evidence's) as character offsets, or None if invalid.
+    ``nfc``: the document was admitted on its NFC form, so the offsets are the NFC text's and
+    are first moved back into the document (a span NFC merged into one character widens)."""
+    if not (isinstance(start, int) and isinstance(end, int)):
+        return None
+    if nfc is not None:
+        start, end = nfc.original_offset(start, end=False), nfc.original_offset(end, end=True)
+    if not 0 <= start < end <= offsets.n_bytes:
         return None
     at_start, at_end = offsets.to_char(start), offsets.to_char(end)
     return None if at_start is None or at_end is None else (at_start, at_end)
@@ -155,6 +162,8 @@ def load_document(
         key, receipt = admit
         digest = receipt["receipt_sha256"]
         offsets = ByteMap(text)
+        # A document that is not NFC was admitted on its NFC form (the receipt says so).
+        nfc = to_nfc(text) if receipt.get("normalized") else None
         decisions = (receipt.get("receipt") or {}).get("decisions") or []
         for index, decision in enumerate(decisions):
             if decision.get("outcome") != "admitted":
@@ -166,7 +175,7 @@ def load_document(
                 continue
             fieldname = decision["field"]
             evidence = decision.get("evidence") or {}
-            at = _char_span(offsets, evidence.get("start"), evidence.get("end"))
+            at = _char_span(offsets, evidence.get("start"), evidence.get("end"), nfc)
             if at is None:
                 out.errors.append(
                     InputError(

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from groundswell.shared.text.unicode import _SCAN_LIMIT
 
@@ -111,6 +111,31 @@ class NfcText:
         if not _on_boundary(seg, value):
             return -1  # inside a character of the original: keep the span invalid
         return seg.nfc_end if end else seg.nfc_start
+
+    def original_offset(self, value: int, *, end: bool) -> int:
+        """Where the NFC text's byte offset ``value`` lies in the original: the inverse of
+        ``offset`` (what admission cites in the NFC text, back in the document as given).
+        Inside a segment NFC rewrote, an offset with no exact counterpart widens to the
+        segment's edge (a start to its start, an end to its end); one outside the NFC text
+        is -1."""
+        if not 0 <= value <= self._nfc_len:
+            return -1
+        k = bisect_right(self._nfc_starts, value) - 1
+        if k < 0:
+            return value
+        seg = self._segments[k]
+        if value >= seg.nfc_end:
+            return value - (seg.nfc_end - seg.orig_end)
+        if value == seg.nfc_start:
+            return seg.orig_start
+        exact = [o for o, n in seg.inner.items() if n == value]
+        if exact:
+            return max(exact) if end else min(exact)
+        return seg.orig_end if end else seg.orig_start
+
+    @cached_property
+    def _nfc_starts(self) -> list[int]:
+        return [seg.nfc_start for seg in self._segments]
 
 
 def _on_boundary(seg: _Segment, value: int) -> bool:

@@ -8,6 +8,7 @@ was."""
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 
@@ -247,6 +248,59 @@ def test_a_decision_that_cannot_be_loaded_fails_its_unit_with_file_line_and_fiel
     other = load("r2", "default@2")
     assert other.claims[0].claim["id"] != loaded.claims[0].claim["id"]
     assert other.claims[0].evidence[0]["text"] == loaded.claims[0].evidence[0]["text"] == "2024"
+
+
+def test_a_fact_of_a_document_admitted_on_its_nfc_form_is_located_in_the_document():
+    """Admission reads a non-NFC document's NFC form, so its evidence offsets are the NFC
+    text's; the ledger's span is the document's own (the receipt says it was normalized)."""
+    from groundswell.shared.ledger.load import load_document
+
+    original = "Sec.\u20012. Revenue of caf" + "e\u0301 Ltd\u037e $12 million in 2024."
+    nfc = unicodedata.normalize("NFC", original)
+    start = nfc.encode().index("café".encode())
+    end = nfc.encode().index(b" in 2024")
+    receipt = {
+        "receipt_sha256": "ab" * 32,
+        "normalized": {"form": "NFC"},
+        "receipt": {
+            "decisions": [
+                {
+                    "outcome": "admitted",
+                    "field": "revenue",
+                    "value": 12,
+                    "evidence": {"start": start, "end": end},
+                }
+            ]
+        },
+    }
+    loaded = load_document(
+        "d",
+        original,
+        run_id="r",
+        policy_version="default@1",
+        admit=("receipts/admit/ab/x.json", receipt),
+        verify=None,
+    )
+    assert loaded.errors == []
+    span = loaded.claims[0].evidence[0]
+    assert (
+        original[span["start"] : span["end"]] == span["text"] == "cafe\u0301 Ltd\u037e $12 million"
+    )
+    # Read as offsets into the document itself, the same bytes would be another span.
+    receipt.pop("normalized")
+    moved = (
+        load_document(
+            "d",
+            original,
+            run_id="r",
+            policy_version="default@1",
+            admit=("receipts/admit/ab/x.json", receipt),
+            verify=None,
+        )
+        .claims[0]
+        .evidence[0]
+    )
+    assert moved["text"] != span["text"]
 
 
 def _break_an_admitted_span(service, record) -> tuple[str, str, int, int]:

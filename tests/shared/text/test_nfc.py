@@ -107,3 +107,36 @@ def test_real_documents_map_every_number(shared_corpus, name):
     for match in list(re.finditer(rb"\d[\d,.]*\d", raw))[::50]:
         s, e = doc.offset(match.start(), end=False), doc.offset(match.end(), end=True)
         assert nfc[s:e] == match.group()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=ALPHABET, min_size=1, max_size=12))
+def test_every_span_of_the_nfc_text_maps_back_to_a_span_of_the_original_that_covers_it(original):
+    doc = to_nfc(original)
+    nfc = doc.text
+    boundaries = {_b(original, i) for i in range(len(original) + 1)}
+    for i in range(len(nfc)):
+        for k in range(i + 1, len(nfc) + 1):
+            s = doc.original_offset(_b(nfc, i), end=False)
+            e = doc.original_offset(_b(nfc, k), end=True)
+            assert s in boundaries and e in boundaries and s < e
+            # Never narrower: the original's span, made NFC, holds the NFC span.
+            part = original.encode()[s:e].decode()
+            assert nfc[i:k] in unicodedata.normalize("NFC", part)
+    # And back where it came from, on the edges offset() keeps exact.
+    for i in range(len(original) + 1):
+        there = doc.offset(_b(original, i), end=False)
+        if doc.original_offset(there, end=False) != _b(original, i):
+            assert doc.offset(doc.original_offset(there, end=False), end=False) == there
+    assert doc.original_offset(len(nfc.encode()) + 1, end=True) == -1
+
+
+def test_an_nfc_offset_maps_back_into_the_original():
+    original = "A\u037e then caf" + "e\u0301" + " $12"
+    doc = to_nfc(original)
+    at = doc.text.encode().index(b"$12")
+    back = doc.original_offset(at, end=False)
+    assert original.encode()[back:].decode() == "$12"
+    e = doc.text.encode().index("é".encode())
+    assert doc.original_offset(e, end=False) == original.encode().index(b"e\xcc\x81")
+    assert doc.original_offset(e + 2, end=True) == original.encode().index(b" $12")
