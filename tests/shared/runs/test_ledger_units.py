@@ -273,14 +273,14 @@ def test_a_fact_of_a_document_admitted_on_its_nfc_form_is_located_in_the_documen
             ]
         },
     }
-    loaded = load_document(
-        "d",
-        original,
-        run_id="r",
-        policy_version="default@1",
-        admit=("receipts/admit/ab/x.json", receipt),
-        verify=None,
-    )
+
+    def load():
+        admit = ("receipts/admit/ab/x.json", receipt)
+        return load_document(
+            "d", original, run_id="r", policy_version="default@1", admit=admit, verify=None
+        )
+
+    loaded = load()
     assert loaded.errors == []
     span = loaded.claims[0].evidence[0]
     assert (
