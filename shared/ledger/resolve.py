@@ -25,7 +25,9 @@ Where it deliberately differs from xrad 0.4.0 (BEHAVIOUR §1.3, §1.10):
 
 Claims point at their own entities; the answer is the ``entity_groups`` table, rewritten as
 a whole on each run, so resolving is safe to repeat. A held question's id is
-``merge:<Type>/<key>``, as xrad's review keys it, so an answer survives re-resolution.
+``merge:<Type>/<key>``, as xrad's review keys it, so an answer survives re-resolution; the
+held questions are stored (``review_questions``) for ``review`` to list, and the decisions
+given to them are read and obeyed (``review.settle``; xrad's resolve ignores them).
 Cost: O(entities × label words) with hash lookups, and deletion neighbourhoods for near
 spellings (xrad compares every cluster with every other, quadratic).
 """
@@ -35,13 +37,22 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 from sqlalchemy import delete, insert, text
 
-from groundswell.shared.ledger.models import EntityGroupRow
+from groundswell.shared.ledger.models import VERDICTS, EntityGroupRow
+from groundswell.shared.ledger.review import (
+    Decision,
+    current_decisions,
+    question_id,
+    questions,
+    settle,
+    write_questions,
+)
 from groundswell.shared.ledger.store import Ledger, chunks
 
 EMPTY_SUFFIXES = frozenset(
@@ -139,21 +150,32 @@ class Group:
 
 @dataclass(frozen=True)
 class Held:
-    """A merge refused: ``label`` into ``into``, why, and how many claims the answer moves."""
+    """A merge refused: ``label`` (the group ``type``/``key``) into ``into`` (the group
+    ``into_type``/``into_key``), why, and how many claims the answer moves; ``open``, or
+    ``deferred`` with the deferral (``earlier``)."""
 
     id: str
     label: str
     into: str
     reason: str
     weight: int
+    type: str = ""
+    key: str = ""
+    into_type: str = ""
+    into_key: str = ""
+    labels: tuple[str, ...] = ()
+    status: str = "open"
+    earlier: Decision | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "label": self.label,
             "into": self.into,
+            "into_id": question_id(self.into_type, self.into_key),
             "reason": self.reason,
             "weight": self.weight,
+            "status": self.status,
         }
 
 
@@ -162,6 +184,7 @@ class Resolution:
     groups: list[Group]
     held: list[Held]
     entities: int
+    applied: Counter = field(default_factory=Counter)  # decisions that took effect, by verdict
 
     def as_dict(self, show: int | None = None) -> dict[str, Any]:
         merged = [g for g in self.groups if len(g.members) > 1]
@@ -171,6 +194,7 @@ class Resolution:
             "merged": [g.as_dict() for g in merged[:show]],
             "held": [h.as_dict() for h in self.held[:show]],
             "held_total": len(self.held),
+            "decisions_applied": {v: self.applied.get(v, 0) for v in VERDICTS},
         }
 
 
@@ -197,10 +221,42 @@ def _deletions(key: str, depth: int) -> set[str]:
     return out
 
 
+def _asked(a: Group, b: Group) -> tuple[Group, Group]:
+    """(the group a held pair asks about, the one it would join): the lighter; on a tie the
+    later by key and type, the one xrad's pass (heaviest first, then by key) meets second."""
+    if (a.claims, b.key, b.type) < (b.claims, a.key, a.type):
+        return a, b
+    return b, a
+
+
+def _joined(groups: dict[tuple[str, str], Group], unions) -> dict[tuple[str, str], tuple]:
+    """Each group's root after joining the ``unions`` (pairs of group keys), union-find."""
+    parent = {k: k for k in groups}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for a, b in unions:
+        if a in parent and b in parent:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    return {k: root(k) for k in groups}
+
+
 def cluster(
-    entities: list[tuple[str, str, str, int]], suffixes: frozenset[str] = EMPTY_SUFFIXES
+    entities: list[tuple[str, str, str, int]],
+    suffixes: frozenset[str] = EMPTY_SUFFIXES,
+    decisions: Mapping[str, Decision] | None = None,
+    applied: Counter | None = None,
 ) -> tuple[list[Group], list[Held]]:
-    """``entities`` as ``(id, type, label, claims)`` -> groups and held questions."""
+    """``entities`` as ``(id, type, label, claims)`` -> groups and held questions. With
+    ``decisions`` (id -> newest answer), an accepted group joins its target, a rejected one
+    is no longer held, a deferred one is held as deferred (:func:`review.settle`); ``applied``
+    counts them by verdict."""
     groups: dict[tuple[str, str], Group] = {}
     for entity_id, type_, label, n in entities:
         key = core(fold(label), suffixes)
@@ -210,9 +266,18 @@ def cluster(
     held: dict[tuple[str, str], Held] = {}
 
     def hold(a: Group, b: Group, reason: str) -> None:
-        small, big = sorted((a, b), key=lambda g: (g.claims, g.key))
+        small, big = _asked(a, b)
         question = Held(
-            f"merge:{small.type}/{small.key}", small.label, big.label, reason, a.claims + b.claims
+            question_id(small.type, small.key),
+            small.label,
+            big.label,
+            reason,
+            a.claims + b.claims,
+            small.type,
+            small.key,
+            big.type,
+            big.key,
+            tuple(sorted({m[1] for m in small.members})),
         )
         slot = (question.id, reason.split(":")[0])
         if slot not in held or held[slot].weight < question.weight:
@@ -262,8 +327,32 @@ def cluster(
                 hold(a, b, "an explicit discriminator says these differ")
             else:
                 hold(a, b, f"near spelling: {a.key!r} and {b.key!r} are {d} edit(s) apart")
-    ranked = sorted(held.values(), key=lambda h: (-h.weight, h.id, h.reason))
-    ordered = sorted(groups.values(), key=lambda g: (g.type, g.key))
+    settled = settle(held.values(), decisions or {})
+    roots = _joined(groups, settled.unions.values())
+    if applied is not None:  # each decision once: an accept when both its groups exist
+        took = dict(settled.answered)
+        for qid, (asked, target) in settled.unions.items():
+            if asked in groups and target in groups:
+                took[qid] = "accept"
+        applied.update(took.values())
+    joined: dict[tuple[str, str], list[Group]] = defaultdict(list)
+    for k, g in groups.items():
+        joined[roots[k]].append(g)
+    final = []
+    for parts in joined.values():
+        if len(parts) == 1:
+            final.append(parts[0])
+            continue
+        # An accepted merge: the heaviest part names the group (its type and key).
+        first = min(parts, key=lambda g: (-g.claims, g.key, g.type))
+        final.append(Group(first.type, first.key, [m for g in parts for m in g.members]))
+    still = [
+        h
+        for h in settled.held
+        if roots[(h.type, h.key)] != roots[(h.into_type, h.into_key)]  # not joined meanwhile
+    ]
+    ranked = sorted(still, key=lambda h: (-h.weight, h.id, h.reason))
+    ordered = sorted(final, key=lambda g: (g.type, g.key))
     return ordered, ranked
 
 
@@ -279,7 +368,9 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
             (i, t, label, counts[i])
             for i, t, label in conn.execute(text("SELECT id, type, label FROM entities"))
         ]
-    groups, held = cluster(entities)
+        decisions = current_decisions(conn)
+    applied: Counter = Counter()
+    groups, held = cluster(entities, decisions=decisions, applied=applied)
     if write:
         rows = [
             {"entity_id": m[0], "group_id": g.head[0]}
@@ -291,4 +382,5 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
             conn.execute(delete(EntityGroupRow))
             for part in chunks(rows, 5000):
                 conn.execute(insert(EntityGroupRow), part)
-    return Resolution(groups, held, len(entities))
+            write_questions(conn, questions(held))
+    return Resolution(groups, held, len(entities), applied)
