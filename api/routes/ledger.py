@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field
 
 from groundswell.api.deps import Principal, SettingsDep
@@ -173,8 +174,8 @@ class DecisionsIn(BaseModel):
 @router.post("/review", operation_id="ledger_review_answer", responses={422: {}})
 def answer_review(body: DecisionsIn, ledger: LedgerDep, key: Principal) -> dict[str, Any]:
     """Record answers to held merges, checked as ``ledger review --apply`` checks a file: any
-    problem is a 422 listing every one (``loc`` names the decision and its field) and nothing
-    is written. Otherwise ``{recorded, new, changed, unchanged}``; the next resolve obeys
+    problem is a 422 listing every one (``errors``, each ``loc`` naming the decision and its
+    field) and nothing is written. Otherwise ``{recorded, new, changed, unchanged}``; the next resolve obeys
     them."""
     from groundswell.shared.ledger import review
 
@@ -185,15 +186,22 @@ def answer_review(body: DecisionsIn, ledger: LedgerDep, key: Principal) -> dict[
     try:
         answers = review.load(ledger, rows)
     except review.DecisionsError as exc:
-        detail = [
-            {
-                "loc": ["body", "decisions", p.line - 1, *([p.field] if p.field != "-" else [])],
-                "msg": p.message,
-                "type": "value_error",
-            }
-            for p in exc.problems
-        ]
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, detail) from None
+        # The app's 422 for a body that does not validate: every problem, with its place.
+        raise RequestValidationError(
+            [
+                {
+                    "loc": (
+                        "body",
+                        "decisions",
+                        p.line - 1,
+                        *([p.field] if p.field != "-" else []),
+                    ),
+                    "msg": p.message,
+                    "type": "value_error",
+                }
+                for p in exc.problems
+            ]
+        ) from None
     if not answers:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_ENTITY, "every verdict is blank — nothing written"
