@@ -28,8 +28,8 @@ a whole on each run, so resolving is safe to repeat. A held question's id is
 ``merge:<Type>/<key>``, as xrad's review keys it, so an answer survives re-resolution; the
 held questions are stored (``review_questions``) for ``review`` to list, and the decisions
 given to them are read and obeyed (``review.settle``; xrad's resolve ignores them).
-Cost: O(entities × label words) with hash lookups, and deletion neighbourhoods for near
-spellings (xrad compares every cluster with every other, quadratic).
+Cost: O(entities × label words) with hash lookups, and a pass-join index of key pieces for
+near spellings (:func:`near_pairs`; xrad compares every cluster with every other, quadratic).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -199,26 +199,77 @@ class Resolution:
 
 
 def _near(a: str, b: str) -> int | None:
-    """Edit distance of a and b when it is 1 (or 2, both longer than 7), else None."""
-    if abs(len(a) - len(b)) > 2:
+    """Edit distance of a and b when it is 1 (or 2, both longer than 7), else None. Only
+    the band of the table within the limit of its diagonal is computed, and it stops as soon
+    as a row is all over the limit: O(length × limit), not O(length²)."""
+    limit = 2 if min(len(a), len(b)) > 7 else 1
+    if abs(len(a) - len(b)) > limit or a == b:
         return None
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+    over = limit + 1  # any cost above the limit is the same "too far"
+    width = len(b) + 1
+    prev = [j if j <= limit else over for j in range(width)]
+    for i in range(1, len(a) + 1):
+        cur = [over] * width
+        cur[0] = i if i <= limit else over
+        best = cur[0]
+        ca = a[i - 1]
+        for j in range(max(1, i - limit), min(len(b), i + limit) + 1):
+            v = prev[j - 1] + (ca != b[j - 1])
+            if prev[j] + 1 < v:
+                v = prev[j] + 1
+            if cur[j - 1] + 1 < v:
+                v = cur[j - 1] + 1
+            cur[j] = v if v < over else over
+            if v < best:
+                best = v
+        if best > limit:
+            return None
         prev = cur
     d = prev[-1]
-    limit = 2 if min(len(a), len(b)) > 7 else 1
-    return d if 0 < d <= limit else None
+    return d if d <= limit else None
 
 
-def _deletions(key: str, depth: int) -> set[str]:
-    out, layer = {key}, {key}
-    for _ in range(depth):
-        layer = {w[:i] + w[i + 1 :] for w in layer for i in range(len(w))}
-        out |= layer
+def _pieces(length: int, parts: int) -> list[tuple[int, int]]:
+    """(start, length) of ``parts`` pieces of a string of ``length``, the longer ones last."""
+    base, longer = divmod(length, parts)
+    out, start = [], 0
+    for i in range(parts):
+        n = base + (i >= parts - longer)
+        out.append((start, n))
+        start += n
     return out
+
+
+def near_pairs(keyed: list[tuple[str, str]]) -> Iterator[tuple[int, int, int]]:
+    """Pairs ``(i, j, d)`` of entries of ``keyed`` (``(type, key)``, distinct) of the same type
+    whose keys are a near spelling: ``d`` edits apart, 1, or 2 when both are longer than 7;
+    both at least 5 long and sharing their first two letters. Each pair once.
+
+    Pass-join: a key within k edits of another holds one of the other's k + 1 pieces
+    unchanged, shifted by at most k; so each key is indexed k + 1 times and looks up a few
+    dozen of its substrings (k = 1 for keys of 5 or more, k = 2 for keys over 7). The deletion
+    neighbourhoods this replaces held about L²/2 variants of every key: 10M at 100k
+    entities, and more memory than the machine has at 1M."""
+    for k, shortest in ((1, 5), (2, 8)):
+        index: dict[tuple, list[int]] = defaultdict(list)
+        for i, (type_, key) in enumerate(keyed):
+            if len(key) >= shortest:
+                for n, (start, size) in enumerate(_pieces(len(key), k + 1)):
+                    index[(type_, key[:2], len(key), n, key[start : start + size])].append(i)
+        for i, (type_, key) in enumerate(keyed):
+            length = len(key)
+            if length < shortest:
+                continue
+            found: set[int] = set()
+            for other in range(max(shortest, length - k), length + k + 1):
+                for n, (start, size) in enumerate(_pieces(other, k + 1)):
+                    for at in range(max(0, start - k), min(length - size, start + k) + 1):
+                        found.update(index.get((type_, key[:2], other, n, key[at : at + size]), ()))
+            for j in sorted(found):
+                if keyed[j][1] > key:
+                    d = _near(key, keyed[j][1])
+                    if d == k:  # a pair one edit apart is the first pass's
+                        yield i, j, d
 
 
 def _asked(a: Group, b: Group) -> tuple[Group, Group]:
@@ -280,7 +331,11 @@ def cluster(
             tuple(sorted({m[1] for m in small.members})),
         )
         slot = (question.id, reason.split(":")[0])
-        if slot not in held or held[slot].weight < question.weight:
+        # The heaviest of a slot, then the first target by type and key: the same whatever
+        # order the pairs were found in.
+        rank = (-question.weight, question.into_type, question.into_key, question.reason)
+        kept = held.get(slot)
+        if kept is None or rank < (-kept.weight, kept.into_type, kept.into_key, kept.reason):
             held[slot] = question
 
     real = [g for g in groups.values() if not g.key.startswith("~")]
@@ -308,25 +363,12 @@ def cluster(
                         f"{g.key!r} extends {other.key!r} with a word that is not a known "
                         f"empty suffix ({' '.join(extra)})",
                     )
-    near: dict[tuple[str, str], list[Group]] = defaultdict(list)
-    for g in real:
-        if len(g.key) >= 5:
-            for variant in _deletions(g.key, 2 if len(g.key) > 7 else 1):
-                near[(g.type, variant)].append(g)
-    seen: set[tuple[str, str]] = set()
-    for candidates in near.values():
-        for a, b in combinations(candidates, 2):
-            pair = (min(a.key, b.key), max(a.key, b.key))
-            if a is b or pair in seen or a.key[:2] != b.key[:2]:
-                continue
-            seen.add(pair)
-            d = _near(a.key, b.key)
-            if d is None:
-                continue
-            if discriminators(a.label) != discriminators(b.label):
-                hold(a, b, "an explicit discriminator says these differ")
-            else:
-                hold(a, b, f"near spelling: {a.key!r} and {b.key!r} are {d} edit(s) apart")
+    for i, j, d in near_pairs([(g.type, g.key) for g in real]):
+        a, b = real[i], real[j]
+        if discriminators(a.label) != discriminators(b.label):
+            hold(a, b, "an explicit discriminator says these differ")
+        else:
+            hold(a, b, f"near spelling: {a.key!r} and {b.key!r} are {d} edit(s) apart")
     settled = settle(held.values(), decisions or {})
     roots = _joined(groups, settled.unions.values())
     if applied is not None:  # each decision once: an accept when both its groups exist
