@@ -1,11 +1,15 @@
-"""The claims ledger over HTTP: claims, disagreements, paths and search, read a page at a time
-(``cursor`` from the previous page's ``next_cursor``). Keys with the ``runs`` scope."""
+"""The claims ledger over HTTP: claims, disagreements, paths, search and the review queue of
+held merges, read a page at a time (``cursor`` from the previous page's ``next_cursor``), and
+answers to that queue. Keys with the ``runs`` scope."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from groundswell.api.deps import Principal, SettingsDep
 from groundswell.shared.ledger.queries import BadCursor
@@ -132,6 +136,87 @@ def search_claims(
         return search(ledger, q, cursor=cursor, limit=limit).as_dict()
     except ValueError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
+
+
+# -- review: the merges resolve held, and answering them -------------------------------------
+
+ReviewStatus = Literal["open", "deferred"]
+
+
+@router.get("/review", operation_id="ledger_review")
+def list_review(
+    ledger: LedgerDep,
+    _: Principal,
+    status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
+    cursor: str | None = None,
+    limit: Limit = 20,
+) -> dict[str, Any]:
+    """The merges the last ``resolve`` held (open and deferred, or ``status``), weightiest
+    first, each with its id (``merge:<Type>/<key>``), the group it would join, why it was held
+    and the claims the answer moves; ``queue`` counts them by status and the ids decided."""
+    from groundswell.shared.ledger import review
+
+    page = _paged(
+        lambda: review.listed(ledger, status=status_ or review.LISTED, cursor=cursor, limit=limit)
+    )
+    return {**page, "queue": review.queue(ledger)}
+
+
+class DecisionIn(BaseModel):
+    """One answer, as a row of a decisions file (its ``_`` context fields are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str | None = None
+    verdict: str | None = Field(None, description="accept, reject or defer; blank: no answer")
+    reason: str | None = None
+    by: str | None = Field(None, description="who decided (default: the API key's name)")
+    date: dt.date | None = Field(None, description="default: today")
+
+
+class DecisionsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decisions: list[DecisionIn] = Field(max_length=10_000)
+
+
+@router.post("/review", operation_id="ledger_review_answer", responses={422: {}})
+def answer_review(body: DecisionsIn, ledger: LedgerDep, key: Principal) -> dict[str, Any]:
+    """Record answers to held merges, checked as ``ledger review --apply`` checks a file: any
+    problem is a 422 listing every one (``errors``, each ``loc`` naming the decision and its
+    field) and nothing is written. Otherwise ``{recorded, new, changed, unchanged}``; the next resolve obeys
+    them."""
+    from groundswell.shared.ledger import review
+
+    rows = [
+        (n, {**d.model_dump(exclude_none=True), "by": d.by if d.by is not None else key.name})
+        for n, d in enumerate(body.decisions, start=1)
+    ]
+    try:
+        answers = review.load(ledger, rows)
+    except review.DecisionsError as exc:
+        # The app's 422 for a body that does not validate: every problem, with its place.
+        raise RequestValidationError(
+            [
+                {
+                    "loc": (
+                        "body",
+                        "decisions",
+                        p.line - 1,
+                        *([p.field] if p.field != "-" else []),
+                    ),
+                    "msg": p.message,
+                    "type": "value_error",
+                }
+                for p in exc.problems
+            ]
+        ) from None
+    if not answers:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY, "every verdict is blank — nothing written"
+        )
+    stats = review.save(ledger, answers, f"api:{key.name}", lines=False)
+    return {"recorded": len(answers), **stats}
 
 
 def close_ledgers(_settings: Settings | None = None) -> None:

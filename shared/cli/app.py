@@ -42,7 +42,7 @@ COMMAND_MODULES = {
 }
 
 # Modules that add subcommands to another module's group, imported with it.
-SUBCOMMAND_MODULES = {"ledger": ("ledger_export", "ledger_history")}
+SUBCOMMAND_MODULES = {"ledger": ("ledger_export", "ledger_history", "ledger_review")}
 
 
 class LazyGroup(click.Group):

@@ -442,9 +442,16 @@ def resolve_cmd(db, show, dry_run, as_json) -> None:
     for group in merged[:show]:
         others = sorted({m[1] for m in group.members})
         click.echo(f"  {group.label}  <- {', '.join(others)}")
+    if result.applied:
+        a = result.applied
+        click.echo(
+            f"decisions: {a['accept']} accepted · {a['reject']} rejected · {a['defer']} deferred"
+        )
     if not result.held:
         return
     click.echo(f"\n{len(result.held)} merges refused, ranked by what the answer moves:")
     for held in result.held[:show]:
-        click.echo(f"  {held.weight:4d}  {held.label} into {held.into!r}")
+        deferred = "  (deferred)" if held.status == "deferred" else ""
+        click.echo(f"  {held.weight:4d}  {held.label} into {held.into!r}{deferred}")
         click.echo(f"        {held.reason}")
+    click.echo("answer them: groundswell ledger review --emit FILE --by WHO")

@@ -5,11 +5,13 @@
 - ``entities``: what claims name, one row per (type, label), its id derived from both;
 - ``claims``: subject–relation–object, modality, polarity, asserter and what came with it;
 - ``evidence``: each claim's spans, located in the document (offsets into its text, the
-  quote as given, the source text at those offsets, and the pass that found it).
+  quote as given, the source text at those offsets, and the pass that found it);
+- ``review_questions`` / ``review_decisions``: the merges resolve held, and the answers given.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from datetime import datetime
 from typing import Any
@@ -18,6 +20,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     CheckConstraint,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -200,3 +203,62 @@ UNMODELLED = frozenset(
         "evidence_fts_idx",
     }
 )
+
+
+VERDICTS = ("accept", "reject", "defer")
+QUESTION_STATES = ("open", "deferred", "accepted", "rejected")
+
+
+class ReviewQuestionRow(Base):
+    """A merge ``resolve`` held, one row per question id ``merge:<Type>/<key>`` (the group
+    asked about, the lighter side): the group it would join (``into_*``, its heaviest pair),
+    why it was held, the claims the answer moves, and the other groups it was held against
+    (``also``). Rewritten as a whole by each resolve, as ``entity_groups`` is; ``status`` is
+    what resolve found (open, or deferred by a decision on the same target) and what an
+    applied decision made it until the next resolve."""
+
+    __tablename__ = "review_questions"
+    __table_args__ = (
+        CheckConstraint(_one_of("status", QUESTION_STATES), name="status"),
+        Index("ix_review_questions_rank", "weight", "id"),
+    )
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    type: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(Text)
+    label: Mapped[str] = mapped_column(Text)
+    labels: Mapped[list[str]] = mapped_column(Json)  # the asked group's labels (a few)
+    into: Mapped[str] = mapped_column(Text)  # the label of the group it would join
+    into_type: Mapped[str] = mapped_column(String(200))
+    into_key: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+    weight: Mapped[int] = mapped_column(Integer)
+    also: Mapped[list[dict[str, Any]]] = mapped_column(Json)
+    status: Mapped[str] = mapped_column(String(16))
+
+
+class ReviewDecisionRow(Base):
+    """Every answer given to a held merge, oldest first (``seq``); the newest row of an id is
+    its decision. A decision is a claim: its asserter (``by`` in a decisions file), reason and
+    date, where it came from (file:line, or the API and its key), and the question as it was
+    asked (its text, why it was held, its weight and the group it would have joined)."""
+
+    __tablename__ = "review_decisions"
+    __table_args__ = (
+        CheckConstraint(_one_of("verdict", VERDICTS), name="verdict"),
+        Index("ix_review_decisions_id", "id", "seq"),
+    )
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(Text)
+    verdict: Mapped[str] = mapped_column(String(8))
+    reason: Mapped[str] = mapped_column(Text)
+    asserter: Mapped[str] = mapped_column(Text)
+    date: Mapped[dt.date] = mapped_column(Date)
+    question: Mapped[str] = mapped_column(Text)
+    held_because: Mapped[str] = mapped_column(Text)
+    weight: Mapped[int] = mapped_column(Integer)
+    into_type: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    into_key: Mapped[str | None] = mapped_column(Text, nullable=True)
+    origin: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

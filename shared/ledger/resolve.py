@@ -25,9 +25,11 @@ Where it deliberately differs from xrad 0.4.0 (BEHAVIOUR §1.3, §1.10):
 
 Claims point at their own entities; the answer is the ``entity_groups`` table, rewritten as
 a whole on each run, so resolving is safe to repeat. A held question's id is
-``merge:<Type>/<key>``, as xrad's review keys it, so an answer survives re-resolution.
-Cost: O(entities × label words) with hash lookups, and deletion neighbourhoods for near
-spellings (xrad compares every cluster with every other, quadratic).
+``merge:<Type>/<key>``, as xrad's review keys it, so an answer survives re-resolution; the
+held questions are stored (``review_questions``) for ``review`` to list, and the decisions
+given to them are read and obeyed (``review.settle``; xrad's resolve ignores them).
+Cost: O(entities × label words) with hash lookups, and a pass-join index of key pieces for
+near spellings (:func:`near_pairs`; xrad compares every cluster with every other, quadratic).
 """
 
 from __future__ import annotations
@@ -35,13 +37,22 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 from sqlalchemy import delete, insert, text
 
-from groundswell.shared.ledger.models import EntityGroupRow
+from groundswell.shared.ledger.models import VERDICTS, EntityGroupRow
+from groundswell.shared.ledger.review import (
+    Decision,
+    current_decisions,
+    question_id,
+    questions,
+    settle,
+    write_questions,
+)
 from groundswell.shared.ledger.store import Ledger, chunks
 
 EMPTY_SUFFIXES = frozenset(
@@ -139,21 +150,32 @@ class Group:
 
 @dataclass(frozen=True)
 class Held:
-    """A merge refused: ``label`` into ``into``, why, and how many claims the answer moves."""
+    """A merge refused: ``label`` (the group ``type``/``key``) into ``into`` (the group
+    ``into_type``/``into_key``), why, and how many claims the answer moves; ``open``, or
+    ``deferred`` with the deferral (``earlier``)."""
 
     id: str
     label: str
     into: str
     reason: str
     weight: int
+    type: str = ""
+    key: str = ""
+    into_type: str = ""
+    into_key: str = ""
+    labels: tuple[str, ...] = ()
+    status: str = "open"
+    earlier: Decision | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "label": self.label,
             "into": self.into,
+            "into_id": question_id(self.into_type, self.into_key),
             "reason": self.reason,
             "weight": self.weight,
+            "status": self.status,
         }
 
 
@@ -162,6 +184,7 @@ class Resolution:
     groups: list[Group]
     held: list[Held]
     entities: int
+    applied: Counter = field(default_factory=Counter)  # decisions that took effect, by verdict
 
     def as_dict(self, show: int | None = None) -> dict[str, Any]:
         merged = [g for g in self.groups if len(g.members) > 1]
@@ -171,36 +194,120 @@ class Resolution:
             "merged": [g.as_dict() for g in merged[:show]],
             "held": [h.as_dict() for h in self.held[:show]],
             "held_total": len(self.held),
+            "decisions_applied": {v: self.applied.get(v, 0) for v in VERDICTS},
         }
 
 
 def _near(a: str, b: str) -> int | None:
-    """Edit distance of a and b when it is 1 (or 2, both longer than 7), else None."""
-    if abs(len(a) - len(b)) > 2:
+    """Edit distance of a and b when it is 1 (or 2, both longer than 7), else None. Only
+    the band of the table within the limit of its diagonal is computed, and it stops as soon
+    as a row is all over the limit: O(length × limit), not O(length²)."""
+    limit = 2 if min(len(a), len(b)) > 7 else 1
+    if abs(len(a) - len(b)) > limit or a == b:
         return None
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+    over = limit + 1  # any cost above the limit is the same "too far"
+    width = len(b) + 1
+    prev = [j if j <= limit else over for j in range(width)]
+    for i in range(1, len(a) + 1):
+        cur = [over] * width
+        cur[0] = i if i <= limit else over
+        best = cur[0]
+        ca = a[i - 1]
+        for j in range(max(1, i - limit), min(len(b), i + limit) + 1):
+            v = prev[j - 1] + (ca != b[j - 1])
+            if prev[j] + 1 < v:
+                v = prev[j] + 1
+            if cur[j - 1] + 1 < v:
+                v = cur[j - 1] + 1
+            cur[j] = v if v < over else over
+            if v < best:
+                best = v
+        if best > limit:
+            return None
         prev = cur
     d = prev[-1]
-    limit = 2 if min(len(a), len(b)) > 7 else 1
-    return d if 0 < d <= limit else None
+    return d if d <= limit else None
 
 
-def _deletions(key: str, depth: int) -> set[str]:
-    out, layer = {key}, {key}
-    for _ in range(depth):
-        layer = {w[:i] + w[i + 1 :] for w in layer for i in range(len(w))}
-        out |= layer
+def _pieces(length: int, parts: int) -> list[tuple[int, int]]:
+    """(start, length) of ``parts`` pieces of a string of ``length``, the longer ones last."""
+    base, longer = divmod(length, parts)
+    out, start = [], 0
+    for i in range(parts):
+        n = base + (i >= parts - longer)
+        out.append((start, n))
+        start += n
     return out
 
 
+def near_pairs(keyed: list[tuple[str, str]]) -> Iterator[tuple[int, int, int]]:
+    """Pairs ``(i, j, d)`` of entries of ``keyed`` (``(type, key)``, distinct) of the same type
+    whose keys are a near spelling: ``d`` edits apart, 1, or 2 when both are longer than 7;
+    both at least 5 long and sharing their first two letters. Each pair once.
+
+    Pass-join: a key within k edits of another holds one of the other's k + 1 pieces
+    unchanged, shifted by at most k; so each key is indexed k + 1 times and looks up a few
+    dozen of its substrings (k = 1 for keys of 5 or more, k = 2 for keys over 7). The deletion
+    neighbourhoods this replaces held about L²/2 variants of every key: 10M at 100k
+    entities, and more memory than the machine has at 1M."""
+    for k, shortest in ((1, 5), (2, 8)):
+        index: dict[tuple, list[int]] = defaultdict(list)
+        for i, (type_, key) in enumerate(keyed):
+            if len(key) >= shortest:
+                for n, (start, size) in enumerate(_pieces(len(key), k + 1)):
+                    index[(type_, key[:2], len(key), n, key[start : start + size])].append(i)
+        for i, (type_, key) in enumerate(keyed):
+            length = len(key)
+            if length < shortest:
+                continue
+            found: set[int] = set()
+            for other in range(max(shortest, length - k), length + k + 1):
+                for n, (start, size) in enumerate(_pieces(other, k + 1)):
+                    for at in range(max(0, start - k), min(length - size, start + k) + 1):
+                        found.update(index.get((type_, key[:2], other, n, key[at : at + size]), ()))
+            for j in sorted(found):
+                if keyed[j][1] > key:
+                    d = _near(key, keyed[j][1])
+                    if d == k:  # a pair one edit apart is the first pass's
+                        yield i, j, d
+
+
+def _asked(a: Group, b: Group) -> tuple[Group, Group]:
+    """(the group a held pair asks about, the one it would join): the lighter; on a tie the
+    later by key and type, the one xrad's pass (heaviest first, then by key) meets second."""
+    if (a.claims, b.key, b.type) < (b.claims, a.key, a.type):
+        return a, b
+    return b, a
+
+
+def _joined(groups: dict[tuple[str, str], Group], unions) -> dict[tuple[str, str], tuple]:
+    """Each group's root after joining the ``unions`` (pairs of group keys), union-find."""
+    parent = {k: k for k in groups}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for a, b in unions:
+        if a in parent and b in parent:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    return {k: root(k) for k in groups}
+
+
 def cluster(
-    entities: list[tuple[str, str, str, int]], suffixes: frozenset[str] = EMPTY_SUFFIXES
+    entities: list[tuple[str, str, str, int]],
+    suffixes: frozenset[str] = EMPTY_SUFFIXES,
+    decisions: Mapping[str, Decision] | None = None,
+    applied: Counter | None = None,
 ) -> tuple[list[Group], list[Held]]:
-    """``entities`` as ``(id, type, label, claims)`` -> groups and held questions."""
+    """``entities`` as ``(id, type, label, claims)`` -> groups and held questions. With
+    ``decisions`` (id -> newest answer), an accepted group joins its target, a rejected one
+    is no longer held, a deferred one is held as deferred (:func:`review.settle`); ``applied``
+    counts them by verdict."""
     groups: dict[tuple[str, str], Group] = {}
     for entity_id, type_, label, n in entities:
         key = core(fold(label), suffixes)
@@ -210,12 +317,25 @@ def cluster(
     held: dict[tuple[str, str], Held] = {}
 
     def hold(a: Group, b: Group, reason: str) -> None:
-        small, big = sorted((a, b), key=lambda g: (g.claims, g.key))
+        small, big = _asked(a, b)
         question = Held(
-            f"merge:{small.type}/{small.key}", small.label, big.label, reason, a.claims + b.claims
+            question_id(small.type, small.key),
+            small.label,
+            big.label,
+            reason,
+            a.claims + b.claims,
+            small.type,
+            small.key,
+            big.type,
+            big.key,
+            tuple(sorted({m[1] for m in small.members})),
         )
         slot = (question.id, reason.split(":")[0])
-        if slot not in held or held[slot].weight < question.weight:
+        # The heaviest of a slot, then the first target by type and key: the same whatever
+        # order the pairs were found in.
+        rank = (-question.weight, question.into_type, question.into_key, question.reason)
+        kept = held.get(slot)
+        if kept is None or rank < (-kept.weight, kept.into_type, kept.into_key, kept.reason):
             held[slot] = question
 
     real = [g for g in groups.values() if not g.key.startswith("~")]
@@ -243,27 +363,38 @@ def cluster(
                         f"{g.key!r} extends {other.key!r} with a word that is not a known "
                         f"empty suffix ({' '.join(extra)})",
                     )
-    near: dict[tuple[str, str], list[Group]] = defaultdict(list)
-    for g in real:
-        if len(g.key) >= 5:
-            for variant in _deletions(g.key, 2 if len(g.key) > 7 else 1):
-                near[(g.type, variant)].append(g)
-    seen: set[tuple[str, str]] = set()
-    for candidates in near.values():
-        for a, b in combinations(candidates, 2):
-            pair = (min(a.key, b.key), max(a.key, b.key))
-            if a is b or pair in seen or a.key[:2] != b.key[:2]:
-                continue
-            seen.add(pair)
-            d = _near(a.key, b.key)
-            if d is None:
-                continue
-            if discriminators(a.label) != discriminators(b.label):
-                hold(a, b, "an explicit discriminator says these differ")
-            else:
-                hold(a, b, f"near spelling: {a.key!r} and {b.key!r} are {d} edit(s) apart")
-    ranked = sorted(held.values(), key=lambda h: (-h.weight, h.id, h.reason))
-    ordered = sorted(groups.values(), key=lambda g: (g.type, g.key))
+    for i, j, d in near_pairs([(g.type, g.key) for g in real]):
+        a, b = real[i], real[j]
+        if discriminators(a.label) != discriminators(b.label):
+            hold(a, b, "an explicit discriminator says these differ")
+        else:
+            hold(a, b, f"near spelling: {a.key!r} and {b.key!r} are {d} edit(s) apart")
+    settled = settle(held.values(), decisions or {})
+    roots = _joined(groups, settled.unions.values())
+    if applied is not None:  # each decision once: an accept when both its groups exist
+        took = dict(settled.answered)
+        for qid, (asked, target) in settled.unions.items():
+            if asked in groups and target in groups:
+                took[qid] = "accept"
+        applied.update(took.values())
+    joined: dict[tuple[str, str], list[Group]] = defaultdict(list)
+    for k, g in groups.items():
+        joined[roots[k]].append(g)
+    final = []
+    for parts in joined.values():
+        if len(parts) == 1:
+            final.append(parts[0])
+            continue
+        # An accepted merge: the heaviest part names the group (its type and key).
+        first = min(parts, key=lambda g: (-g.claims, g.key, g.type))
+        final.append(Group(first.type, first.key, [m for g in parts for m in g.members]))
+    still = [
+        h
+        for h in settled.held
+        if roots[(h.type, h.key)] != roots[(h.into_type, h.into_key)]  # not joined meanwhile
+    ]
+    ranked = sorted(still, key=lambda h: (-h.weight, h.id, h.reason))
+    ordered = sorted(final, key=lambda g: (g.type, g.key))
     return ordered, ranked
 
 
@@ -279,7 +410,9 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
             (i, t, label, counts[i])
             for i, t, label in conn.execute(text("SELECT id, type, label FROM entities"))
         ]
-    groups, held = cluster(entities)
+        decisions = current_decisions(conn)
+    applied: Counter = Counter()
+    groups, held = cluster(entities, decisions=decisions, applied=applied)
     if write:
         rows = [
             {"entity_id": m[0], "group_id": g.head[0]}
@@ -291,4 +424,5 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
             conn.execute(delete(EntityGroupRow))
             for part in chunks(rows, 5000):
                 conn.execute(insert(EntityGroupRow), part)
-    return Resolution(groups, held, len(entities))
+            write_questions(conn, questions(held))
+    return Resolution(groups, held, len(entities), applied)

@@ -81,3 +81,87 @@ def test_the_routes_need_a_key_with_the_runs_scope(client):
     assert client.get("/v1/ledger/claims", headers={"X-API-Key": ""}).status_code == 401
     refused = client.get("/v1/ledger/claims", headers={"X-API-Key": REVIEW})
     assert refused.status_code == 403 and "'runs'" in refused.json()["detail"]
+
+
+FUNDS = [
+    C(f"f{i}", f"Fund {i}", "OWNS", "Omega", quote=f"Fund {i} owns Omega") for i in range(1, 5)
+]
+
+
+def test_the_review_queue_is_paged_and_answered(client, tmp_path):
+    from groundswell.shared.ledger import review
+    from groundswell.shared.ledger.resolve import resolve
+
+    with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger:
+        record(ledger, FUNDS)
+        resolve(ledger)
+    first = client.get("/v1/ledger/review", params={"limit": 2}).json()
+    assert len(first["items"]) == 2 and first["has_next_page"]
+    assert first["queue"] == {"open": 3, "deferred": 0, "accepted": 0, "rejected": 0, "decided": 0}
+    rest = client.get("/v1/ledger/review", params={"cursor": first["next_cursor"]}).json()
+    ids = [q["id"] for q in first["items"] + rest["items"]]
+    assert ids == ["merge:Entity/fund 2", "merge:Entity/fund 3", "merge:Entity/fund 4"]
+    assert rest["next_cursor"] is None and rest["items"][0]["into"] == "Fund 1"
+    assert client.get("/v1/ledger/review", params={"cursor": "nope"}).status_code == 400
+
+    bad = client.post(
+        "/v1/ledger/review",
+        json={
+            "decisions": [
+                {"id": "merge:Entity/fund 2", "verdict": "reject", "reason": "two funds"},
+                {"id": "merge:Entity/fund 9", "verdict": "accept", "reason": "same"},
+                {"id": "merge:Entity/fund 3", "verdict": "maybe", "reason": "r"},
+                {"verdict": "defer", "reason": "r"},
+                {"id": "merge:Entity/fund 4", "verdict": "defer", "by": ""},
+            ]
+        },
+    )
+    assert bad.status_code == 422
+    assert bad.json()["detail"].startswith("decisions.1.id: merge:Entity/fund 9 is not an open")
+    assert [(p["loc"], p["msg"]) for p in bad.json()["errors"]] == [
+        (["body", "decisions", 1, "id"], "merge:Entity/fund 9 is not an open question"),
+        (["body", "decisions", 2, "verdict"], "verdict 'maybe' — use accept/defer/reject"),
+        (["body", "decisions", 3, "id"], "no id"),
+        (["body", "decisions", 4, "reason"], "merge:Entity/fund 4 has a verdict but no reason"),
+        (
+            ["body", "decisions", 4, "by"],
+            "merge:Entity/fund 4 has no `by` — a decision needs an asserter, like every "
+            "other claim here",
+        ),
+    ]
+    assert client.get("/v1/ledger/review").json()["queue"]["decided"] == 0  # nothing written
+    typed = client.post("/v1/ledger/review", json={"decisions": [{"id": 5, "verdict": True}]})
+    assert typed.status_code == 422 and {p["loc"][-1] for p in typed.json()["errors"]} == {
+        "id",
+        "verdict",
+    }
+    blank = client.post("/v1/ledger/review", json={"decisions": [{"id": ids[0], "verdict": ""}]})
+    assert blank.status_code == 422 and "every verdict is blank" in blank.json()["detail"]
+
+    answer = {
+        "decisions": [
+            {"id": ids[0], "verdict": "reject", "reason": "two funds", "_question": "ignored"},
+            {"id": ids[1], "verdict": "defer", "reason": "no prospectus", "by": "@desk",
+             "date": "2025-03-01"},
+        ]
+    }  # fmt: skip
+    done = client.post("/v1/ledger/review", json=answer)
+    assert done.json() == {"recorded": 2, "new": 2, "changed": 0, "unchanged": 0}
+    again = client.post("/v1/ledger/review", json=answer)
+    assert again.json() == {"recorded": 2, "new": 0, "changed": 0, "unchanged": 2}
+    with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger, ledger.engine.connect() as c:
+        stored = review.current_decisions(c)
+    assert (stored[ids[0]].by, stored[ids[1]].by) == ("ops", "@desk")  # default: the key's name
+    assert str(stored[ids[1]].date) == "2025-03-01"
+    deferred = client.get("/v1/ledger/review", params={"status": "deferred"}).json()["items"]
+    assert [(q["id"], q["earlier"]["by"]) for q in deferred] == [(ids[1], "@desk")]
+    queue = client.get("/v1/ledger/review").json()["queue"]
+    assert (queue["open"], queue["deferred"], queue["rejected"], queue["decided"]) == (1, 1, 1, 2)
+
+
+def test_the_review_routes_need_a_key_with_the_runs_scope(client):
+    assert client.get("/v1/ledger/review", headers={"X-API-Key": REVIEW}).status_code == 403
+    refused = client.post(
+        "/v1/ledger/review", json={"decisions": []}, headers={"X-API-Key": REVIEW}
+    )
+    assert refused.status_code == 403

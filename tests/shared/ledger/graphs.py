@@ -57,6 +57,7 @@ class C:
     asserter: str = "the filing"
     document: str = "doc"
     quote: str = "Acme acquired Beta"
+    subject_type: str = TYPE
 
 
 def name(rng: random.Random) -> str:
@@ -101,7 +102,7 @@ def record(ledger: Ledger, claims: list[C]) -> None:
     now = datetime.now(UTC)
     rows = []
     for c in claims:
-        s, o = entity_id(TYPE, c.subject), entity_id(TYPE, c.object)
+        s, o = entity_id(c.subject_type, c.subject), entity_id(TYPE, c.object)
         rows.append(
             ClaimIn(
                 claim={
@@ -135,7 +136,7 @@ def record(ledger: Ledger, claims: list[C]) -> None:
                         "tier": "exact",
                     }
                 ],
-                entities=[(s, TYPE, c.subject), (o, TYPE, c.object)],
+                entities=[(s, c.subject_type, c.subject), (o, TYPE, c.object)],
             )
         )
     ledger.write_claims(rows)

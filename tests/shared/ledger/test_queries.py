@@ -123,7 +123,8 @@ def test_disagreements_about_one_subject_in_triple_order_and_paged(ledger):
             if r["subject"] == hub and relation in (None, r["relation"])
         ]
         mine = every_page(
-            lambda **kw: disagreements(ledger, subject=subject, relation=relation, **kw), 3
+            lambda s=subject, r=relation, **kw: disagreements(ledger, subject=s, relation=r, **kw),
+            3,
         )
         got = [
             (r["relation"], r["object"], r["sides"][0]["claim_id"], r["sides"][1]["claim_id"])
@@ -237,7 +238,7 @@ def test_resolve_groups_certain_merges_and_path_walks_the_groups(ledger):
     assert merged == [["ACME Limited", "Acme Ltd"]]
     reasons = {(h.label, h.into): h.reason for h in result.held}
     assert "extends" in reasons[("Acme Products", "Acme Ltd")]
-    assert "discriminator" in reasons[("Fund 1", "Fund 2")]
+    assert "discriminator" in reasons[("Fund 2", "Fund 1")]  # a tie: the later key asked
     # "ACME Limited" is resolved into "Acme Ltd": its claims disagree with Acme Ltd's.
     record(ledger, [C("r5", "ACME Limited", "ACQUIRED", "Beta Inc", "rejected", quote="no")])
     assert len(disagreements(ledger).items) == 1
@@ -319,3 +320,57 @@ def test_migrating_a_ledger_with_claims_indexes_them_for_search(ledger_url):
         assert disagreements(store).items[0]["sides"][1]["claim_id"] == "k3"
     finally:
         store.close()
+
+
+def test_near_pairs_are_every_pair_a_brute_force_finds():
+    """The pass-join index finds exactly the near spellings that comparing every pair finds."""
+    import random
+    from itertools import combinations
+
+    from groundswell.shared.ledger.resolve import _near, near_pairs
+
+    rng = random.Random(7)
+    keys: set[tuple[str, str]] = set()
+    while len(keys) < 1500:
+        word = "".join(rng.choice("abcde") for _ in range(rng.randrange(3, 12)))
+        for _ in range(rng.randrange(1, 4)):  # typos: a substitution, insertion or deletion
+            at = rng.randrange(len(word))
+            word = (
+                rng.choice(
+                    [
+                        word[:at] + "x" + word[at + 1 :],
+                        word[:at] + "y" + word[at:],
+                        word[:at] + word[at + 1 :],
+                    ]
+                )
+                or word
+            )
+            keys.add(
+                (rng.choice(["Party", "Product"]), word if rng.random() < 0.9 else word + " co")
+            )
+    keyed = sorted(keys)
+    brute = {
+        (i, j, d)
+        for (i, a), (j, b) in combinations(enumerate(keyed), 2)
+        if a[0] == b[0] and min(len(a[1]), len(b[1])) >= 5 and a[1][:2] == b[1][:2]
+        and (d := _near(a[1], b[1])) is not None
+    }  # fmt: skip
+    found = [(i, j, d) if keyed[i][1] < keyed[j][1] else (j, i, d) for i, j, d in near_pairs(keyed)]
+    assert len(found) == len(set(found)) and set(found) == {
+        (i, j, d) if keyed[i][1] < keyed[j][1] else (j, i, d) for i, j, d in brute
+    }
+    assert sum(d == 2 for *_, d in brute) > 20 and sum(d == 1 for *_, d in brute) > 50
+
+    def distance(a: str, b: str) -> int:  # the whole table
+        prev = list(range(len(b) + 1))
+        for i, ca in enumerate(a, 1):
+            cur = [i]
+            for j, cb in enumerate(b, 1):
+                cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+            prev = cur
+        return prev[-1]
+
+    near = [(keyed[i], keyed[j]) for i, j, _ in brute]
+    for (_, a), (_, b) in rng.sample(list(combinations(keyed, 2)), 20000) + near:
+        d, limit = distance(a, b), 2 if min(len(a), len(b)) > 7 else 1
+        assert _near(a, b) == (d if 0 < d <= limit else None), (a, b)

@@ -13,7 +13,7 @@ copy gives the rows new rowids, which FTS5 follows: the triggers are made again 
 index is rebuilt from the new rows.
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import warnings
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
