@@ -91,13 +91,17 @@ def migrate_cmd(db: str | None) -> None:
     try:
         store = Ledger.open(db, migrate=False)
         before, after = store.migrate()
+        pending = store.pending_builds()
+        built = store.finish_builds() if pending else 0
     except Exception as exc:
         raise click.ClickException(f"cannot migrate the ledger {db or '(default)'}: {exc}") from exc
     store.close()
-    if before == after:
-        click.echo(f"ledger at revision {after} (nothing to do)")
-    else:
+    if before != after:
         click.echo(f"ledger migrated from {before or 'empty'} to revision {after}")
+    elif not built:
+        click.echo(f"ledger at revision {after} (nothing to do)")
+    if built:
+        click.echo(f"made again what an unfinished bulk load left: {', '.join(pending)}")
 
 
 @ledger.command("import")
@@ -209,6 +213,11 @@ def state_cmd(db: str | None, as_json: bool) -> None:
     for name, n in state["vocabularies"].items():
         click.echo(f"vocabulary {name}: {n} relations")
     click.echo(f"schema revision {state['revision']} ({state['backend']})")
+    if state["builds_pending"]:
+        click.echo(
+            f"{state['builds_pending']} indexes and keys of a bulk load still to make: queries "
+            "answer alike, slower (groundswell ledger migrate makes them)"
+        )
 
 
 @ledger.command("vocab")

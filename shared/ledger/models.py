@@ -192,10 +192,13 @@ class EntityGroupRow(Base):
 
 # Made by migration 0002 outside the models (expression indexes, SQLite's FTS5 table and its
 # shadow tables): the schema comparison leaves them out.
+SEARCH_SHARDS = 2  # PostgreSQL's search index: partial GIN indexes by "start" % SEARCH_SHARDS
+
 UNMODELLED = frozenset(
     {
         "ix_entities_label_fold",
         "ix_evidence_quote_fts",
+        *(f"ix_evidence_quote_fts_{k}" for k in range(SEARCH_SHARDS)),
         "evidence_fts",
         "evidence_fts_config",
         "evidence_fts_data",
@@ -262,3 +265,17 @@ class ReviewDecisionRow(Base):
     into_key: Mapped[str | None] = mapped_column(Text, nullable=True)
     origin: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LedgerBuildRow(Base):
+    """A statement a bulk load still has to run after its data committed (an index, a key or
+    statistics it dropped for the load), by lane (the lanes run at once, each on a connection
+    of its own) and order in its lane; the row goes in the statement's own transaction."""
+
+    __tablename__ = "ledger_builds"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    lane: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(Integer)
+    statement: Mapped[str] = mapped_column(Text)
+    queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

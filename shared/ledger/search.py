@@ -1,7 +1,7 @@
 """Full-text search over evidence quotes, stemmed, best first, with who said it and how.
 
-PostgreSQL uses its own text search (``to_tsvector('english', quote)``, a GIN index made by
-migration 0002, ranked by ``ts_rank``); SQLite uses an FTS5 table with the Porter stemmer,
+PostgreSQL uses its own text search (``to_tsvector('english', quote)``, GIN indexes sharded by
+the span's start (migration 0006), ranked by ``ts_rank``); SQLite uses an FTS5 table with the Porter stemmer,
 kept in step with the evidence by triggers, ranked by ``bm25``. Both stem English, so
 ``acquired`` finds ``acquires`` (xrad's Latin-ending stemmer does not). As in xrad, a query
 is its words, any of which may match (OR), and nothing else: operators and punctuation are
@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from groundswell.shared.ledger.models import SEARCH_SHARDS
 from groundswell.shared.ledger.queries import Page, decode_cursor, encode_cursor
 from groundswell.shared.ledger.store import Ledger
 
@@ -56,11 +57,19 @@ def search(ledger: Ledger, query: str, *, cursor: str | None = None, limit: int 
         # joined with OR.
         parts = [f"plainto_tsquery('english', :w{i})" for i in range(len(words))]
         params.update({f"w{i}": w for i, w in enumerate(words)})
+        # The index is sharded by the span's start (models.SEARCH_SHARDS): a query asks each
+        # shard, each through its own partial index.
+        shards = " UNION ALL ".join(
+            f"""SELECT e.claim_id, e.seq, ts_rank(to_tsvector('english', e.quote), q.q) AS rank
+                FROM q, evidence e WHERE to_tsvector('english', e.quote) @@ q.q
+                AND e."start" % {SEARCH_SHARDS} = {k}"""
+            for k in range(SEARCH_SHARDS)
+        )
         sql = f"""WITH q AS (SELECT ({" || ".join(parts)}) AS q)
-            SELECT {_COLUMNS}, ts_rank(to_tsvector('english', e.quote), q.q) AS rank
-            FROM q, evidence e {_JOINS}
-            WHERE to_tsvector('english', e.quote) @@ q.q
-            ORDER BY rank DESC, c.id, e.seq LIMIT :limit OFFSET :offset"""
+            SELECT {_COLUMNS}, h.rank
+            FROM ({shards}) h JOIN evidence e ON e.claim_id = h.claim_id AND e.seq = h.seq
+            {_JOINS}
+            ORDER BY h.rank DESC, c.id, e.seq LIMIT :limit OFFSET :offset"""
     else:
         params["match"] = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         sql = f"""SELECT {_COLUMNS}, -bm25(evidence_fts) AS rank

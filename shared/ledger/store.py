@@ -13,9 +13,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
+from threading import Thread
 from typing import Any
 
-from sqlalchemy import JSON, Engine, create_engine, delete, event, func, insert, select, text
+from sqlalchemy import (
+    JSON,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import Connection
 
 from groundswell.shared.ledger.models import (
@@ -23,6 +35,7 @@ from groundswell.shared.ledger.models import (
     ClaimRow,
     EntityRow,
     EvidenceRow,
+    LedgerBuildRow,
     RelationRow,
     VocabularyRow,
 )
@@ -31,6 +44,18 @@ from groundswell.shared.ledger.vocab import Vocabulary
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 CHUNK = 500  # ids per DELETE ... IN (...) (SQLite's bound-parameter limit is far above)
 _MIGRATION_LOCK = 0x6C656467  # the advisory lock that serializes migrations on PostgreSQL
+_BULK_LOCK = 0x6C656468  # and the one that serializes bulk loads
+KEYS_LANE = "keys"  # the build lane of every index but the search shards', in order
+BUILD_MEMORY = "512MB"  # maintenance_work_mem of each build lane
+
+
+class BuildError(RuntimeError):
+    """Statements a bulk load left to run failed; they stay in the journal."""
+
+    def __init__(self, failed: list[tuple[str, BaseException]]) -> None:
+        self.failed = failed
+        names = ", ".join(f"{name} ({exc})" for name, exc in failed)
+        super().__init__(f"{len(failed)} of the load's builds failed and are kept: {names}")
 
 
 def database_url(url: str | None = None) -> str:
@@ -195,23 +220,48 @@ class Ledger:
         return len(claim_rows)
 
     def bulk_load(self, batches: Iterable[Sequence[ClaimIn]]) -> int:
-        """Write many batches of claims in one transaction, for a large load; what is stored
-        is what ``write_claims`` batch by batch would store (a claim stored already is
-        replaced). On PostgreSQL the secondary indexes of ``claims`` and ``evidence`` and their
-        foreign keys are dropped for the load and made again at its end (one sort per index
-        and one check of every row per key, instead of an index insert and a trigger per row),
-        and an entity is sent once per load. The tables are locked against writers and readers
-        until it commits, and the cost of remaking the indexes is the whole table's: use it to
-        load much, not to add a little. On SQLite it is ``write_claims`` per batch."""
+        """Write many batches of claims, for a large load; what is stored is what
+        ``write_claims`` batch by batch would store (a claim stored already is replaced).
+
+        On PostgreSQL, in two steps. The data goes in one transaction: the secondary indexes,
+        unique constraints and foreign keys of ``entities``, ``claims`` and ``evidence`` are
+        dropped (primary keys stay), each batch is COPYed in, an entity sent once per load,
+        and the statements that make the dropped objects again are written to the
+        ``ledger_builds`` journal, so they commit with the data. Then ``finish_builds`` runs
+        them, the lanes at once (a sort per index and one check of all rows per key, instead
+        of an index insert and a trigger per row). Until it ends, queries give the same
+        answers, only slower; if it is cut short, the journal keeps what is left and
+        ``finish_builds`` (``groundswell ledger migrate``, the next bulk load) finishes it.
+        Bulk loads run one at a time (an advisory lock); the load's tables are locked against
+        writers and readers until its data commits, and remaking the indexes costs the whole
+        table's: for loading much, not for adding a little. On SQLite it is ``write_claims``
+        per batch."""
         if self.dialect != "postgresql":
             return sum(self.write_claims(batch) for batch in batches)
+        with self.engine.connect() as holder:
+            holder.exec_driver_sql(f"SELECT pg_advisory_lock({_BULK_LOCK})")
+            holder.commit()  # the lock is the session's; no transaction stays open
+            try:
+                stored = self._load_data(batches)
+                self.finish_builds()
+            finally:
+                holder.exec_driver_sql(f"SELECT pg_advisory_unlock({_BULK_LOCK})")
+                holder.commit()
+        return stored
+
+    def _load_data(self, batches: Iterable[Sequence[ClaimIn]]) -> int:
         stored = 0
         with self.engine.begin() as conn:
             raw = conn.connection.driver_connection
             with raw.cursor() as cur:
                 cur.execute("SET LOCAL synchronous_commit = off")
-                cur.execute("SET LOCAL maintenance_work_mem = '512MB'")
-                remake = _drop_deferrable(cur, ("entities", "claims", "evidence"))
+                builds = _drop_deferrable(cur, ("entities", "claims", "evidence"))
+                builds.append(("analyze", KEYS_LANE, "ANALYZE entities, claims, evidence"))
+                cur.executemany(
+                    "INSERT INTO ledger_builds (name, lane, seq, statement, queued_at) "
+                    "VALUES (%s, %s, %s, %s, now()) ON CONFLICT (name) DO NOTHING",
+                    [(name, lane, seq, sql) for seq, (name, lane, sql) in enumerate(builds)],
+                )
             sent: set[str] = set()
             for batch in batches:
                 by_id = {c.claim["id"]: c for c in batch}
@@ -227,11 +277,55 @@ class Ledger:
                 claim_rows = [c.claim for c in by_id.values()]
                 _copy_write(conn, list(entities.values()), claim_rows, evidence_rows, fresh=True)
                 stored += len(claim_rows)
-            with raw.cursor() as cur:
-                for statement in remake:
-                    cur.execute(statement)
-                cur.execute("ANALYZE entities, claims, evidence")
         return stored
+
+    def pending_builds(self) -> list[str]:
+        """What bulk loads have still to make again (see ``bulk_load``), by name."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(LedgerBuildRow.name).order_by(LedgerBuildRow.name))
+            return list(rows.scalars())
+
+    def finish_builds(self) -> int:
+        """Run the statements bulk loads left in the journal, each lane on a connection of its
+        own and all lanes at once, each statement in one transaction with the removal of its
+        row; the number run. A statement that fails stops its lane (the rest of the lane
+        stays in the journal) and is raised, after the other lanes end, as ``BuildError``."""
+        if self.dialect != "postgresql":
+            return 0
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(LedgerBuildRow.lane, LedgerBuildRow.name, LedgerBuildRow.statement).order_by(
+                    LedgerBuildRow.lane, LedgerBuildRow.seq
+                )
+            ).all()
+        lanes: dict[str, list[tuple[str, str]]] = {}
+        for lane, name, statement in rows:
+            lanes.setdefault(lane, []).append((name, statement))
+        done: list[str] = []
+        failed: list[tuple[str, BaseException]] = []
+
+        def run(lane: list[tuple[str, str]]) -> None:
+            for name, statement in lane:
+                try:
+                    with self.engine.begin() as conn:
+                        raw = conn.connection.driver_connection
+                        with raw.cursor() as cur:
+                            cur.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
+                            cur.execute(statement)  # no parameters: its % are its own
+                            cur.execute("DELETE FROM ledger_builds WHERE name = %s", (name,))
+                except Exception as exc:  # the lane stops; the others go on
+                    failed.append((name, exc))
+                    return
+                done.append(name)
+
+        threads = [Thread(target=run, args=(lane,), daemon=True) for lane in lanes.values()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if failed:
+            raise BuildError(failed)
+        return len(done)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -265,6 +359,10 @@ class Ledger:
                 .order_by(VocabularyRow.name)
             ).all()
             revision = current_revision(conn)
+            builds = 0
+            if inspect(conn).has_table(LedgerBuildRow.__tablename__):  # not before 0006
+                count = select(func.count()).select_from(LedgerBuildRow)
+                builds = conn.execute(count).scalar_one()
         return {
             "claims": sum(by_verified.values()),
             "supported": by_verified.get(True, 0),
@@ -278,6 +376,7 @@ class Ledger:
             "vocabularies": {name: n for name, n in vocabularies},
             "revision": revision,
             "backend": self.dialect,
+            "builds_pending": builds,
         }
 
     def vocabularies(self) -> list[dict[str, Any]]:
@@ -343,10 +442,12 @@ def _executemany_write(
         conn.execute(insert(EvidenceRow), evidence)
 
 
-def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[str]:
+def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[tuple[str, str, str]]:
     """Drop the secondary indexes (neither primary nor unique), the unique constraints and the
     foreign keys of ``tables`` (primary keys stay: they find what a load replaces); the
-    statements that make them again, indexes first."""
+    statements that make them again as (name, lane, statement): a GIN index (a search shard)
+    in a lane of its own, the rest in ``KEYS_LANE``, indexes first, then unique constraints,
+    then foreign keys."""
     names = list(tables)
     cur.execute(
         "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
@@ -366,8 +467,13 @@ def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[str]:
         cur.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
     for name, _ in indexes:
         cur.execute(f"DROP INDEX {name}")
-    return [definition for _, definition in indexes] + [
-        f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}'
+    out = [
+        (name.rsplit(".", 1)[-1], name if " USING gin " in definition else KEYS_LANE, definition)
+        for name, definition in indexes
+    ]
+    out.sort(key=lambda build: build[1] == KEYS_LANE)  # the long ones first
+    return out + [
+        (name, KEYS_LANE, f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
         for table, name, definition in keys
     ]
 
@@ -434,13 +540,22 @@ def _copy_write(
             copy.set_types(["text", "text", "text"])
             for row in entities:
                 copy.write_row(row)
-        # Those stored already are left out before the insert: a conflict costs the insert a
-        # speculative insertion and its undoing, a lookup costs only the lookup.
-        cur.execute(
-            "INSERT INTO entities (id, type, label) SELECT s.id, s.type, s.label "
-            "FROM stage_entities s WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = s.id) "
-            "ON CONFLICT (id) DO NOTHING"
-        )
+        if fresh:  # a bulk load sends each entity once: most are new
+            cur.execute(
+                "INSERT INTO entities (id, type, label) SELECT id, type, label "
+                "FROM stage_entities ON CONFLICT (id) DO NOTHING"
+            )
+        else:
+            # Those stored already are left out before the insert (a conflict costs the
+            # insert a speculative insertion and its undoing, a lookup only the lookup), by
+            # index lookups: the stage is small, and has no statistics to say so.
+            cur.execute("ANALYZE stage_entities")
+            cur.execute(
+                "INSERT INTO entities (id, type, label) SELECT s.id, s.type, s.label "
+                "FROM stage_entities s "
+                "WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = s.id) "
+                "ON CONFLICT (id) DO NOTHING"
+            )
         claim_rows = [_CLAIM_ROW(c) for c in claims]
         if fresh:
             try:

@@ -4,11 +4,11 @@ same migrations, the same writes (executemany; COPY on PostgreSQL), the same cou
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 
 from groundswell.shared.ledger.importer import import_into
-from groundswell.shared.ledger.models import UNMODELLED, Base, ClaimRow, EvidenceRow
+from groundswell.shared.ledger.models import UNMODELLED, Base, ClaimRow, EvidenceRow, entity_id
 from groundswell.shared.ledger.store import Ledger, database_url, head_revision
 from groundswell.shared.ledger.vocab import load_vocabulary
 from groundswell.shared.settings import Settings
@@ -255,3 +255,76 @@ def test_a_bulk_load_stores_what_batch_writes_store_and_keeps_the_schema(ledger_
         assert _indexes(bulk) == before  # those outside the models too (search's)
         with pytest.raises(IntegrityError), bulk.engine.begin() as conn:  # keys hold again
             conn.execute(text("UPDATE claims SET subject_entity_id = 'nobody' WHERE id = 'g:1'"))
+
+
+def test_a_bulk_load_cut_short_in_its_builds_keeps_them_and_finishes_later(postgres_url):
+    """The data of a bulk load commits first; what it dropped is made again from the journal,
+    a lane at a time; a build that fails stays there, queries answer meanwhile, and
+    ``ledger migrate`` finishes it once the cause is mended."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli import main
+    from groundswell.shared.ledger.models import EntityRow
+    from groundswell.shared.ledger.search import search
+    from groundswell.shared.ledger.store import BuildError, ClaimIn
+
+    with Ledger.open(postgres_url) as store:
+        before = _indexes(store)
+        batch = _generated(30)
+        first = batch[0]  # its subject is not among the entities sent: its key cannot hold
+        nobody = entity_id("Party", "Nobody")
+        batch[0] = ClaimIn({**first.claim, "subject_entity_id": nobody}, first.evidence, [
+            e for e in first.entities if e[0] == first.claim["object_entity_id"]
+        ])  # fmt: skip
+        with pytest.raises(BuildError) as failed:
+            store.bulk_load(iter([batch]))
+        assert [name for name, _ in failed.value.failed] == ["fk_claims_subject_entity_id_entities"]
+        pending = store.pending_builds()
+        # The search shards (lanes of their own) and every index before the key were made.
+        assert pending == [
+            "analyze",
+            "fk_claims_subject_entity_id_entities",
+            "fk_evidence_claim_id_claims",
+        ]
+        assert store.state()["claims"] == 30 and store.state()["builds_pending"] == 3
+        assert len(search(store, "owns", limit=50).items) == 29  # not the one with no subject
+        with store.engine.begin() as conn:
+            conn.execute(insert(EntityRow), [{"id": nobody, "type": "Party", "label": "Nobody"}])
+        done = CliRunner().invoke(main, ["ledger", "migrate", "--db", postgres_url])
+        assert done.exit_code == 0, done.output
+        assert "made again what an unfinished bulk load left: analyze, fk_claims_subject" in (
+            done.output
+        )
+        assert store.pending_builds() == [] and _indexes(store) == before
+        assert len(search(store, "owns", limit=50).items) == 30
+        with store.engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"include_name": lambda name, *_: name not in UNMODELLED}
+            )
+            assert compare_metadata(context, Base.metadata) == []
+
+
+def test_search_reads_each_shard_through_its_own_index(postgres_url):
+    from sqlalchemy import event
+
+    from groundswell.shared.ledger.search import search
+
+    with Ledger.open(postgres_url) as store:
+        store.write_claims(_generated(40))
+        seen = []
+        event.listen(
+            store.engine,
+            "before_cursor_execute",
+            lambda conn, cur, sql, params, *_: seen.append((sql, params)),
+        )
+        assert len(search(store, "owns", limit=50).items) == 40
+        sql, params = next((q, p) for q, p in seen if "ts_rank" in q)
+        with store.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            with raw.cursor() as cur:
+                cur.execute("SET enable_seqscan = off")
+                cur.execute("EXPLAIN " + sql, params)
+                plan = "\n".join(r[0] for r in cur.fetchall())
+        assert "ix_evidence_quote_fts_0" in plan and "ix_evidence_quote_fts_1" in plan
