@@ -1,6 +1,7 @@
-"""The claims ledger over HTTP: claims, disagreements, paths, search and the review queue of
-held merges, read a page at a time (``cursor`` from the previous page's ``next_cursor``), and
-answers to that queue. Keys with the ``runs`` scope."""
+"""The claims ledger over HTTP: claims, disagreements, paths, search, a fact's history, the
+review queue of held merges, read a page at a time (``cursor`` from the previous page's
+``next_cursor``), and answers to that queue; its state; exports, streamed. Keys with the
+``runs`` scope."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, status
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from groundswell.api.deps import Principal, SettingsDep
+from groundswell.api.streaming import streamed
 from groundswell.shared.ledger.queries import BadCursor
 from groundswell.shared.ledger.store import Ledger
 from groundswell.shared.settings import Settings
@@ -136,6 +139,70 @@ def search_claims(
         return search(ledger, q, cursor=cursor, limit=limit).as_dict()
     except ValueError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
+
+
+@router.get("/history", operation_id="ledger_history")
+def fact_history(
+    ledger: LedgerDep,
+    _: Principal,
+    document: str,
+    field: str,
+    key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
+    cursor: str | None = None,
+    limit: Limit = 100,
+) -> dict[str, Any]:
+    """The values one document's field (and key) had across the runs and policy versions that
+    loaded them, oldest first, each with its run, policy version, receipt digest and span."""
+    from groundswell.shared.ledger.history import history_page
+
+    return _paged(lambda: history_page(ledger, document, field, key, cursor=cursor, limit=limit))
+
+
+@router.get("/state", operation_id="ledger_state")
+def ledger_state(ledger: LedgerDep, _: Principal) -> dict[str, Any]:
+    """What the ledger holds: claims by audit state, modality and tier; documents, entities,
+    evidence spans, vocabularies; its schema revision and the builds a bulk load left."""
+    return ledger.state()
+
+
+ExportFormat = Literal["jsonld", "graphml", "cypher", "csv-nodes", "csv-edges"]
+_EXPORTED = {
+    "jsonld": ("application/ld+json", "jsonld"),
+    "graphml": ("application/graphml+xml", "graphml"),
+    "cypher": ("text/plain; charset=utf-8", "cypher"),
+    "csv-nodes": ("text/csv; charset=utf-8", "nodes.csv"),
+    "csv-edges": ("text/csv; charset=utf-8", "edges.csv"),
+}
+
+
+@router.get(
+    "/export",
+    operation_id="ledger_export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {m: {} for m, _ in _EXPORTED.values()}}},
+)
+def export(
+    ledger: LedgerDep,
+    _: Principal,
+    format: ExportFormat,
+) -> StreamingResponse:
+    """The whole ledger as ``groundswell ledger export`` writes it (the CSV pair as two
+    formats), streamed a page of claims at a time: every claim with its provenance (source
+    document, spans, asserter, modality, verdict, run, receipt and policy version)."""
+    from groundswell.shared.ledger.export import (
+        WRITERS,
+        LedgerReader,
+        write_csv_edges,
+        write_csv_nodes,
+    )
+
+    writer = {**WRITERS, "csv-nodes": write_csv_nodes, "csv-edges": write_csv_edges}[format]
+    media, suffix = _EXPORTED[format]
+    return StreamingResponse(
+        streamed(lambda out: writer(LedgerReader(ledger), out)),
+        media_type=media,
+        headers={"Content-Disposition": f'attachment; filename="ledger.{suffix}"'},
+    )
 
 
 # -- review: the merges resolve held, and answering them -------------------------------------

@@ -545,13 +545,26 @@ def _csv_value(value: Any) -> Any:
 
 def write_csv(reader: LedgerReader, nodes: TextIO, edges: TextIO) -> Written:
     """Two CSV files: entities (``nodes``) and claims (``edges``), one row each."""
+    written = write_csv_nodes(reader, nodes)
+    written.claims = write_csv_edges(reader, edges).claims
+    return written
+
+
+def write_csv_nodes(reader: LedgerReader, out: TextIO) -> Written:
+    """The entities as CSV, one row each (the nodes file of ``write_csv``)."""
     written = Written()
-    wn = csv.writer(nodes)
+    wn = csv.writer(out)
     wn.writerow(NODE_COLUMNS)
     for e in reader.entities():
         wn.writerow([e.id, e.label, e.type, e.label, e.group or ""])
         written.entities += 1
-    we = csv.writer(edges)
+    return written
+
+
+def write_csv_edges(reader: LedgerReader, out: TextIO) -> Written:
+    """The claims as CSV, one row each (the edges file of ``write_csv``)."""
+    written = Written()
+    we = csv.writer(out)
     we.writerow(EDGE_COLUMNS)
     for c in reader.claims():
         row = {

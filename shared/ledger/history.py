@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from groundswell.shared.ledger.queries import BadCursor, Page, decode_cursor, encode_cursor
 from groundswell.shared.ledger.store import Ledger
 
 _HISTORY = """
@@ -24,7 +25,7 @@ JOIN claims c ON c.id = f.claim_id
 LEFT JOIN evidence e ON e.claim_id = f.claim_id AND e.seq = 0
 WHERE c.document_id = :doc AND f.field = :field {key}
 ORDER BY c.recorded_at, f.run_id, f.policy_version, f.key, f.claim_id
-"""
+{page}"""
 
 
 def fact_history(
@@ -33,12 +34,37 @@ def fact_history(
     """The facts of ``doc_id``'s ``field`` (of ``key``, when given; "" is a field with one
     value), oldest first: claim, key, value, unit, run, policy version, receipt digest, when
     it was recorded, and its evidence span."""
+    return _history(ledger, doc_id, field, key, "")
+
+
+def history_page(
+    ledger: Ledger,
+    doc_id: str,
+    field: str,
+    key: str | None = None,
+    *,
+    cursor: str | None = None,
+    limit: int = 100,
+) -> Page:
+    """``fact_history`` a page at a time (the cursor holds the offset: a fact has as many
+    entries as runs and policy versions that loaded it, a handful to some hundreds)."""
+    offset = (decode_cursor(cursor, 1) or [0])[0]
+    if not isinstance(offset, int) or offset < 0:
+        raise BadCursor("invalid cursor")
+    rows = _history(ledger, doc_id, field, key, f"LIMIT {limit + 1} OFFSET {offset}")
+    more = len(rows) > limit
+    return Page(rows[:limit], encode_cursor([offset + limit]) if more else None)
+
+
+def _history(
+    ledger: Ledger, doc_id: str, field: str, key: str | None, page: str
+) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"doc": doc_id, "field": field}
     where = ""
     if key is not None:
         where, params["key"] = "AND f.key = :key", key
     with ledger.engine.connect() as conn:
-        rows = conn.execute(text(_HISTORY.format(key=where)), params).mappings().all()
+        rows = conn.execute(text(_HISTORY.format(key=where, page=page)), params).mappings().all()
     return [
         {
             "claim_id": r["claim_id"],

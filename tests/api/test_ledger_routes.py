@@ -165,3 +165,54 @@ def test_the_review_routes_need_a_key_with_the_runs_scope(client):
         "/v1/ledger/review", json={"decisions": []}, headers={"X-API-Key": REVIEW}
     )
     assert refused.status_code == 403
+
+
+def test_the_ledger_exports_streamed_in_every_format(client):
+    import csv
+    import io
+    import json
+    import xml.etree.ElementTree as ET
+
+    done = client.get("/v1/ledger/export", params={"format": "jsonld"})
+    assert done.status_code == 200 and done.headers["content-type"] == "application/ld+json"
+    assert 'filename="ledger.jsonld"' in done.headers["content-disposition"]
+    graph = json.loads(done.text)["@graph"]
+    statements = [n for n in graph if n.get("@type") == "rdf:Statement"]
+    assert sorted(n["quote"] for n in statements) == sorted(c.quote for c in CLAIMS)
+    assert all(n["evidence"][0]["tier"] == "exact" for n in statements)
+    graphml = ET.fromstring(client.get("/v1/ledger/export", params={"format": "graphml"}).text)
+    assert len([e for e in graphml.iter() if e.tag.endswith("edge")]) == 3
+    assert (
+        client.get("/v1/ledger/export", params={"format": "cypher"}).text.count("MERGE (c:Claim")
+        == 3
+    )
+    edges = list(csv.DictReader(io.StringIO(client.get(
+        "/v1/ledger/export", params={"format": "csv-edges"}).text)))  # fmt: skip
+    assert sorted(r["claim_id"] for r in edges) == ["k1", "k2", "k3"]
+    nodes = list(csv.DictReader(io.StringIO(client.get(
+        "/v1/ledger/export", params={"format": "csv-nodes"}).text)))  # fmt: skip
+    assert len(nodes) == 3
+    assert client.get("/v1/ledger/export", params={"format": "csv"}).status_code == 422
+
+
+def test_a_fact_history_and_the_state(client, tmp_path):
+    from groundswell.shared.ledger.queries import write_facts
+
+    with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger:
+        record(ledger, [
+            C(f"f{i}", "doc", "revenue", str(v), document="doc", quote=f"revenue {v}")
+            for i, v in enumerate((5, 6, 7))
+        ])  # fmt: skip
+        write_facts(ledger, [
+            {"claim_id": f"f{i}", "field": "revenue", "key": "2025", "value": v,
+             "run_id": f"r{i}", "policy_version": f"default@{i + 1}"}
+            for i, v in enumerate((5, 6, 7))
+        ])  # fmt: skip
+    params = {"document": "doc", "field": "revenue", "fact_key": "2025", "limit": 2}
+    first = client.get("/v1/ledger/history", params=params).json()
+    assert [h["value"] for h in first["items"]] == [5, 6] and first["has_next_page"]
+    rest = client.get("/v1/ledger/history", params={**params, "cursor": first["next_cursor"]})
+    assert [(h["value"], h["policy_version"]) for h in rest.json()["items"]] == [(7, "default@3")]
+    assert client.get("/v1/ledger/history", params={**params, "cursor": "x"}).status_code == 400
+    state = client.get("/v1/ledger/state").json()
+    assert state["claims"] == 6 and state["builds_pending"] == 0 and state["backend"] == "sqlite"
