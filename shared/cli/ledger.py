@@ -127,6 +127,12 @@ def migrate_cmd(db: str | None) -> None:
     help="Write each refused line as a JSON record to this file.",
 )
 @click.option("--show", default=20, show_default=True, help="Refusals printed (0: none).")
+@click.option(
+    "--bulk",
+    is_flag=True,
+    help="For a large import on PostgreSQL: indexes and keys dropped for it and made again at "
+    "its end (the tables are locked until its data commits).",
+)
 @json_option
 def import_cmd(
     target: str,
@@ -135,6 +141,7 @@ def import_cmd(
     vocab: str | None,
     refusals: str | None,
     show: int,
+    bulk: bool,
     as_json: bool,
 ) -> None:
     """Load claims from CORPUS_OR_FILE (a corpus's relations/<doc_id>.jsonl, or one such file),
@@ -159,6 +166,7 @@ def import_cmd(
             source_text=source_text,
             vocab=vocabulary,
             progress=progress if sys.stderr.isatty() else None,
+            bulk=bulk,
         )
     except CannotImport as exc:
         raise click.UsageError(str(exc)) from None

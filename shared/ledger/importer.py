@@ -371,45 +371,57 @@ def import_into(
     vocab: Vocabulary | None = None,
     batch_claims: int = 5000,
     progress: Any = None,
+    bulk: bool = False,
 ) -> ImportReport:
     """Import every relations file of ``target`` into ``ledger``; claims are written in
-    transactions of about ``batch_claims``. A corpus's ``vocabulary.yaml`` applies unless
-    ``vocab`` is given. ``progress(done, total)`` is called after each file."""
+    transactions of about ``batch_claims`` (``bulk``: through ``Ledger.bulk_load``, which on
+    PostgreSQL drops the indexes for the import and makes them again at its end). A corpus's
+    ``vocabulary.yaml`` applies unless ``vocab`` is given. ``progress(done, total)`` is called
+    after each file."""
     sources, corpus = sources_of(target, source_text)
     if vocab is None and corpus is not None:
         vocab = corpus_vocabulary(corpus)
     report = ImportReport(vocabulary=vocab.name if vocab is not None else None)
     if vocab is not None:
         ledger.write_vocabulary(vocab)
-    pending: list[ClaimIn] = []
-    for done, source in enumerate(sources, start=1):
-        report.files += 1
-        try:
-            text = source.read_text()
-        except InputFileError as exc:
-            report.refusals.append(Refusal(exc.error.file, exc.error.line, None, INVALID, str(exc)))
-            text = None
-        claims, refusals = claims_of_file(
-            source.read(),
-            source.file,
-            text,
-            source.document,
-            vocab=vocab,
-            fixed_document=source.fixed_document,
-        )
-        report.refusals.extend(refusals)
-        pending.extend(claims)
-        if len(pending) >= batch_claims:
-            report.stored += _flush(ledger, pending, report)
-        if progress is not None:
-            progress(done, len(sources))
-    report.stored += _flush(ledger, pending, report)
+
+    def batches():
+        pending: list[ClaimIn] = []
+        for done, source in enumerate(sources, start=1):
+            report.files += 1
+            try:
+                text = source.read_text()
+            except InputFileError as exc:
+                report.refusals.append(
+                    Refusal(exc.error.file, exc.error.line, None, INVALID, str(exc))
+                )
+                text = None
+            claims, refusals = claims_of_file(
+                source.read(),
+                source.file,
+                text,
+                source.document,
+                vocab=vocab,
+                fixed_document=source.fixed_document,
+            )
+            report.refusals.extend(refusals)
+            pending.extend(claims)
+            if len(pending) >= batch_claims:
+                yield _counted(pending, report)
+                pending = []
+            if progress is not None:
+                progress(done, len(sources))
+        if pending:
+            yield _counted(pending, report)
+
+    if bulk:
+        report.stored = ledger.bulk_load(batches())
+    else:
+        report.stored = sum(ledger.write_claims(batch) for batch in batches())
     return report
 
 
-def _flush(ledger: Ledger, pending: list[ClaimIn], report: ImportReport) -> int:
+def _counted(pending: list[ClaimIn], report: ImportReport) -> list[ClaimIn]:
     for claim in pending:
         report.tiers[claim.evidence[0]["tier"]] += 1
-    stored = ledger.write_claims(pending)
-    pending.clear()
-    return stored
+    return pending

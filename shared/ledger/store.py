@@ -47,6 +47,7 @@ _MIGRATION_LOCK = 0x6C656467  # the advisory lock that serializes migrations on 
 _BULK_LOCK = 0x6C656468  # and the one that serializes bulk loads
 KEYS_LANE = "keys"  # the build lane of every index but the search shards', in order
 BUILD_MEMORY = "512MB"  # maintenance_work_mem of each build lane
+SENT_LIMIT = 2_000_000  # entity ids a bulk load remembers having sent (about 200 MB)
 
 
 class BuildError(RuntimeError):
@@ -267,6 +268,8 @@ class Ledger:
                 by_id = {c.claim["id"]: c for c in batch}
                 if not by_id:
                     continue
+                if len(sent) > SENT_LIMIT:  # memory stays bounded; a repeat costs a conflict
+                    sent.clear()
                 entities = {}
                 for c in by_id.values():
                     for e in c.entities:

@@ -328,3 +328,23 @@ def test_search_reads_each_shard_through_its_own_index(postgres_url):
                 cur.execute("EXPLAIN " + sql, params)
                 plan = "\n".join(r[0] for r in cur.fetchall())
         assert "ix_evidence_quote_fts_0" in plan and "ix_evidence_quote_fts_1" in plan
+
+
+def test_a_bulk_import_stores_what_an_import_stores(ledger_url, tmp_path):
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli import main
+
+    corpus = make_corpus(tmp_path / "c", {"contract": CONTRACT}, {"contract": CONTRACT_CLAIMS})
+    with Ledger.open(str(tmp_path / "plain.sqlite3")) as plain:
+        import_into(plain, str(corpus))
+        want = plain.state()
+    done = CliRunner().invoke(
+        main, ["ledger", "import", str(corpus), "--db", ledger_url, "--bulk", "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    with Ledger.open(ledger_url) as bulk:
+        got = bulk.state()
+        assert bulk.pending_builds() == []
+    same = ("claims", "modality", "tier", "documents", "entities", "evidence", "vocabularies")
+    assert {k: got[k] for k in same} == {k: want[k] for k in same}
