@@ -257,6 +257,14 @@ def bench_postgres(server: str, graph: ClaimGraph, size: int, args) -> dict:
     assert ledger.bulk_load(batches) == size
     wall = time.perf_counter() - started
     store = wall - batches.seconds
+    steps = dict(ledger.timings)
+    builds = sorted(((v, k) for k, v in steps.items() if k not in ("data", "builds")), reverse=True)
+    print(
+        f"  {size:,}: data {steps['data'] - batches.seconds:.0f} s (and {batches.seconds:.0f} s "
+        f"generating), builds {steps['builds']:.0f} s: "
+        + ", ".join(f"{name} {seconds:.0f}" for seconds, name in builds),
+        flush=True,
+    )
     with psycopg.connect(url, autocommit=True) as conn:
         started = time.perf_counter()
         conn.execute("VACUUM ANALYZE claims")
