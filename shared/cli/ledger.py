@@ -93,15 +93,18 @@ def migrate_cmd(db: str | None) -> None:
         before, after = store.migrate()
         pending = store.pending_builds()
         built = store.finish_builds() if pending else 0
+        validated = store.validate_keys()
     except Exception as exc:
         raise click.ClickException(f"cannot migrate the ledger {db or '(default)'}: {exc}") from exc
     store.close()
     if before != after:
         click.echo(f"ledger migrated from {before or 'empty'} to revision {after}")
-    elif not built:
+    elif not built and not validated:
         click.echo(f"ledger at revision {after} (nothing to do)")
     if built:
         click.echo(f"made again what an unfinished bulk load left: {', '.join(pending)}")
+    if validated:
+        click.echo(f"validated the keys bulk loads left unchecked: {', '.join(validated)}")
 
 
 @ledger.command("import")

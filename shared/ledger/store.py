@@ -34,7 +34,6 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from groundswell.shared.ledger.models import (
-    COLUMNS,
     ClaimRow,
     EntityRow,
     EvidenceRow,
@@ -265,31 +264,43 @@ class Ledger:
             raw = conn.connection.driver_connection
             with raw.cursor() as cur:
                 cur.execute("SET LOCAL synchronous_commit = off")
-                builds = _drop_deferrable(cur, ("entities", "claims", "evidence"))
+                dropped = _drop_deferrable(cur, ("entities", "claims", "evidence"))
+                keys = [d for d in dropped if d.kind == "foreign"]
+                builds = [(d.name, d.lane, d.remake()) for d in dropped if d.kind != "foreign"]
                 builds.append(("analyze", KEYS_LANE, "ANALYZE entities, claims, evidence"))
                 cur.executemany(
                     "INSERT INTO ledger_builds (name, lane, seq, statement, queued_at) "
                     "VALUES (%s, %s, %s, %s, now()) ON CONFLICT (name) DO NOTHING",
                     [(name, lane, seq, sql) for seq, (name, lane, sql) in enumerate(builds)],
                 )
-            sent: set[str] = set()
-            for batch in batches:
-                by_id = {c.claim["id"]: c for c in batch}
-                if not by_id:
-                    continue
-                if len(sent) > SENT_LIMIT:  # memory stays bounded; a repeat costs a conflict
-                    sent.clear()
-                entities = {}
-                for c in by_id.values():
-                    for e in c.entities:
-                        if e[0] not in sent:
-                            entities[e[0]] = e
-                sent.update(entities)
-                evidence_rows = [e for c in by_id.values() for e in c.evidence]
-                claim_rows = [c.claim for c in by_id.values()]
-                _copy_write(conn, list(entities.values()), claim_rows, evidence_rows, fresh=True)
-                stored += len(claim_rows)
+                load = _BulkLoad(raw, cur)
+                for batch in batches:
+                    stored += load.write(batch)
+                # The keys hold for every row loaded (``_BulkLoad`` checked each reference as it
+                # was sent), and hold from here on for every writer; their check of the whole
+                # table (``validate_keys``) is left for later, as it blocks nobody.
+                for key in keys:
+                    cur.execute(key.remake(valid=False))
         return stored
+
+    def validate_keys(self) -> list[str]:
+        """Check the whole table for each foreign key a bulk load left not validated (``ALTER
+        TABLE ... VALIDATE CONSTRAINT``, which blocks no reader or writer); their names."""
+        if self.dialect != "postgresql":
+            return []
+        with self.engine.connect() as conn:
+            pending = conn.exec_driver_sql(
+                "SELECT conrelid::regclass::text, conname FROM pg_constraint "
+                "WHERE contype = 'f' AND NOT convalidated "
+                "AND connamespace = current_schema()::regnamespace ORDER BY 1, 2"
+            ).all()
+        for table, name in pending:
+            with self.engine.begin() as conn:
+                raw = conn.connection.driver_connection
+                with raw.cursor() as cur:
+                    cur.execute(f"SET LOCAL work_mem = '{BUILD_MEMORY}'")
+                    cur.execute(f'ALTER TABLE {table} VALIDATE CONSTRAINT "{name}"')
+        return [name for _, name in pending]
 
     def pending_builds(self) -> list[str]:
         """What bulk loads have still to make again (see ``bulk_load``), by name."""
@@ -459,12 +470,28 @@ def _executemany_write(
         conn.execute(insert(EvidenceRow), evidence)
 
 
-def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[tuple[str, str, str]]:
+@dataclass(frozen=True)
+class _Dropped:
+    """An index or constraint a bulk load dropped, and how to make it again."""
+
+    name: str
+    lane: str  # the build lane: a GIN index (a search shard) has its own
+    kind: str  # "index", "unique" or "foreign"
+    table: str
+    definition: str  # an index's CREATE INDEX statement, a constraint's definition
+
+    def remake(self, *, valid: bool = True) -> str:
+        if self.kind == "index":
+            return self.definition
+        check = "" if valid else " NOT VALID"
+        return f'ALTER TABLE {self.table} ADD CONSTRAINT "{self.name}" {self.definition}{check}'
+
+
+def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[_Dropped]:
     """Drop the secondary indexes (neither primary nor unique), the unique constraints and the
-    foreign keys of ``tables`` (primary keys stay: they find what a load replaces); the
-    statements that make them again as (name, lane, statement): a GIN index (a search shard)
-    in a lane of its own, the rest in ``KEYS_LANE``, indexes first, then unique constraints,
-    then foreign keys."""
+    foreign keys of ``tables`` (primary keys stay: they find what a load replaces); what was
+    dropped, the GIN indexes (the long builds) first, then the other indexes, the unique
+    constraints and the foreign keys."""
     names = list(tables)
     cur.execute(
         "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
@@ -472,35 +499,39 @@ def _drop_deferrable(cur: Any, tables: Sequence[str]) -> list[tuple[str, str, st
         "ORDER BY 1",
         (names,),
     )
-    indexes = cur.fetchall()
+    found = cur.fetchall()
+    for qualified, _ in found:
+        cur.execute(f"DROP INDEX {qualified}")
+    indexes = [
+        _Dropped(
+            qualified.rsplit(".", 1)[-1],
+            qualified if " USING gin " in definition else KEYS_LANE,
+            "index",
+            "",
+            definition,
+        )
+        for qualified, definition in found
+    ]
+    indexes.sort(key=lambda d: d.lane == KEYS_LANE)
     cur.execute(
-        "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint "
-        "WHERE contype IN ('u', 'f') AND conrelid = ANY(%s::regclass[]) "
+        "SELECT conrelid::regclass::text, conname, contype, pg_get_constraintdef(oid) "
+        "FROM pg_constraint WHERE contype IN ('u', 'f') AND conrelid = ANY(%s::regclass[]) "
         "ORDER BY contype DESC, 1, 2",  # unique constraints before the foreign keys
         (names,),
     )
-    keys = cur.fetchall()
-    for table, name, _ in keys:
-        cur.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
-    for name, _ in indexes:
-        cur.execute(f"DROP INDEX {name}")
-    out = [
-        (name.rsplit(".", 1)[-1], name if " USING gin " in definition else KEYS_LANE, definition)
-        for name, definition in indexes
-    ]
-    out.sort(key=lambda build: build[1] == KEYS_LANE)  # the long ones first
-    return out + [
-        (name, KEYS_LANE, f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
-        for table, name, definition in keys
-    ]
+    kinds = {"u": "unique", "f": "foreign"}
+    keys = [_Dropped(n, KEYS_LANE, kinds[k], t, d) for t, n, k, d in cur.fetchall()]
+    for key in keys:
+        cur.execute(f'ALTER TABLE {key.table} DROP CONSTRAINT "{key.name}"')
+    return indexes + keys
 
 
 def _copy_types(table: Any) -> list[str]:
-    """The PostgreSQL types of ``table``'s columns, in order, for a binary COPY (a JSON column
-    as bytea: its values are sent already in jsonb's binary form, see ``_jsonb``)."""
+    """The PostgreSQL types of ``table``'s columns, in ``_copy_columns`` order, for a binary
+    COPY (a JSON column as bytea: its values are sent already in jsonb's binary form)."""
     return [
         "bytea" if isinstance(column.type, JSON) else _BINARY[column.type.python_type]
-        for column in table.columns
+        for column in _copy_columns(table)
     ]
 
 
@@ -513,41 +544,46 @@ def _jsonb(value: Any) -> bytes:
     return b"\x01" + json.dumps(value, ensure_ascii=False).encode()
 
 
-def _row_getter(columns: list[str]):
-    """A function from a row dict to the tuple COPY sends, JSON columns in jsonb's form."""
-    fetch = itemgetter(*columns)
-    json_at = [i for i, c in enumerate(columns) if c in _JSON_COLUMNS]
-    if not json_at:
-        return fetch
+def _copy_columns(table: Any) -> list[Any]:
+    """``table``'s columns in the order COPY sends them: the JSON ones last (see
+    ``_row_getter``)."""
+    columns = list(table.columns)
+    return [c for c in columns if not isinstance(c.type, JSON)] + [
+        c for c in columns if isinstance(c.type, JSON)
+    ]
 
-    def row(d: dict[str, Any]) -> list[Any]:
-        values = list(fetch(d))
-        for i in json_at:
-            values[i] = _jsonb(values[i])
-        return values
+
+def _row_getter(table: Any):
+    """A function from a row dict to the tuple COPY sends (in ``_copy_columns`` order), JSON
+    columns in jsonb's form, added at the end of a tuple rather than set into a copy."""
+    columns = _copy_columns(table)
+    plain = [c.name for c in columns if not isinstance(c.type, JSON)]
+    fetch = itemgetter(*plain)
+    json_names = [c.name for c in columns if isinstance(c.type, JSON)]
+    if not json_names:
+        return fetch
+    first, second = json_names  # claims: hedge_markers, extra
+
+    def row(d: dict[str, Any]) -> tuple[Any, ...]:
+        return (*fetch(d), _jsonb(d[first]), _jsonb(d[second]))
 
     return row
 
 
 _BINARY = {str: "text", int: "int4", float: "float8", bool: "bool", datetime: "timestamptz"}
-_JSON_COLUMNS = {
-    c.name
-    for table in (ClaimRow.__table__, EvidenceRow.__table__)
-    for c in table.columns
-    if isinstance(c.type, JSON)
-}
 _EMPTY_LIST, _EMPTY_OBJECT = b"\x01[]", b"\x01{}"
-_CLAIM_ROW = _row_getter(COLUMNS["claims"])
-_EVIDENCE_ROW = _row_getter(COLUMNS["evidence"])
+_CLAIM_ROW = _row_getter(ClaimRow.__table__)
+_EVIDENCE_ROW = _row_getter(EvidenceRow.__table__)
 _COPY = {
     # Binary COPY: the server reads each value as it is stored (no parsing of timestamps,
     # numbers or escapes), which is most of its cost per row.
-    name: (
-        f"COPY {name} ({', '.join(f'{chr(34)}{c}{chr(34)}' for c in COLUMNS[name])}) "
+    table.name: (
+        f"COPY {table.name} "
+        f"({', '.join(chr(34) + c.name + chr(34) for c in _copy_columns(table))}) "
         "FROM STDIN (FORMAT BINARY)",
         _copy_types(table),
     )
-    for name, table in (("claims", ClaimRow.__table__), ("evidence", EvidenceRow.__table__))
+    for table in (ClaimRow.__table__, EvidenceRow.__table__, EntityRow.__table__)
 }
 
 
@@ -559,63 +595,121 @@ def _copy(cur: Any, table: str, rows: Iterable[Any]) -> None:
             copy.write_row(row)
 
 
+class _BulkLoad:
+    """The batches of one bulk load, on its connection and cursor, in its transaction.
+
+    Each claim's references are checked as it is sent (its subject and object are among its
+    entities, its evidence is its own), which is what lets the load keep its foreign keys
+    unvalidated. Entities and claims are COPYed straight into their tables in a savepoint: a
+    fresh load meets no stored row; one that does (a conflict on a primary key) is undone to
+    the savepoint and written the careful way: entities through the stage, on conflict do
+    nothing, from then on; claims replaced after a lookup of the stored ones."""
+
+    def __init__(self, raw: Any, cur: Any) -> None:
+        self.raw, self.cur = raw, cur
+        self.sent: set[str] = set()
+        self.direct_entities = True
+
+    def write(self, batch: Sequence[ClaimIn]) -> int:
+        by_id = {c.claim["id"]: c for c in batch}
+        if not by_id:
+            return 0
+        if len(self.sent) > SENT_LIMIT:  # memory stays bounded; a repeat costs a conflict
+            self.sent.clear()
+        sent = self.sent
+        entities = {}
+        for cid, c in by_id.items():
+            named = {e[0] for e in c.entities}
+            claim = c.claim
+            if claim["subject_entity_id"] not in named or claim["object_entity_id"] not in named:
+                raise ValueError(f"claim {cid}: its subject and object must be among its entities")
+            if any(e["claim_id"] != cid for e in c.evidence):
+                raise ValueError(f"claim {cid}: evidence of another claim")
+            for e in c.entities:
+                if e[0] not in sent:
+                    entities[e[0]] = e
+        sent.update(entities)
+        self._entities(list(entities.values()))
+        claims = [c.claim for c in by_id.values()]
+        rows = [_CLAIM_ROW(c) for c in claims]
+        if not self._savepoint(lambda: _copy(self.cur, "claims", rows)):
+            _replace_stored(self.cur, [c["id"] for c in claims])
+            _copy(self.cur, "claims", rows)
+        _copy(self.cur, "evidence", [_EVIDENCE_ROW(e) for c in by_id.values() for e in c.evidence])
+        return len(claims)
+
+    def _entities(self, entities: list[tuple[str, str, str]]) -> None:
+        if not entities:
+            return
+        if self.direct_entities:
+            if self._savepoint(lambda: _copy(self.cur, "entities", entities)):
+                return
+            self.direct_entities = False  # a load into a ledger that has its entities
+        _stage_entities(self.cur, entities, fresh=True)
+
+    def _savepoint(self, write) -> bool:
+        """``write()`` in a savepoint; False (and undone) if it met a stored primary key."""
+        from psycopg import errors
+
+        try:
+            with self.raw.transaction():
+                write()
+        except errors.UniqueViolation:
+            return False
+        return True
+
+
+def _stage_entities(cur: Any, entities: list[tuple[str, str, str]], *, fresh: bool) -> None:
+    """Entities through a temporary stage, inserted on conflict do nothing; ``fresh``: most
+    are new, else those stored already are left out first."""
+    cur.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS stage_entities "
+        "(LIKE entities INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+    )
+    cur.execute("TRUNCATE stage_entities")  # a bulk load writes many batches before commit
+    with cur.copy("COPY stage_entities (id, type, label) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(["text", "text", "text"])
+        for row in entities:
+            copy.write_row(row)
+    if fresh:
+        cur.execute(
+            "INSERT INTO entities (id, type, label) SELECT id, type, label "
+            "FROM stage_entities ON CONFLICT (id) DO NOTHING"
+        )
+        return
+    # Those stored already are left out before the insert (a conflict costs the insert a
+    # speculative insertion and its undoing, a lookup only the lookup), by index lookups: the
+    # stage is small, and has no statistics to say so.
+    cur.execute("ANALYZE stage_entities")
+    cur.execute(
+        "INSERT INTO entities (id, type, label) SELECT s.id, s.type, s.label "
+        "FROM stage_entities s WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = s.id) "
+        "ON CONFLICT (id) DO NOTHING"
+    )
+
+
+def _replace_stored(cur: Any, ids: list[str]) -> None:
+    """Delete the claims of ``ids`` stored already, with their evidence (looked up by primary
+    key, so the cost is the batch's, not the table's)."""
+    cur.execute("SELECT id FROM claims WHERE id = ANY(%s)", (ids,))
+    stored = [r[0] for r in cur.fetchall()]
+    if stored:
+        cur.execute("DELETE FROM evidence WHERE claim_id = ANY(%s)", (stored,))
+        cur.execute("DELETE FROM claims WHERE id = ANY(%s)", (stored,))
+
+
 def _copy_write(
     conn: Connection,
     entities: list[tuple[str, str, str]],
     claims: list[dict[str, Any]],
     evidence: list[dict[str, Any]],
-    *,
-    fresh: bool = False,
 ) -> None:
-    """Entities through a temporary stage (inserted on conflict do nothing); claims stored
-    already are deleted with their evidence (looked up by primary key, so the cost is the
-    batch's, not the table's); then claims and evidence are COPYed straight in. ``fresh``:
-    the claims are most likely new (a bulk load), so they are COPYed first, and looked up
-    and replaced only if one is stored already (the COPY fails on its key, and is undone to
-    a savepoint)."""
-    from psycopg import errors
-
+    """A batch of ``write_claims``: entities through the stage, claims stored already
+    replaced with their evidence, then claims and evidence COPYed in."""
     raw = conn.connection.driver_connection  # the psycopg 3 connection, in this transaction
     with raw.cursor() as cur:
         cur.execute("SET LOCAL synchronous_commit = off")
-        cur.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS stage_entities "
-            "(LIKE entities INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
-        )
-        cur.execute("TRUNCATE stage_entities")  # a bulk load writes many batches before commit
-        with cur.copy("COPY stage_entities (id, type, label) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "text", "text"])
-            for row in entities:
-                copy.write_row(row)
-        if fresh:  # a bulk load sends each entity once: most are new
-            cur.execute(
-                "INSERT INTO entities (id, type, label) SELECT id, type, label "
-                "FROM stage_entities ON CONFLICT (id) DO NOTHING"
-            )
-        else:
-            # Those stored already are left out before the insert (a conflict costs the
-            # insert a speculative insertion and its undoing, a lookup only the lookup), by
-            # index lookups: the stage is small, and has no statistics to say so.
-            cur.execute("ANALYZE stage_entities")
-            cur.execute(
-                "INSERT INTO entities (id, type, label) SELECT s.id, s.type, s.label "
-                "FROM stage_entities s "
-                "WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = s.id) "
-                "ON CONFLICT (id) DO NOTHING"
-            )
-        claim_rows = [_CLAIM_ROW(c) for c in claims]
-        if fresh:
-            try:
-                with raw.transaction():  # a savepoint
-                    _copy(cur, "claims", claim_rows)
-            except errors.UniqueViolation:
-                fresh = False
-        if not fresh:
-            ids = [c["id"] for c in claims]
-            cur.execute("SELECT id FROM claims WHERE id = ANY(%s)", (ids,))
-            stored = [r[0] for r in cur.fetchall()]
-            if stored:
-                cur.execute("DELETE FROM evidence WHERE claim_id = ANY(%s)", (stored,))
-                cur.execute("DELETE FROM claims WHERE id = ANY(%s)", (stored,))
-            _copy(cur, "claims", claim_rows)
-        _copy(cur, "evidence", map(_EVIDENCE_ROW, evidence))
+        _stage_entities(cur, entities, fresh=False)
+        _replace_stored(cur, [c["id"] for c in claims])
+        _copy(cur, "claims", [_CLAIM_ROW(c) for c in claims])
+        _copy(cur, "evidence", [_EVIDENCE_ROW(e) for e in evidence])

@@ -4,7 +4,7 @@ same migrations, the same writes (executemany; COPY on PostgreSQL), the same cou
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import insert, select, text
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from groundswell.shared.ledger.importer import import_into
@@ -176,7 +176,6 @@ def _generated(
     ``E<7i % objects>`` in ``documents`` documents."""
     from datetime import UTC, datetime
 
-    from groundswell.shared.ledger.models import entity_id
     from groundswell.shared.ledger.store import ClaimIn
 
     now = datetime(2026, 12, 1, tzinfo=UTC)
@@ -258,52 +257,83 @@ def test_a_bulk_load_stores_what_batch_writes_store_and_keeps_the_schema(ledger_
 
 
 def test_a_bulk_load_cut_short_in_its_builds_keeps_them_and_finishes_later(postgres_url):
-    """The data of a bulk load commits first; what it dropped is made again from the journal,
-    a lane at a time; a build that fails stays there, queries answer meanwhile, and
-    ``ledger migrate`` finishes it once the cause is mended."""
+    """The data of a bulk load commits first, its foreign keys again in force but their check
+    of the whole table left for later; the indexes and unique constraints it dropped are made
+    again from the journal, a lane at a time; a build that fails stays there, queries answer
+    meanwhile, and ``ledger migrate`` finishes it once the cause is mended, and checks the
+    keys."""
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
     from click.testing import CliRunner
 
     from groundswell.shared.cli import main
-    from groundswell.shared.ledger.models import EntityRow
     from groundswell.shared.ledger.search import search
     from groundswell.shared.ledger.store import BuildError, ClaimIn
+
+    def not_validated(store) -> list[str]:
+        with store.engine.connect() as conn:
+            return sorted(conn.execute(text(
+                "SELECT conname FROM pg_constraint WHERE contype = 'f' AND NOT convalidated "
+                "AND connamespace = current_schema()::regnamespace"
+            )).scalars())  # fmt: skip
 
     with Ledger.open(postgres_url) as store:
         before = _indexes(store)
         batch = _generated(30)
-        first = batch[0]  # its subject is not among the entities sent: its key cannot hold
-        nobody = entity_id("Party", "Nobody")
-        batch[0] = ClaimIn({**first.claim, "subject_entity_id": nobody}, first.evidence, [
-            e for e in first.entities if e[0] == first.claim["object_entity_id"]
-        ])  # fmt: skip
+        # Two entities of one type and label under ids that are not derived from them: the
+        # unique constraint on (type, label) cannot be made again.
+        first = batch[0]
+        twin = ("x-twin", "Party", first.entities[0][2])
+        claim = {**first.claim, "subject_entity_id": twin[0]}
+        batch[0] = ClaimIn(claim, first.evidence, [twin, first.entities[1]])
         with pytest.raises(BuildError) as failed:
             store.bulk_load(iter([batch]))
-        assert [name for name, _ in failed.value.failed] == ["fk_claims_subject_entity_id_entities"]
-        pending = store.pending_builds()
-        # The search shards (lanes of their own) and every index before the key were made.
-        assert pending == [
-            "analyze",
+        assert [name for name, _ in failed.value.failed] == ["uq_entities_type"]
+        # The search shards (lanes of their own) and every index before it were made.
+        assert store.pending_builds() == ["analyze", "uq_entities_type"]
+        assert store.state()["claims"] == 30 and store.state()["builds_pending"] == 2
+        assert len(search(store, "owns", limit=50).items) == 30
+        assert not_validated(store) == [
+            "fk_claims_object_entity_id_entities",
             "fk_claims_subject_entity_id_entities",
             "fk_evidence_claim_id_claims",
         ]
-        assert store.state()["claims"] == 30 and store.state()["builds_pending"] == 3
-        assert len(search(store, "owns", limit=50).items) == 29  # not the one with no subject
+        with pytest.raises(IntegrityError), store.engine.begin() as conn:  # yet in force
+            conn.execute(text("UPDATE claims SET subject_entity_id = 'nobody' WHERE id = 'g:1'"))
         with store.engine.begin() as conn:
-            conn.execute(insert(EntityRow), [{"id": nobody, "type": "Party", "label": "Nobody"}])
+            conn.execute(text("UPDATE entities SET label = 'E0 twin' WHERE id = 'x-twin'"))
         done = CliRunner().invoke(main, ["ledger", "migrate", "--db", postgres_url])
         assert done.exit_code == 0, done.output
-        assert "made again what an unfinished bulk load left: analyze, fk_claims_subject" in (
+        assert "made again what an unfinished bulk load left: analyze, uq_entities_type" in (
             done.output
         )
-        assert store.pending_builds() == [] and _indexes(store) == before
-        assert len(search(store, "owns", limit=50).items) == 30
+        assert "validated the keys bulk loads left unchecked: fk_claims_object" in done.output
+        assert store.pending_builds() == [] and not_validated(store) == []
+        assert _indexes(store) == before
         with store.engine.connect() as conn:
             context = MigrationContext.configure(
                 conn, opts={"include_name": lambda name, *_: name not in UNMODELLED}
             )
             assert compare_metadata(context, Base.metadata) == []
+
+
+def test_a_bulk_load_refuses_a_claim_that_names_an_entity_it_does_not_carry(postgres_url):
+    from groundswell.shared.ledger.store import ClaimIn
+
+    with Ledger.open(postgres_url) as store:
+        before = _indexes(store)
+        batch = _generated(10)
+        first = batch[3]
+        batch[3] = ClaimIn(first.claim, first.evidence, first.entities[1:])
+        with pytest.raises(ValueError, match="g:3: its subject and object must be among"):
+            store.bulk_load(iter([batch]))
+        odd = _generated(10)
+        odd[2] = ClaimIn(odd[2].claim, [{**odd[2].evidence[0], "claim_id": "g:9"}], odd[2].entities)
+        with pytest.raises(ValueError, match="g:2: evidence of another claim"):
+            store.bulk_load(iter([odd]))
+        # Nothing was written, and nothing dropped stayed dropped.
+        assert store.state()["claims"] == 0 and store.pending_builds() == []
+        assert _indexes(store) == before
 
 
 def test_search_reads_each_shard_through_its_own_index(postgres_url):
