@@ -1,7 +1,7 @@
 """The claims ledger at scale (issue 16 item 5): bulk load rate and query latency on PostgreSQL,
 against xrad 0.4.0's SQLite on the same claims.
 
-    .venv/bin/python bench/ledger.py                                   # 1M and 10M claims
+    .venv/bin/python bench/ledger.py                                   # 30k (xrad too), 1M, 10M
     .venv/bin/python bench/ledger.py --sizes 100000 --xrad-sizes 100000  # a quick look
 
 **What it generates** (deterministic: ``--seed``, default 16; a size is a prefix of one claim
@@ -30,28 +30,25 @@ stream, so the 1M claims are the first 1M of the 10M):
 
 **What it measures**, per size, each in a fresh schema of a private PostgreSQL server that the
 bench starts from the installed binaries and stops (``shared/ledger/pgserver.py``, as the
-tests do):
+tests do; fsync off, shared_buffers 1GB):
 
 - load: ``Ledger.bulk_load`` of the stream in batches of ``--batch`` claims; claims/s over the
-  store's time (generating the claims excluded) and over the wall clock (included), then the
-  time of a ``VACUUM ANALYZE`` (what lets the path query read its indexes only);
-- disagreements per (subject, relation): xrad's contradiction (same subject, relation and
-  object; polarities differ, or exactly one is ``rejected``), the first 20 pairs by claim id,
-  for the (subject, relation) of a uniformly drawn claim (so popular subjects are drawn as
-  often as they are claimed about);
-- path: the shortest chain of claims (either way, every claim walked, as xrad's ``path``
-  without ``--modality``) between two entities drawn uniformly among those with claims, at
-  most 8 hops; bidirectional breadth-first, a level per query, before each level one query
-  for a claim joining the frontier to the other side;
+  store's time (generating the claims excluded) and over the wall clock (included), with the
+  seconds of its two steps (the data; the builds, each printed) and of the ``validate_keys``
+  that ``ledger migrate`` runs after it, then the time of a ``VACUUM ANALYZE``;
+- the ledger's own functions, warm, ``--queries`` of each, p50 and p95 in milliseconds:
+  ``queries.disagreements`` of one (subject, relation) (its first page of contradictions, for
+  the subject and relation of a uniformly drawn claim, so popular subjects are drawn as often
+  as they are claimed about); ``path.path`` between two entities drawn uniformly among those
+  with claims, at most 8 hops, walking affirming claims (the default), then every claim (as
+  xrad's ``path`` walks them); and a first page of 20 contradictions of any subject.
 
-both as SQL through the store's engine, written here (the ledger's query module landed while
-this was being written; the indexes are migration 0003's), warm, ``--queries`` of each, p50 and
-p95 in milliseconds. The ``queries.py`` rows time the ledger's own functions on the first
-``--module-queries`` targets and pairs (see ``module_queries``). For xrad (``--xrad-sizes``,
-default 100k and 1M): the same claims through ``xrad.store.add_entities``/``add_claims`` into
-its SQLite file (claims/s of ``add_claims``), the same disagreement SQL on its ``claim``
-table and its own ``xrad.store.path`` between the same entities (by label), which reads the
-whole claim table each time, so only ``--xrad-path-queries`` of them.
+For xrad (``--xrad-sizes``, default 30k): the same claims through
+``xrad.store.add_entities``/``add_claims`` into its SQLite file (claims/s of ``add_claims``),
+the same question of one (subject, relation) as SQL on its ``claim`` table (xrad has no such
+query), its own ``xrad.store.disagreements`` (a first page) and its own ``xrad.store.path``
+between the same entities (by label), which reads the whole claim table each time, so only
+``--xrad-path-queries`` of them.
 """
 
 from __future__ import annotations
@@ -470,7 +467,7 @@ HEADER = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--sizes", default="1000000,10000000", help="claims per run, comma-separated"
+        "--sizes", default="30000,1000000,10000000", help="claims per run, comma-separated"
     )
     parser.add_argument("--xrad-sizes", default="30000", help="sizes also run on xrad")
     parser.add_argument("--entities", type=int, default=1_000_000)
