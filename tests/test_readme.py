@@ -100,6 +100,8 @@ def test_the_usage_section_runs_command_by_command(session):
     assert (home / "run.html").read_text().startswith("<!doctype html")
     assert (home / "certified.jsonl").read_text().count('"groundswell"') == 7
     assert '"groundgate"' in (home / "receipt.json").read_text()
+    ledger = (home / "ledger.jsonld").read_text()  # the run's admitted facts, with provenance
+    assert '"rdf:Statement"' in ledger and '"receiptDigest"' in ledger
     assert "right values admitted" in everything  # the summary table, more than once
     assert "would compute" in everything or "would reuse" in everything  # the dry run
     assert "0 2 * * *" in everything  # the schedule listed
