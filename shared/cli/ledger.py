@@ -315,9 +315,27 @@ def _side(claim: dict) -> str:
     "--resolved", is_flag=True, help="Entities that `resolve` grouped are one (not for facts)."
 )
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10000))
+@click.option(
+    "--sides",
+    "max_sides",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="objects and facts: the sides a row shows, the best supported (all are counted).",
+)
+@click.option(
+    "--claims",
+    "max_claims",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="objects and facts: the claims each side shows (all are counted).",
+)
 @cursor_option
 @json_option
-def disagreements_cmd(db, kind, subject, relation, resolved, limit, cursor, as_json) -> None:
+def disagreements_cmd(
+    db, kind, subject, relation, resolved, limit, max_sides, max_claims, cursor, as_json
+) -> None:
     """Where sources contradict each other, kept side by side."""
     from groundswell.shared.ledger.queries import BadCursor, disagreements
 
@@ -332,6 +350,8 @@ def disagreements_cmd(db, kind, subject, relation, resolved, limit, cursor, as_j
                 resolved=resolved,
                 cursor=cursor,
                 limit=limit,
+                max_sides=max_sides,
+                max_claims=max_claims,
             ),
         )
     except BadCursor as exc:
@@ -356,9 +376,15 @@ def disagreements_cmd(db, kind, subject, relation, resolved, limit, cursor, as_j
             click.echo(f"  = {value}{unit}")
             for claim in side["claims"]:
                 click.echo(f"      {_side(claim)}")
+            if side["claims_total"] > len(side["claims"]):
+                click.echo(f"      ... {side['claims_total'] - len(side['claims'])} more claims")
+        if row["sides_total"] > len(row["sides"]):
+            click.echo(f"  ... {row['sides_total'] - len(row['sides'])} more sides")
     click.echo("a graph of edges cannot hold these — one would have overwritten the other")
     again = [("--kind", kind), ("--subject", subject), ("--relation", relation)]
     again += [("--limit", str(limit))] if limit != 20 else []
+    again += [("--sides", str(max_sides))] if max_sides != 20 else []
+    again += [("--claims", str(max_claims))] if max_claims != 10 else []
     words = [f"{flag} {shlex.quote(v)}" for flag, v in again if v and v != "contradiction"]
     _next_page(page, " ".join(["disagreements", *words, *(["--resolved"] * resolved)]))
 

@@ -13,6 +13,10 @@ other:
 - ``facts``: admitted facts that give different values (or units) for the same (entity,
   field, key) across documents, runs and policy versions; one row per (entity, field, key).
 
+An objects or facts row is bounded like a page: its best-supported sides (most claims first)
+and the first claims of each, with the counts of all (``sides_total``, ``claims_total``); the
+rest of a side's claims are a ``claims`` listing away.
+
 Paths between entities are ``path.py``'s.
 """
 
@@ -30,6 +34,8 @@ from sqlalchemy.engine import Connection
 from groundswell.shared.ledger.store import Ledger, chunks
 
 KINDS = ("contradiction", "objects", "facts")
+MAX_SIDES = 20  # sides an objects or facts row shows (the best supported)
+MAX_CLAIMS = 10  # claims each side shows (the first by id, or by document and run)
 
 
 class BadCursor(ValueError):
@@ -194,11 +200,15 @@ def disagreements(
     resolved: bool = False,
     cursor: str | None = None,
     limit: int = 20,
+    max_sides: int = MAX_SIDES,
+    max_claims: int = MAX_CLAIMS,
 ) -> Page:
     """One page of disagreements of ``kind`` (see the module's account of the kinds).
     ``subject`` (a label, any case, or an entity id): only those about it (for facts: the
     entity the document describes). ``resolved``: entities that ``resolve`` grouped are one
-    (contradiction and objects; a subject then means its whole group)."""
+    (contradiction and objects; a subject then means its whole group). An objects or facts
+    row shows at most ``max_sides`` sides and ``max_claims`` claims of each, and counts
+    them all (``sides_total``, ``claims_total``)."""
     if kind not in KINDS:
         raise ValueError(f"kind is one of {', '.join(KINDS)}, not {kind!r}")
     with ledger.engine.connect() as conn:
@@ -207,7 +217,7 @@ def disagreements(
             subjects = _subject_ids(conn, subject, resolved and kind != "facts")
             if not subjects:
                 return Page([], None)
-        ask = _Ask(subjects, relation, resolved, cursor, limit)
+        ask = _Ask(subjects, relation, resolved, cursor, limit, max_sides, max_claims)
         if kind == "contradiction":
             return _contradictions(conn, ask)
         if kind == "objects":
@@ -224,6 +234,8 @@ class _Ask:
     resolved: bool
     cursor: str | None
     limit: int
+    max_sides: int = MAX_SIDES
+    max_claims: int = MAX_CLAIMS
 
 
 def _subject_ids(conn: Connection, name: str, resolved: bool) -> list[str]:
@@ -350,20 +362,34 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
         ),
         params,
     ).all()
+    # Each row shows its best-supported objects (by claims, then label) and each object's
+    # first claims, with how many there are: a hub's row stays a page, not 60,000 claims.
+    sql = f"""
+        WITH sides AS (
+            SELECT c.{o_node} AS node, COUNT(*) AS n FROM {src} c
+            WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}
+            GROUP BY c.{o_node}
+        ), ranked AS (
+            SELECT node, n, ROW_NUMBER() OVER (ORDER BY n DESC, x.label, node) AS side,
+                COUNT(*) OVER () AS total
+            FROM sides JOIN entities x ON x.id = sides.node
+        ), shown AS (
+            SELECT c.id, r.side, r.n, r.total,
+                ROW_NUMBER() OVER (PARTITION BY r.side ORDER BY c.id) AS rn
+            FROM {src} c JOIN ranked r ON r.node = c.{o_node}
+            WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS} AND r.side <= :sides
+        )
+        SELECT {CLAIM_COLUMNS}, t.side, t.n, t.total FROM shown t
+        JOIN claims c ON c.id = t.id {CLAIM_JOINS}
+        WHERE t.rn <= :per ORDER BY t.side, t.rn"""
     rows = []
     for s, r in keys:
         found = conn.execute(
-            text(
-                f"""SELECT {CLAIM_COLUMNS}, c.{o_node} AS node FROM {src} c {CLAIM_JOINS}
-                WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}
-                ORDER BY o.label, c.{o_node}, c.id"""
-            ),
-            {"s": s, "r": r},
+            text(sql), {"s": s, "r": r, "sides": ask.max_sides, "per": ask.max_claims}
         ).mappings()
         rows.append(
             _sides_row(
                 found,
-                lambda c: c["node"],
                 lambda c: {"object": c["object"], "object_type": c["object_type"]},
                 claim_out,
                 {"kind": "objects", "subject_entity_id": s, "relation": r},
@@ -372,17 +398,31 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
     return _page(rows, limit, lambda r: [r["subject_entity_id"], r["relation"]])
 
 
-def _sides_row(found, side_key, side_head, claim_of, row: dict[str, Any]) -> dict[str, Any]:
-    """One disagreement: ``row`` with the subject and the claims ``found`` grouped into sides
-    (by ``side_key``; each side ``side_head`` and its claims, ``claim_of`` each)."""
+def _sides_row(found, side_head, claim_of, row: dict[str, Any]) -> dict[str, Any]:
+    """One disagreement: ``row`` with the subject and the claims ``found`` (in side order,
+    each with its side's rank ``side``, its claims ``n`` and the row's sides ``total``)
+    grouped into sides (each ``side_head`` of its first claim, its claims ``claim_of`` each,
+    and ``claims_total``); ``sides_total`` counts the sides, shown or not."""
     sides: dict[Any, dict[str, Any]] = {}
     head: Any = None
     for claim in found:
         head = head or claim
-        side = sides.setdefault(side_key(claim), {**side_head(claim), "claims": []})
+        side = sides.get(claim["side"])
+        if side is None:
+            side = sides[claim["side"]] = {
+                **side_head(claim),
+                "claims": [],
+                "claims_total": claim["n"],
+            }
         side["claims"].append(claim_of(claim))
     subject = {"subject": head["subject"], "subject_type": head["subject_type"]}
-    return {"kind": row.pop("kind"), **subject, **row, "sides": list(sides.values())}
+    return {
+        "kind": row.pop("kind"),
+        **subject,
+        **row,
+        "sides": list(sides.values()),
+        "sides_total": head["total"],
+    }
 
 
 def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
@@ -412,22 +452,39 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
         ),
         params,
     ).all()
+    # As for objects: the best-supported values first, each with its first claims (a fact
+    # reprocessed by every policy version gains a claim per run).
+    of_key = "c.subject_entity_id = :s AND f.field = :f AND f.key = :k"
+    sql = f"""
+        WITH sides AS (
+            SELECT f.value, COALESCE(f.unit, '') AS unit, COUNT(*) AS n
+            FROM facts f JOIN claims c ON c.id = f.claim_id WHERE {of_key}
+            GROUP BY f.value, COALESCE(f.unit, '')
+        ), ranked AS (
+            SELECT value, unit, n, ROW_NUMBER() OVER (ORDER BY n DESC, value, unit) AS side,
+                COUNT(*) OVER () AS total
+            FROM sides
+        ), shown AS (
+            SELECT f.claim_id, r.side, r.n, r.total, ROW_NUMBER() OVER (
+                PARTITION BY r.side ORDER BY c.document_id, f.run_id, c.id) AS rn
+            FROM facts f JOIN claims c ON c.id = f.claim_id
+            JOIN ranked r ON r.value = f.value AND r.unit = COALESCE(f.unit, '')
+            WHERE {of_key} AND r.side <= :sides
+        )
+        SELECT {CLAIM_COLUMNS}, f.value, f.unit, f.run_id, f.policy_version, f.receipt_digest,
+            t.side, t.n, t.total
+        FROM shown t JOIN facts f ON f.claim_id = t.claim_id
+        JOIN claims c ON c.id = t.claim_id {CLAIM_JOINS}
+        WHERE t.rn <= :per ORDER BY t.side, t.rn"""
     rows = []
     for s, f, k in keys:
         found = conn.execute(
-            text(
-                f"""SELECT {CLAIM_COLUMNS}, f.value, f.unit, f.run_id, f.policy_version,
-                    f.receipt_digest
-                FROM facts f JOIN claims c ON c.id = f.claim_id {CLAIM_JOINS}
-                WHERE c.subject_entity_id = :s AND f.field = :f AND f.key = :k
-                ORDER BY f.value, f.unit, c.document_id, f.run_id, c.id"""
-            ),
-            {"s": s, "f": f, "k": k},
+            text(sql),
+            {"s": s, "f": f, "k": k, "sides": ask.max_sides, "per": ask.max_claims},
         ).mappings()
         rows.append(
             _sides_row(
                 found,
-                lambda c: (c["value"], c["unit"]),
                 lambda c: {"value": json.loads(c["value"]), "unit": c["unit"]},
                 lambda c: {
                     **claim_out(c),

@@ -52,6 +52,29 @@ def test_claims_are_paged_with_a_cursor(client):
     assert bad.status_code == 400 and bad.json()["detail"] == "invalid cursor"
 
 
+def test_an_objects_row_is_bounded_and_counts_what_it_leaves_out(client, tmp_path):
+    with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger:
+        record(ledger, [
+            C("k4", "Acme Ltd", "ACQUIRED", "Delta Corp", document="press",
+              quote="Acme Ltd acquired Delta Corp"),
+            C("k5", "Acme Ltd", "ACQUIRED", "Delta Corp", document="wire",
+              quote="Acme Ltd has acquired Delta Corp"),
+        ])  # fmt: skip
+    asked = {"kind": "objects", "sides": 1, "claims_per_side": 1}
+    (row,) = client.get("/v1/ledger/disagreements", params=asked).json()["items"]
+    assert row["sides_total"] == 2 and len(row["sides"]) == 1
+    (side,) = row["sides"]
+    assert (side["object"], side["claims_total"]) == ("Delta Corp", 2)
+    assert [c["claim_id"] for c in side["claims"]] == ["k4"]
+    whole = client.get("/v1/ledger/disagreements", params={"kind": "objects"}).json()["items"]
+    assert [[c["claim_id"] for c in s["claims"]] for s in whole[0]["sides"]] == [
+        ["k4", "k5"],
+        ["k1"],  # k3 rejects the acquisition of Beta: not a side
+    ]
+    bad = client.get("/v1/ledger/disagreements", params={**asked, "sides": 0})
+    assert bad.status_code == 422
+
+
 def test_disagreements_path_and_search(client):
     rows = client.get("/v1/ledger/disagreements").json()["items"]
     assert [[s["asserter"] for s in r["sides"]] for r in rows] == [["the filing", "the auditor"]]

@@ -100,6 +100,47 @@ def test_facts_that_disagree_per_entity_field_and_key_across_documents_and_runs(
     assert disagreements(ledger, "facts", subject="revenue").items == []
 
 
+def test_a_hubs_row_shows_its_best_supported_sides_and_counts_the_rest(ledger, ledger_url):
+    # One subject owning 30 companies, the k-th said by k + 1 filings: a row of 465 claims
+    # (a hub at 10M claims has tens of thousands), shown as 4 sides of 3 claims each.
+    graph = [
+        C(f"h{k:02d}-{j:02d}", "Hub Corp", "OWNS", f"Company {chr(97 + k // 26)}{chr(97 + k % 26)}",
+          document=f"d{j:02d}", quote=f"Hub Corp owns company {k} ({j})")
+        for k in range(30)
+        for j in range(k + 1)
+    ]  # fmt: skip
+    record(ledger, graph)
+    (row,) = disagreements(ledger, "objects", max_sides=4, max_claims=3).items
+    assert row["sides_total"] == 30
+    assert [(s["object"], s["claims_total"]) for s in row["sides"]] == [
+        ("Company bd", 30), ("Company bc", 29), ("Company bb", 28), ("Company ba", 27)
+    ]  # fmt: skip
+    assert [c["claim_id"] for c in row["sides"][0]["claims"]] == ["h29-00", "h29-01", "h29-02"]
+    whole = disagreements(ledger, "objects", max_sides=100, max_claims=100).items[0]
+    assert whole["sides_total"] == 30 and sum(len(s["claims"]) for s in whole["sides"]) == 465
+    facts = [
+        {"claim_id": c.id, "field": "stake", "key": "2025", "value": int(c.id[1:3]) % 3,
+         "unit": "%", "run_id": f"r{c.id[-2:]}"}
+        for c in graph
+    ]  # fmt: skip
+    write_facts(ledger, facts)
+    (fact,) = disagreements(ledger, "facts", max_sides=2, max_claims=2).items
+    counts = {v: sum(1 for f in facts if f["value"] == v) for v in (0, 1, 2)}
+    assert fact["sides_total"] == 3 and len(fact["sides"]) == 2
+    ranked = sorted(counts, key=lambda v: (-counts[v], v))
+    assert [(s["value"], s["claims_total"]) for s in fact["sides"]] == [
+        (v, counts[v]) for v in ranked[:2]
+    ]
+    first = fact["sides"][0]["claims"]
+    assert len(first) == 2 and [c["document_id"] for c in first] == ["d00", "d00"]
+    out = CliRunner().invoke(
+        main, ["ledger", "disagreements", "--db", ledger_url, "--kind", "objects",
+               "--sides", "2", "--claims", "1"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "      ... 29 more claims" in out.output and "  ... 28 more sides" in out.output
+
+
 def test_disagreement_pages_cover_every_row_once(ledger):
     graph = random_graph(random.Random(7), 12, 220)
     record(ledger, graph)
