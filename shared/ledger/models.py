@@ -31,6 +31,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -101,6 +102,11 @@ class EntityRow(Base):
     label: Mapped[str] = mapped_column(Text)
 
 
+# A claim that takes a stance other than the default one (affirmed, not rejected): one side of
+# every contradiction is such a claim, so the dissent index lists where contradictions can be.
+DISSENT = "polarity <> 'affirmed' OR modality = 'rejected'"
+
+
 class ClaimRow(Base):
     __tablename__ = "claims"
     __table_args__ = (
@@ -109,6 +115,15 @@ class ClaimRow(Base):
         Index("ix_claims_triple", "subject_entity_id", "relation", "object_entity_id"),
         Index("ix_claims_object_subject", "object_entity_id", "subject_entity_id"),
         Index("ix_claims_document", "document_id"),
+        Index(
+            "ix_claims_dissent",
+            "id",
+            "subject_entity_id",
+            "relation",
+            "object_entity_id",
+            postgresql_where=text(DISSENT),
+            sqlite_where=text(DISSENT),
+        ),
     )
 
     id: Mapped[str] = mapped_column(Text, primary_key=True)

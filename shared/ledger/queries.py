@@ -277,8 +277,16 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
         "(CASE WHEN b.modality = 'rejected' THEN 1 ELSE 0 END))"
     ]
     params: dict[str, Any] = {"limit": limit + 1}
+    # The pair's later claim; walking every subject, the other side of a dissenting claim.
+    later = "a.id < b.id"
     if subjects is None:
-        # Every subject: the pairs in claim id order.
+        # Every subject: one side of each contradiction dissents (denied or rejected), so the
+        # walk is of the dissenting claims in id order (the dissent index), each paired with
+        # its triple's claims of another stance. A pair of two dissenting claims comes once,
+        # from the first of the two; its sides are in claim id order as always.
+        where.append("(a.polarity <> 'affirmed' OR a.modality = 'rejected')")  # DISSENT
+        later = """b.id <> a.id
+            AND ((b.polarity = 'affirmed' AND b.modality <> 'rejected') OR a.id < b.id)"""
         order = ["a.id", "b.id"]
         after = decode_cursor(cursor, 2)
         if after is not None:
@@ -298,7 +306,7 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
         where.append("a.relation = :relation")
         params["relation"] = relation
     same = f"""b.{s_node} = a.{s_node} AND b.relation = a.relation
-        AND b.{o_node} = a.{o_node} AND a.id < b.id"""
+        AND b.{o_node} = a.{o_node} AND {later}"""
     if conn.dialect.name == "postgresql" and not resolved:
         # A lateral join walks the claims in id order, looking up each one's triple in the
         # index, and stops at the page's end; a plain join is planned as a hash join over the
@@ -320,7 +328,7 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
     found = claims_by_id(conn, [p["a_id"] for p in pairs] + [p["b_id"] for p in pairs])
     rows, sort = [], []
     for p in pairs:
-        a, b = found[p["a_id"]], found[p["b_id"]]
+        a, b = (found[i] for i in sorted((p["a_id"], p["b_id"])))
         rows.append(
             {
                 "kind": "contradiction",

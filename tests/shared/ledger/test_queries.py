@@ -415,3 +415,38 @@ def test_near_pairs_are_every_pair_a_brute_force_finds():
     for (_, a), (_, b) in rng.sample(list(combinations(keyed, 2)), 20000) + near:
         d, limit = distance(a, b), 2 if min(len(a), len(b)) > 7 else 1
         assert _near(a, b) == (d if 0 < d <= limit else None), (a, b)
+
+
+def test_every_contradiction_comes_once_whichever_sides_dissent(ledger):
+    # Pairs of a denial and a rejection (both dissent) as well as of an assertion and either:
+    # the walk of dissenting claims must give each pair once, its sides in claim id order.
+    graph = random_graph(random.Random(21), 10, 300)
+    graph += [
+        C("z1", "Acme", "OWNS", "Beta", polarity="denied"),
+        C("z2", "Acme", "OWNS", "Beta", "rejected"),
+        C("z3", "Acme", "OWNS", "Beta", "rejected", polarity="denied"),
+        C("z4", "Acme", "OWNS", "Beta"),
+    ]
+    record(ledger, graph)
+
+    def stance(c: C) -> tuple[str, bool]:
+        return c.polarity, c.modality == "rejected"
+
+    want = sorted(
+        (a.id, b.id)
+        for a in graph
+        for b in graph
+        if (a.subject, a.relation, a.object) == (b.subject, b.relation, b.object)
+        and a.id < b.id
+        and stance(a) != stance(b)
+    )
+    for limit in (10_000, 7):
+        got = [
+            tuple(s["claim_id"] for s in r["sides"])
+            for r in every_page(lambda **kw: disagreements(ledger, **kw), limit)
+        ]
+        assert sorted(got) == want and len(got) == len(set(got)) > 20
+    every = every_page(lambda **kw: disagreements(ledger, **kw), 100)
+    acme = [tuple(s["claim_id"] for s in r["sides"]) for r in every if r["subject"] == "Acme"]
+    assert sorted(acme) == [("z1", "z2"), ("z1", "z3"), ("z1", "z4"), ("z2", "z3"),
+                            ("z2", "z4"), ("z3", "z4")]  # fmt: skip
