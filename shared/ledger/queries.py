@@ -308,9 +308,10 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
     same = f"""b.{s_node} = a.{s_node} AND b.relation = a.relation
         AND b.{o_node} = a.{o_node} AND {later}"""
     if conn.dialect.name == "postgresql" and not resolved:
-        # A lateral join walks the claims in id order, looking up each one's triple in the
-        # index, and stops at the page's end; a plain join is planned as a hash join over the
-        # whole table (its estimate of the pairs is far too low).
+        # A lateral join walks the claims in order (the dissent index, or the subject's in the
+        # triple index), looking up each one's triple, and stops at the page's end; a plain
+        # join is planned as a hash join over the whole table (its estimate of the pairs is
+        # far too low).
         pair = f"JOIN LATERAL (SELECT * FROM {src} b WHERE {same} OFFSET 0) b ON TRUE"
     else:
         pair = f"JOIN {src} b ON {same}"
