@@ -225,6 +225,24 @@ def percentiles(seconds: list[float]) -> tuple[float, float]:
     return p50, p95
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(ticks stolen by the hypervisor, all ticks) of the machine so far, from /proc/stat; a
+    virtual machine whose host is busy runs slower, and its timings say so only through this.
+    (0, 0) where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def stolen_since(start: tuple[int, int]) -> float:
+    """The share of the machine's time stolen by the hypervisor since ``start`` (cpu_ticks)."""
+    steal, total = cpu_ticks()
+    return (steal - start[0]) / max(total - start[1], 1)
+
+
 def timed_each(fn, args: list) -> tuple[list[float], list]:
     times, results = [], []
     for a in args:
@@ -480,6 +498,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     xrad_sizes = {int(s) for s in args.xrad_sizes.split(",") if s}
     started = time.perf_counter()
+    ticks = cpu_ticks()
     graph = ClaimGraph(args.entities, args.seed)
     print(
         f"graph: {args.entities:,} entities, endpoints P(rank) ~ rank^(-2/3), 16 relations, "
@@ -490,6 +509,7 @@ def main() -> None:
     with PostgresServer(settings={"shared_buffers": "1GB", "max_wal_size": "8GB"}) as server:
         for size in sorted(set(sizes) | xrad_sizes):
             pg = None
+            size_ticks = cpu_ticks()
             if size in sizes:
                 pg = bench_postgres(server, graph, size, args)
                 results += [pg, pg["every_claim"]]
@@ -499,6 +519,7 @@ def main() -> None:
                 xr = bench_xrad(graph, size, args, pg)
                 results.append(xr)
                 print(row(xr), flush=True)
+            print(f"  {size:,}: {stolen_since(size_ticks):.0%} of the cpu time stolen", flush=True)
     print()
     print(HEADER)
     for r in results:
@@ -511,6 +532,10 @@ def main() -> None:
         "found: share of pairs joined within 8 hops, their mean length and the queries timed; "
         "page: a first page of 20 contradictions of any subject (xrad: store.disagreements), "
         "ms; MB: tables and indexes on disk."
+    )
+    print(
+        f"cpu time stolen by the hypervisor over the run: {stolen_since(ticks):.0%} "
+        f"({time.perf_counter() - started:.0f} s)"
     )
 
 
