@@ -112,8 +112,21 @@ class ClaimRow(Base):
     __table_args__ = (
         CheckConstraint(_one_of("modality", MODALITIES), name="modality"),
         CheckConstraint(_one_of("polarity", POLARITIES), name="polarity"),
-        Index("ix_claims_triple", "subject_entity_id", "relation", "object_entity_id"),
-        Index("ix_claims_object_subject", "object_entity_id", "subject_entity_id"),
+        # The stance columns ride along (PostgreSQL's INCLUDE, migration 0008), so a path
+        # query's walk of affirming claims reads these indexes only, never the claim rows.
+        Index(
+            "ix_claims_triple",
+            "subject_entity_id",
+            "relation",
+            "object_entity_id",
+            postgresql_include=["polarity", "modality"],
+        ),
+        Index(
+            "ix_claims_object_subject",
+            "object_entity_id",
+            "subject_entity_id",
+            postgresql_include=["polarity", "modality"],
+        ),
         Index("ix_claims_document", "document_id"),
         Index(
             "ix_claims_dissent",

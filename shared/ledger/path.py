@@ -17,9 +17,9 @@ costs, so the search avoids it wherever the answer does not need it:
   joins the two frontiers directly (a lookup per pair of frontier entities, never a hub's
   whole neighbourhood); if none does, every chain is at least one hop longer, which lets the
   first meeting of the two sides' next levels be taken at once.
-- *Index only.* A chunk reads the claims index (ends, relation, modality and polarity are in
-  it) and never the claim rows; the claims of the chain found are read at the end, a hop at a
-  time.
+- *Index only.* A chunk reads the claims indexes (their keys are the ends and the relation;
+  polarity and modality ride along as INCLUDE columns on PostgreSQL, migration 0008) and never
+  the claim rows; the claims of the chain found are read at the end, a hop at a time.
 
 A meeting is taken as soon as it is provably shortest: with every node within ``d0`` hops of
 the start and ``d1`` of the goal known and no node known to both, no chain is shorter than

@@ -378,3 +378,32 @@ def test_a_bulk_import_stores_what_an_import_stores(ledger_url, tmp_path):
         assert bulk.pending_builds() == []
     same = ("claims", "modality", "tier", "documents", "entities", "evidence", "vocabularies")
     assert {k: got[k] for k in same} == {k: want[k] for k in same}
+
+
+def test_a_path_walks_affirming_claims_through_the_indexes_only(postgres_url):
+    # The stance rides in the path's two indexes (migration 0008), also as a bulk load makes
+    # them again: a level's chunk never reads the claim rows to skip a denial.
+    import psycopg
+
+    from groundswell.shared.ledger.path import _Graph
+
+    with Ledger.open(postgres_url) as store:
+        store.bulk_load([_generated(2000)])
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE claims")  # the visibility map an index-only scan needs
+            defs = dict(conn.execute("SELECT indexname, indexdef FROM pg_indexes").fetchall())
+        for name in ("ix_claims_triple", "ix_claims_object_subject"):
+            assert defs[name].endswith("INCLUDE (polarity, modality)"), defs[name]
+        ids = [entity_id("Party", f"E{i}") for i in range(3)]
+        with store.engine.connect() as conn:
+            graph = _Graph(conn, [], [])
+            cur = graph.sql.cursor
+            cur.execute("SET enable_seqscan = off")
+            cur.execute("SET enable_bitmapscan = off")
+            for forward in (True, False):
+                sql, _ = graph.chunk_sql[forward]
+                params = {**graph.params, "ids": ids, "limit": 256}
+                cur.execute("EXPLAIN " + sql.format(after="", limit=graph.limit_sql), params)
+                plan = "\n".join(r[0] for r in cur.fetchall())
+                index = "ix_claims_triple" if forward else "ix_claims_object_subject"
+                assert f"Index Only Scan using {index}" in plan, plan
