@@ -192,9 +192,13 @@ class FactRow(Base):
     __table_args__ = (
         ForeignKeyConstraint(["claim_id"], ["claims.id"], ondelete="CASCADE"),
         Index("ix_facts_field_key", "field", "key"),
+        Index("ix_facts_subject", "subject_entity_id", "field", "key"),
     )
 
     claim_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    # The claim's subject (the entity its document describes), kept here too (migration 0009)
+    # so disagreements per (entity, field, key) read facts in that order without the claims.
+    subject_entity_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     field: Mapped[str] = mapped_column(String(200))
     key: Mapped[str] = mapped_column(Text)  # "" when the field has one value per entity
     value: Mapped[str] = mapped_column(Text)  # canonical JSON of the admitted value

@@ -439,10 +439,10 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
     after = decode_cursor(cursor, 3)
     where, params = ["1 = 1"], {"limit": limit + 1}
     if subjects is not None:
-        where.append(_in_list("c.subject_entity_id", "subjects", params, subjects))
+        where.append(_in_list("f.subject_entity_id", "subjects", params, subjects))
     if after is not None:
         where.append(
-            "(c.subject_entity_id > :s1 OR (c.subject_entity_id = :s1 AND "
+            "(f.subject_entity_id > :s1 OR (f.subject_entity_id = :s1 AND "
             "(f.field > :f1 OR (f.field = :f1 AND f.key > :k1))))"
         )
         params.update(s1=after[0], f1=after[1], k1=after[2])
@@ -451,23 +451,23 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
         params["field"] = field_
     keys = conn.execute(
         _expanding(
-            f"""SELECT c.subject_entity_id AS s, f.field AS f, f.key AS k
-            FROM facts f JOIN claims c ON c.id = f.claim_id
+            f"""SELECT f.subject_entity_id AS s, f.field AS f, f.key AS k
+            FROM facts f
             WHERE {" AND ".join(where)}
-            GROUP BY c.subject_entity_id, f.field, f.key
+            GROUP BY f.subject_entity_id, f.field, f.key
             HAVING COUNT(DISTINCT f.value || '|' || COALESCE(f.unit, '')) > 1
-            ORDER BY c.subject_entity_id, f.field, f.key LIMIT :limit""",
+            ORDER BY f.subject_entity_id, f.field, f.key LIMIT :limit""",
             params,
         ),
         params,
     ).all()
     # As for objects: the best-supported values first, each with its first claims (a fact
     # reprocessed by every policy version gains a claim per run).
-    of_key = "c.subject_entity_id = :s AND f.field = :f AND f.key = :k"
+    of_key = "f.subject_entity_id = :s AND f.field = :f AND f.key = :k"
     sql = f"""
         WITH sides AS (
             SELECT f.value, COALESCE(f.unit, '') AS unit, COUNT(*) AS n
-            FROM facts f JOIN claims c ON c.id = f.claim_id WHERE {of_key}
+            FROM facts f WHERE {of_key}
             GROUP BY f.value, COALESCE(f.unit, '')
         ), ranked AS (
             SELECT value, unit, n, ROW_NUMBER() OVER (ORDER BY n DESC, value, unit) AS side,
@@ -508,9 +508,9 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
 def write_facts(ledger: Ledger, facts: Sequence[dict[str, Any]]) -> int:
     """Attach fact rows (``claim_id``, ``field``, ``key``, ``value`` (any JSON), ``unit``,
     ``run_id``, ``policy_version``, ``receipt_digest``) to stored claims, replacing any."""
-    from sqlalchemy import delete, insert
+    from sqlalchemy import delete, insert, select
 
-    from groundswell.shared.ledger.models import FactRow
+    from groundswell.shared.ledger.models import ClaimRow, FactRow
 
     rows = [
         {
@@ -529,8 +529,15 @@ def write_facts(ledger: Ledger, facts: Sequence[dict[str, Any]]) -> int:
         return 0
     with ledger.engine.begin() as conn:
         ids = [r["claim_id"] for r in rows]
+        subjects: dict[str, str] = {}
         for part in chunks(ids):
             conn.execute(delete(FactRow).where(FactRow.claim_id.in_(part)))
+            found = conn.execute(
+                select(ClaimRow.id, ClaimRow.subject_entity_id).where(ClaimRow.id.in_(part))
+            )
+            subjects.update((i, s) for i, s in found)  # (a Result has keys(): not a mapping)
+        for row in rows:  # a fact of no stored claim is refused by its foreign key
+            row["subject_entity_id"] = subjects.get(row["claim_id"])
         conn.execute(insert(FactRow), rows)
     return len(rows)
 

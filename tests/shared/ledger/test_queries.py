@@ -363,6 +363,37 @@ def test_migrating_a_ledger_with_claims_indexes_them_for_search(ledger_url):
         store.close()
 
 
+def test_migrating_a_ledger_with_facts_gives_each_fact_its_subject(ledger_url):
+    from alembic import command
+    from sqlalchemy import text
+
+    from groundswell.shared.ledger.store import Ledger, _alembic_config
+
+    store = Ledger.open(ledger_url, migrate=False)
+    try:
+        with store.engine.begin() as conn:
+            command.upgrade(_alembic_config(conn), "0008")
+        record(store, [C("f1", "Acme Ltd", "HAS_FACT", "revenue", document="10k"),
+                       C("f2", "Acme Ltd", "HAS_FACT", "revenue", document="10q")])  # fmt: skip
+        with store.engine.begin() as conn:  # facts as a ledger before 0009 stored them
+            for claim, value in (("f1", "5"), ("f2", "6")):
+                conn.execute(
+                    text(
+                        "INSERT INTO facts (claim_id, field, key, value) VALUES (:c, 'rev', '', :v)"
+                    ),
+                    {"c": claim, "v": value},
+                )
+        store.migrate()
+        with store.engine.connect() as conn:
+            subjects = conn.execute(text("SELECT DISTINCT subject_entity_id FROM facts")).all()
+        assert subjects == [(entity_id(TYPE, "Acme Ltd"),)]
+        (row,) = disagreements(store, "facts").items
+        assert row["subject"] == "Acme Ltd" and [s["value"] for s in row["sides"]] == [5, 6]
+        assert disagreements(store, "facts", subject="acme ltd").items == [row]
+    finally:
+        store.close()
+
+
 def test_near_pairs_are_every_pair_a_brute_force_finds():
     """The pass-join index finds exactly the near spellings that comparing every pair finds."""
     import random
