@@ -102,9 +102,21 @@ class EntityRow(Base):
     label: Mapped[str] = mapped_column(Text)
 
 
-# A claim that takes a stance other than the default one (affirmed, not rejected): one side of
-# every contradiction is such a claim, so the dissent index lists where contradictions can be.
-DISSENT = "polarity <> 'affirmed' OR modality = 'rejected'"
+def affirms(alias: str = "") -> str:
+    """SQL true of a claim (of table ``alias``) that takes the default stance: affirmed and not
+    rejected. A path walks only these unless asked; an objects disagreement counts only them."""
+    c = f"{alias}." if alias else ""
+    return f"{c}polarity = 'affirmed' AND {c}modality <> 'rejected'"
+
+
+def dissents(alias: str = "") -> str:
+    """SQL true of a claim that takes another stance (denied, or rejected): one side of every
+    contradiction is such a claim, so the dissent index lists where contradictions can be."""
+    c = f"{alias}." if alias else ""
+    return f"{c}polarity <> 'affirmed' OR {c}modality = 'rejected'"
+
+
+DISSENT = dissents()  # the dissent index's predicate
 
 
 class ClaimRow(Base):

@@ -38,13 +38,14 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from groundswell.shared.ledger.models import affirms
 from groundswell.shared.ledger.store import Ledger
 
 MAX_HOPS = 8
 FIRST_CHUNK = 256  # claims read by a side's first chunk of a level; each next one doubles
 LAST_CHUNK = 32_768
 PROBE_PAIRS = 4_096  # frontier entity pairs one probe may look up (an index lookup each)
-AFFIRMS = "polarity = 'affirmed' AND modality <> 'rejected'"
+AFFIRMS = affirms()
 
 
 @dataclass

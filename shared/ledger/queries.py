@@ -31,6 +31,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
+from groundswell.shared.ledger.models import affirms, dissents
 from groundswell.shared.ledger.store import Ledger, chunks
 
 KINDS = ("contradiction", "objects", "facts")
@@ -284,9 +285,8 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
         # walk is of the dissenting claims in id order (the dissent index), each paired with
         # its triple's claims of another stance. A pair of two dissenting claims comes once,
         # from the first of the two; its sides are in claim id order as always.
-        where.append("(a.polarity <> 'affirmed' OR a.modality = 'rejected')")  # DISSENT
-        later = """b.id <> a.id
-            AND ((b.polarity = 'affirmed' AND b.modality <> 'rejected') OR a.id < b.id)"""
+        where.append(f"({dissents('a')})")  # the dissent index's predicate
+        later = f"b.id <> a.id AND (({affirms('b')}) OR a.id < b.id)"
         order = ["a.id", "b.id"]
         after = decode_cursor(cursor, 2)
         if after is not None:
@@ -344,7 +344,7 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
     return _page(rows, limit, lambda _last: sort[limit - 1])  # the page's last row's key
 
 
-_AFFIRMS = "c.polarity = 'affirmed' AND c.modality <> 'rejected'"
+_AFFIRMS = affirms("c")
 
 
 def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
