@@ -87,18 +87,19 @@ def list_disagreements(
     relation: Annotated[str | None, Query(description="a relation (for facts: a field)")] = None,
     resolved: Annotated[bool, Query(description="entities resolve grouped are one")] = False,
     sides: Annotated[
-        int, Query(ge=1, le=1000, description="objects, facts: the sides a row shows")
-    ] = 20,
+        int | None, Query(ge=1, le=1000, description="objects, facts: the sides a row shows (20)")
+    ] = None,
     claims_per_side: Annotated[
-        int, Query(ge=1, le=1000, description="objects, facts: the claims each side shows")
-    ] = 10,
+        int | None,
+        Query(ge=1, le=1000, description="objects, facts: the claims each side shows (10)"),
+    ] = None,
     cursor: str | None = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """Disagreements of one kind, each side with its asserter, modality, document and span
     (an objects or facts row: its best-supported sides, the first claims of each, and the
     counts of all in ``sides_total`` and ``claims_total``)."""
-    from groundswell.shared.ledger.queries import disagreements
+    from groundswell.shared.ledger.queries import MAX_CLAIMS, MAX_SIDES, disagreements
 
     return _paged(
         lambda: disagreements(
@@ -109,8 +110,8 @@ def list_disagreements(
             resolved=resolved,
             cursor=cursor,
             limit=limit,
-            max_sides=sides,
-            max_claims=claims_per_side,
+            max_sides=sides or MAX_SIDES,
+            max_claims=claims_per_side or MAX_CLAIMS,
         )
     )
 

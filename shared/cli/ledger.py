@@ -282,6 +282,17 @@ cursor_option = click.option(
 )
 
 
+def _shown_option(flag: str, dest: str, what: str):
+    """An option bounding what an objects or facts row shows; unset, ``queries`` decides."""
+    return click.option(
+        flag,
+        dest,
+        default=None,
+        type=click.IntRange(1, 1000),
+        help=f"objects and facts: {what}; all are counted.",
+    )
+
+
 def _next_page(page, command: str) -> None:
     if page.next_cursor:
         click.echo(f"more: groundswell ledger {command} --cursor {page.next_cursor}")
@@ -315,29 +326,15 @@ def _side(claim: dict) -> str:
     "--resolved", is_flag=True, help="Entities that `resolve` grouped are one (not for facts)."
 )
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10000))
-@click.option(
-    "--sides",
-    "max_sides",
-    default=20,
-    show_default=True,
-    type=click.IntRange(1, 1000),
-    help="objects and facts: the sides a row shows, the best supported (all are counted).",
-)
-@click.option(
-    "--claims",
-    "max_claims",
-    default=10,
-    show_default=True,
-    type=click.IntRange(1, 1000),
-    help="objects and facts: the claims each side shows (all are counted).",
-)
+@_shown_option("--sides", "max_sides", "the sides a row shows, the best supported (20)")
+@_shown_option("--claims", "max_claims", "the claims each side shows (10)")
 @cursor_option
 @json_option
 def disagreements_cmd(
     db, kind, subject, relation, resolved, limit, max_sides, max_claims, cursor, as_json
 ) -> None:
     """Where sources contradict each other, kept side by side."""
-    from groundswell.shared.ledger.queries import BadCursor, disagreements
+    from groundswell.shared.ledger.queries import MAX_CLAIMS, MAX_SIDES, BadCursor, disagreements
 
     try:
         page = _read(
@@ -350,8 +347,8 @@ def disagreements_cmd(
                 resolved=resolved,
                 cursor=cursor,
                 limit=limit,
-                max_sides=max_sides,
-                max_claims=max_claims,
+                max_sides=max_sides or MAX_SIDES,
+                max_claims=max_claims or MAX_CLAIMS,
             ),
         )
     except BadCursor as exc:
@@ -383,8 +380,8 @@ def disagreements_cmd(
     click.echo("a graph of edges cannot hold these — one would have overwritten the other")
     again = [("--kind", kind), ("--subject", subject), ("--relation", relation)]
     again += [("--limit", str(limit))] if limit != 20 else []
-    again += [("--sides", str(max_sides))] if max_sides != 20 else []
-    again += [("--claims", str(max_claims))] if max_claims != 10 else []
+    again += [("--sides", str(max_sides))] if max_sides else []
+    again += [("--claims", str(max_claims))] if max_claims else []
     words = [f"{flag} {shlex.quote(v)}" for flag, v in again if v and v != "contradiction"]
     _next_page(page, " ".join(["disagreements", *words, *(["--resolved"] * resolved)]))
 
