@@ -373,10 +373,10 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
     ).all()
     # Each row shows its best-supported objects (by claims, then label) and each object's
     # first claims, with how many there are: a hub's row stays a page, not 60,000 claims.
+    of_key = f"c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}"
     sql = f"""
         WITH sides AS (
-            SELECT c.{o_node} AS node, COUNT(*) AS n FROM {src} c
-            WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}
+            SELECT c.{o_node} AS node, COUNT(*) AS n FROM {src} c WHERE {of_key}
             GROUP BY c.{o_node}
         ), ranked AS (
             SELECT node, n, ROW_NUMBER() OVER (ORDER BY n DESC, x.label, node) AS side,
@@ -386,7 +386,7 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
             SELECT c.id, r.side, r.n, r.total,
                 ROW_NUMBER() OVER (PARTITION BY r.side ORDER BY c.id) AS rn
             FROM {src} c JOIN ranked r ON r.node = c.{o_node}
-            WHERE c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS} AND r.side <= :sides
+            WHERE {of_key} AND r.side <= :sides
         )
         SELECT {CLAIM_COLUMNS}, t.side, t.n, t.total FROM shown t
         JOIN claims c ON c.id = t.id {CLAIM_JOINS}
