@@ -1,7 +1,7 @@
 """The claims ledger over HTTP: claims, disagreements, paths, search, a fact's history, the
 review queue of held merges, read a page at a time (``cursor`` from the previous page's
 ``next_cursor``), and answers to that queue; its state; exports, streamed. Keys with the
-``runs`` scope."""
+``runs`` scope; answering the review queue (changing entity merges) needs ``review``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from groundswell.api.deps import Principal, SettingsDep
+from groundswell.api.deps import Principal, Reviewer, SettingsDep
 from groundswell.api.streaming import streamed
 from groundswell.shared.ledger.queries import BadCursor
 from groundswell.shared.ledger.store import Ledger
@@ -241,15 +241,36 @@ def list_review(
 
 
 class DecisionIn(BaseModel):
-    """One answer, as a row of a decisions file (its ``_`` context fields are ignored)."""
+    """One answer, as a row of a decisions file (its ``_`` context fields are ignored). Who
+    decided and when are never the body's: the key's name and the server's date, as review
+    answers are."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     id: str | None = None
     verdict: str | None = Field(None, description="accept, reject or defer; blank: no answer")
     reason: str | None = None
-    by: str | None = Field(None, description="who decided (default: the API key's name)")
-    date: dt.date | None = Field(None, description="default: today")
+    # Declared only to be refused by name (a runs key once recorded a reject as another
+    # reviewer's, dated 2020).
+    by: Any = Field(None, description="refused: the decider is the API key's name")
+    date: Any = Field(None, description="refused: the date is the server's")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_context(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not str(k).startswith("_")}
+        return data
+
+    @field_validator("by")
+    @classmethod
+    def _no_decider(cls, _value: Any) -> Any:
+        raise ValueError("the decider is the API key's name: leave out `by`")
+
+    @field_validator("date")
+    @classmethod
+    def _no_date(cls, _value: Any) -> Any:
+        raise ValueError("the date of an answer is the server's: leave out `date`")
 
 
 class DecisionsIn(BaseModel):
@@ -259,15 +280,18 @@ class DecisionsIn(BaseModel):
 
 
 @router.post("/review", operation_id="ledger_review_answer", responses={422: {}})
-def answer_review(body: DecisionsIn, ledger: LedgerDep, key: Principal) -> dict[str, Any]:
-    """Record answers to held merges, checked as ``ledger review --apply`` checks a file: any
-    problem is a 422 listing every one (``errors``, each ``loc`` naming the decision and its
-    field) and nothing is written. Otherwise ``{recorded, new, changed, unchanged}``; the next resolve obeys
-    them."""
+def answer_review(key: Reviewer, body: DecisionsIn, ledger: LedgerDep) -> dict[str, Any]:
+    """Record answers to held merges (keys with the ``review`` or ``admin`` scope), checked
+    as ``ledger review --apply`` checks a file: any problem is a 422 listing every one
+    (``errors``, each ``loc`` naming the decision and its field) and nothing is written. Each
+    answer is the key's (its name the decider) and dated by the server; a body naming
+    ``by`` or ``date`` is refused. Otherwise ``{recorded, new, changed, unchanged}``; the
+    next resolve obeys them."""
     from groundswell.shared.ledger import review
 
+    today = dt.datetime.now(dt.UTC).date()
     rows = [
-        (n, {**d.model_dump(exclude_none=True), "by": d.by if d.by is not None else key.name})
+        (n, {**d.model_dump(exclude_none=True), "by": key.name, "date": today})
         for n, d in enumerate(body.decisions, start=1)
     ]
     try:
