@@ -274,3 +274,34 @@ def test_a_fact_history_and_the_state(client, tmp_path):
     assert client.get("/v1/ledger/history", params={**params, "cursor": "x"}).status_code == 400
     state = client.get("/v1/ledger/state").json()
     assert state["claims"] == 6 and state["builds_pending"] == 0 and state["backend"] == "sqlite"
+
+
+def test_an_unreachable_ledger_is_a_503_that_names_no_host_and_only_after_the_key(
+    redis_server, tmp_path, caplog
+):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        ledger_url=f"postgresql://groundswell:s3cret-pw@127.0.0.1:{port}/ledger",
+        api_key_hashes=f"ops:runs:{hash_api_key(RUNS)},rita:review:{hash_api_key(REVIEW)}",
+    )
+    with TestClient(create_app(settings)) as anonymous:
+        for route in ("/v1/ledger/claims", "/v1/ledger/state", "/v1/ledger/review"):
+            assert anonymous.get(route).status_code == 401, route
+        assert anonymous.post("/v1/ledger/review", json={"decisions": []}).status_code == 401
+        other = anonymous.get("/v1/ledger/claims", headers={"X-API-Key": REVIEW})
+        assert other.status_code == 403  # the scope is checked before the database is asked
+        with caplog.at_level("WARNING", logger="groundswell.api.routes.ledger"):
+            down = anonymous.get("/v1/ledger/claims", headers={"X-API-Key": RUNS})
+    close_ledgers()
+    assert down.status_code == 503
+    assert down.json()["detail"] == "ledger database unavailable"
+    for secret in ("127.0.0.1", str(port), "s3cret", "groundswell@", "postgresql"):
+        assert secret not in down.text
+    assert f"127.0.0.1:{port}" in caplog.text or f"port {port}" in caplog.text  # for operators
+    assert "s3cret-pw" not in caplog.text
