@@ -213,6 +213,15 @@ class Settings(BaseSettings):
         description="The claims ledger's database: postgresql://... or sqlite:///PATH "
         "(default: ledger.sqlite3 in the per-user data folder).",
     )
+    # What one path search may read (API and CLI): a search reads about 400 claims on a
+    # 10M-claim ledger; 200,000 (the busiest hub there) took 2-5 s between two such hubs on
+    # the loaded 2-core machine. Past the budget it stops and says so.
+    ledger_path_budget: int = Field(
+        default=200_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Claims one ledger path search may read before it stops ('search stopped').",
+    )
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None

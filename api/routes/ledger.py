@@ -135,6 +135,7 @@ def list_disagreements(
 def find_path(
     _: Principal,
     ledger: LedgerDep,
+    settings: SettingsDep,
     start: str,
     goal: str,
     modality: Annotated[list[str] | None, Query()] = None,
@@ -142,11 +143,18 @@ def find_path(
     max_hops: Annotated[int, Query(ge=1, le=32)] = 8,
 ) -> dict[str, Any]:
     """The shortest chain of claims between two entities (``found`` false, with the reason,
-    when there is none)."""
+    when there is none; ``stopped`` true too when the search read its budget of claims,
+    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer)."""
     from groundswell.shared.ledger.path import path
 
     return path(
-        ledger, start, goal, modality=modality, relations=relation, max_hops=max_hops
+        ledger,
+        start,
+        goal,
+        modality=modality,
+        relations=relation,
+        max_hops=max_hops,
+        budget=settings.ledger_path_budget,
     ).as_dict()
 
 

@@ -305,3 +305,27 @@ def test_an_unreachable_ledger_is_a_503_that_names_no_host_and_only_after_the_ke
         assert secret not in down.text
     assert f"127.0.0.1:{port}" in caplog.text or f"port {port}" in caplog.text  # for operators
     assert "s3cret-pw" not in caplog.text
+
+
+def test_a_path_search_past_its_budget_answers_that_it_stopped(redis_server, tmp_path, monkeypatch):
+    from groundswell.shared.ledger import path as path_module
+    from tests.shared.ledger.graphs import two_stars
+
+    monkeypatch.setattr(path_module, "PROBE_PAIRS", 0)
+    db = tmp_path / "stars.sqlite3"
+    with Ledger.open(str(db)) as ledger:
+        record(ledger, two_stars(40))
+    settings = Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        ledger_url=f"sqlite:///{db}",
+        ledger_path_budget=30,
+        api_key_hashes=f"ops:runs:{hash_api_key(RUNS)}",
+    )
+    with TestClient(create_app(settings), headers={"X-API-Key": RUNS}) as client:
+        done = client.get("/v1/ledger/path", params={"start": "Hub A", "goal": "Hub B"})
+    close_ledgers()
+    assert done.status_code == 200
+    body = done.json()
+    assert body["found"] is False and body["stopped"] is True
+    assert body["reason"].startswith("search stopped: it read 31 claims")
