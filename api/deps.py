@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import anyio
+import redis
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 
@@ -86,7 +87,12 @@ def require_api_key(
 
 def _session_key(request: Request, settings: Settings, limits: Any, address: str) -> ApiKey:
     value = request.cookies[session.COOKIE]
-    found = session.open_session(settings, value)
+    try:
+        found = session.open_session(settings, value)
+    except redis.RedisError as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "sessions cannot be checked now: retry"
+        ) from exc
     if found is None:
         limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(

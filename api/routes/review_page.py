@@ -151,6 +151,7 @@ def sign_out(request: Request, settings: SettingsDep) -> Response:
     value = request.cookies.get(session.COOKIE)
     if value and session.open_session(settings, value) is not None:
         session.check_csrf(settings, request, value, _body(request))
+        session.end(settings, value)
     done = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
     session.clear_cookie(done, request)
     return done
