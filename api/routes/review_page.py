@@ -116,11 +116,14 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
     may review; the form again, with the reason, otherwise."""
     refuse_key_in_url(request)
     # The page's own form sends Origin "null" (its referrer policy is no-referrer), as a page
-    # of another site can make its form do: the browser's Sec-Fetch-Site tells them apart.
+    # of another site can make its form do: only the browser's Sec-Fetch-Site tells them
+    # apart, so "null" without it is refused. No Origin at all is a client that is no browser.
     origin = request.headers.get("origin")
     site = request.headers.get("sec-fetch-site")
-    if (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}")) or (
-        site is not None and site not in ("same-origin", "none")
+    if (
+        (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"))
+        or (site is not None and site not in ("same-origin", "none"))
+        or (origin == "null" and site is None)
     ):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
     # As the API counts every request of an address, and refuses an address past its
