@@ -68,7 +68,7 @@ def require_api_key(
     limits = limits_for(settings)
     address = client_address(request)
     limits.hit(limits.per_address, "address", address)
-    if not key and session.COOKIE in request.cookies:
+    if not key and session.cookie_of(request, settings) is not None:
         return _session_key(request, settings, limits, address)
     if not key:
         limits.hit(limits.failed_auth, "failed", address)
@@ -86,7 +86,7 @@ def require_api_key(
 
 
 def _session_key(request: Request, settings: Settings, limits: Any, address: str) -> ApiKey:
-    value = request.cookies[session.COOKIE]
+    value = session.cookie_of(request, settings) or ""
     try:
         found = session.open_session(settings, value)
     except redis.RedisError as exc:

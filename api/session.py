@@ -151,19 +151,38 @@ def is_form(request: Request) -> bool:
     return request.headers.get("content-type", "").split(";")[0].strip() == FORM_TYPE
 
 
+def cookie_name(settings: Settings) -> str:
+    """``gs_session``; ``__Host-gs_session`` when the cookie is always Secure (browsers keep
+    such a cookie only from a secure origin, for this host alone, on every path)."""
+    return f"__Host-{COOKIE}" if settings.session_cookie_secure else COOKIE
+
+
+def cookie_of(request: Request, settings: Settings) -> str | None:
+    """The request's session cookie, by this deployment's name only."""
+    return request.cookies.get(cookie_name(settings))
+
+
+def _secure(request: Request, settings: Settings) -> bool:
+    return settings.session_cookie_secure or request.url.scheme == "https"
+
+
 def set_cookie(response: Response, request: Request, settings: Settings, value: str) -> None:
     response.set_cookie(
-        COOKIE,
+        cookie_name(settings),
         value,
         max_age=settings.session_ttl_s,
         path="/",
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=_secure(request, settings),
     )
 
 
-def clear_cookie(response: Response, request: Request) -> None:
+def clear_cookie(response: Response, request: Request, settings: Settings) -> None:
     response.delete_cookie(
-        COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"
+        cookie_name(settings),
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request, settings),
     )

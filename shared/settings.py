@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     # does not accept another's: a deployment with several API processes must set it.
     session_secret: SecretStr | None = None
     session_ttl_s: int = Field(default=8 * 3600, ge=60, le=30 * 24 * 3600)
+    # Behind a proxy that ends TLS the API sees http: true marks the cookie Secure anyway and
+    # names it __Host-gs_session (Secure, Path=/, no Domain: no other host can set it).
+    session_cookie_secure: bool = False
     min_schedule_seconds: float = Field(default=60.0, gt=0)
 
     # Planning and batching.

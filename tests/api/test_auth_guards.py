@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from groundswell.api import session
 from groundswell.api.main import create_app
 from groundswell.shared.settings import Settings, hash_api_key
 
@@ -57,3 +58,38 @@ def test_sign_in_from_an_opaque_origin_needs_the_browser_to_say_where_it_came_fr
     assert _sign_in(client, origin="null", **{"sec-fetch-site": "same-origin"}).status_code == 303
     assert _sign_in(client).status_code == 303
     assert _sign_in(client, origin="http://testserver").status_code == 303
+
+
+def _flags(cookie: str) -> set[str]:
+    return {part.strip().lower() for part in cookie.split(";")[1:]}
+
+
+def test_the_session_cookie_can_be_forced_secure_with_the_host_prefix(service_settings):
+    """Behind a proxy that ends TLS the app sees http: ``session_cookie_secure`` marks the
+    cookie Secure anyway and names it ``__Host-gs_session`` (Secure, Path=/, no Domain: no
+    other host, a sibling subdomain included, can set or shadow it). Only that name is read."""
+    plain = _client(_settings(service_settings))
+    cookie = _sign_in(plain).headers["set-cookie"]
+    assert cookie.startswith(f"{session.COOKIE}=") and "secure" not in _flags(cookie)
+
+    forced = _settings(service_settings, session_cookie_secure=True)
+    client = _client(forced)
+    done = _sign_in(client)
+    cookie = done.headers["set-cookie"]
+    name, _, rest = cookie.partition("=")
+    assert name == "__Host-gs_session" == session.cookie_name(forced)
+    assert {"secure", "httponly", "path=/", "samesite=strict"} <= _flags(cookie)
+    assert not any(flag.startswith("domain") for flag in _flags(cookie))
+    value = rest.split(";")[0]
+    fresh = _client(forced)  # the cookie as a browser sends it back over https
+    assert fresh.get("/v1/runs", headers={"cookie": f"{name}={value}"}).status_code == 200
+    assert fresh.get("/review", headers={"cookie": f"{name}={value}"}).status_code == 200
+    # The plain name is not read: a cookie set by a sibling host signs in nobody.
+    unprefixed = fresh.get("/v1/runs", headers={"cookie": f"{session.COOKIE}={value}"})
+    assert unprefixed.status_code == 401
+    token = session.csrf_token(forced, value)
+    out = fresh.post(
+        "/review/sign-out", data={"csrf": token}, headers={"cookie": f"{name}={value}"}
+    )
+    assert out.status_code == 303 and out.headers["set-cookie"].startswith(f'{name}=""')
+    assert "secure" in _flags(out.headers["set-cookie"])
