@@ -93,3 +93,19 @@ def test_the_session_cookie_can_be_forced_secure_with_the_host_prefix(service_se
     )
     assert out.status_code == 303 and out.headers["set-cookie"].startswith(f'{name}=""')
     assert "secure" in _flags(out.headers["set-cookie"])
+
+
+def test_signed_in_pages_and_json_are_not_stored(settings):
+    """``Cache-Control: no-store`` on what a key or a session reads (a shared cache or the
+    browser's history must not keep a reviewer's queue or a run's receipts)."""
+    client = _client(settings)
+    assert client.get("/review/sign-in").headers["cache-control"] == "no-store"
+    _sign_in(client)
+    for path in ("/review", "/v1/runs", "/v1/policies"):
+        got = client.get(path)
+        assert got.status_code == 200, (path, got.text)
+        assert got.headers["cache-control"] == "no-store", path
+    keyed = client.get("/v1/runs", headers={"X-API-Key": OPS}, cookies={})
+    assert keyed.headers["cache-control"] == "no-store"
+    refused = _client(settings).get("/v1/runs", headers={"X-API-Key": "gs_wrong"})
+    assert refused.status_code == 403 and refused.headers["cache-control"] == "no-store"
