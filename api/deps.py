@@ -21,7 +21,7 @@ from groundswell.shared.settings import (
     get_settings,
 )
 
-_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
+api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -58,7 +58,7 @@ ServiceDep = Annotated[RunService, Depends(get_service)]
 def require_api_key(
     request: Request,
     settings: SettingsDep,
-    key: Annotated[str | None, Security(_api_key_header)],
+    key: Annotated[str | None, Security(api_key_header)],
 ) -> ApiKey:
     """The caller's key (name, digest, scopes); 401 without a key, 403 with a wrong one, 429
     past a rate limit (per client address for everyone, tighter for failed keys, then per

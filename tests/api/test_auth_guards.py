@@ -109,3 +109,24 @@ def test_signed_in_pages_and_json_are_not_stored(settings):
     assert keyed.headers["cache-control"] == "no-store"
     refused = _client(settings).get("/v1/runs", headers={"X-API-Key": "gs_wrong"})
     assert refused.status_code == 403 and refused.headers["cache-control"] == "no-store"
+
+
+def test_readyz_tells_only_an_admin_key_what_is_wrong(service_settings):
+    """A load balancer needs ready or not; the checks' errors name internal hosts and ports,
+    so only an admin key reads them. A wrong key is refused (and counted) as anywhere."""
+    from groundswell.workers.embedded import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    values = {"storage_url": "s3://nowhere/out", "s3_endpoint_url": dead, "s3_max_attempts": 1}
+    client = _client(_settings(service_settings, **values))
+    for headers in ({}, {"X-API-Key": OPS}, {"X-API-Key": RITA}):
+        anonymous = client.get("/readyz", headers=headers)
+        assert anonymous.status_code == 503, headers
+        assert anonymous.json() == {"status": "unavailable", "checks": {}}, headers
+    admin = client.get("/readyz", headers={"X-API-Key": ROOT})
+    assert admin.status_code == 503
+    checks = admin.json()["checks"]
+    assert checks["redis"] == "ok" and dead.removeprefix("http://") in checks["storage"]
+    assert client.get("/readyz", headers={"X-API-Key": "gs_wrong"}).status_code == 403
+    ready = _client(_settings(service_settings)).get("/readyz")
+    assert ready.status_code == 200 and ready.json() == {"status": "ok", "checks": {}}
