@@ -219,6 +219,9 @@ class Settings(BaseSettings):
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
+    # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
+    # the same answer, made once (0: every scrape is made anew).
+    metrics_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
 
     # The shared corpus used by tests and benchmarks (read at run time, never copied).

@@ -130,3 +130,28 @@ def test_readyz_tells_only_an_admin_key_what_is_wrong(service_settings):
     assert client.get("/readyz", headers={"X-API-Key": "gs_wrong"}).status_code == 403
     ready = _client(_settings(service_settings)).get("/readyz")
     assert ready.status_code == 200 and ready.json() == {"status": "ok", "checks": {}}
+
+
+def test_metrics_cost_one_scrape_a_second_however_often_they_are_read(settings, monkeypatch):
+    """``/metrics`` needs no key and reads Redis and every collector: scrapes within
+    ``metrics_cache_seconds`` get the same answer, made once."""
+    from groundswell.api.routes import metrics
+
+    made = []
+
+    def counted(registry):
+        made.append(registry)
+        return b"# scrape %d\n" % len(made)
+
+    monkeypatch.setattr(metrics, "generate_latest", counted)
+    monkeypatch.setattr(metrics, "_scraped", (float("-inf"), b""), raising=False)
+    cached = _client(settings.model_copy(update={"metrics_cache_seconds": 3600}))
+    bodies = {cached.get("/metrics").content for _ in range(20)}
+    assert bodies == {b"# scrape 1\n"} and len(made) == 1
+    uncached = _client(settings.model_copy(update={"metrics_cache_seconds": 0}))
+    assert [uncached.get("/metrics").content for _ in range(3)] == [
+        b"# scrape 2\n",
+        b"# scrape 3\n",
+        b"# scrape 4\n",
+    ]
+    assert Settings().metrics_cache_seconds == 1
