@@ -132,7 +132,9 @@ class Settings(BaseSettings):
     # does not accept another's: a deployment with several API processes must set it.
     session_secret: SecretStr | None = None
     session_ttl_s: int = Field(default=8 * 3600, ge=60, le=30 * 24 * 3600)
+    # Schedules: the shortest and longest interval (a year; at most ten, the model's ceiling).
     min_schedule_seconds: float = Field(default=60.0, gt=0)
+    max_schedule_seconds: float = Field(default=366 * 86400.0, gt=0, le=10 * 366 * 86400.0)
 
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
