@@ -172,7 +172,9 @@ class Settings(BaseSettings):
     # Behind a proxy that ends TLS the API sees http: true marks the cookie Secure anyway and
     # names it __Host-gs_session (Secure, Path=/, no Domain: no other host can set it).
     session_cookie_secure: bool = False
+    # Schedules: the shortest and longest interval (a year; at most ten, the model's ceiling).
     min_schedule_seconds: float = Field(default=60.0, gt=0)
+    max_schedule_seconds: float = Field(default=366 * 86400.0, gt=0, le=10 * 366 * 86400.0)
 
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
