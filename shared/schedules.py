@@ -13,11 +13,20 @@ import re
 import secrets
 import time
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import redis
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from groundswell.shared import metrics
 from groundswell.shared.policies import parse_ref
 from groundswell.shared.runs.models import ReprocessOnly, RunSpec, iso, utcnow
 
@@ -107,9 +116,41 @@ class Schedule(ScheduleSpec):
     runs: int = 0
 
 
+class Unreadable(BaseModel):
+    """A stored record that is not a schedule: its id (to remove it) and what is wrong."""
+
+    id: str
+    error: str
+
+
+class ScheduleList(BaseModel):
+    items: list[Schedule]
+    unreadable: list[Unreadable] = Field(
+        default_factory=list,
+        description="Records that are not schedules (skipped, logged and counted in "
+        "groundswell_bad_records_total): remove each by its id.",
+    )
+
+
+class UnreadableSchedule(ValueError):
+    def __init__(self, record: Unreadable) -> None:
+        super().__init__(f"schedule {record.id} is unreadable ({record.error})")
+        self.record = record
+
+
 class ScheduleStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
+
+    @cached_property
+    def _bytes(self) -> redis.Redis:
+        """The same Redis, read without decoding: a record that is not UTF-8 is one
+        unreadable record, not a failure of every read of the collection."""
+        pool = self.r.connection_pool
+        kwargs = {**pool.connection_kwargs, "decode_responses": False}
+        return redis.Redis(
+            connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs)
+        )
 
     @staticmethod
     def new(spec: ScheduleSpec) -> Schedule:
@@ -133,12 +174,38 @@ class ScheduleStore:
         return self.commit(self.new(spec))
 
     def get(self, schedule_id: str) -> Schedule | None:
-        raw = self.r.hget(PREFIX + "s", schedule_id)
-        return Schedule.model_validate_json(raw) if raw else None
+        """The schedule, None if there is none; UnreadableSchedule if its record is not one."""
+        raw = self._bytes.hget(PREFIX + "s", schedule_id)
+        if not raw:
+            return None
+        schedule = self._read(schedule_id, raw)
+        if isinstance(schedule, Unreadable):
+            raise UnreadableSchedule(schedule)
+        return schedule
 
-    def list(self) -> list[Schedule]:
-        items = [Schedule.model_validate_json(v) for v in self.r.hvals(PREFIX + "s")]
-        return sorted(items, key=lambda s: s.created_at)
+    def list(self) -> ScheduleList:
+        """Every schedule, and apart the ids of records that are not one (logged, counted):
+        one bad record hides nothing else, and its id is what removing it takes."""
+        items: list[Schedule] = []
+        unreadable: list[Unreadable] = []
+        for raw_id, raw in self._bytes.hgetall(PREFIX + "s").items():
+            read = self._read(raw_id.decode("utf-8", "replace"), raw)
+            if isinstance(read, Unreadable):
+                unreadable.append(read)
+            else:
+                items.append(read)
+        items.sort(key=lambda s: s.created_at)
+        unreadable.sort(key=lambda u: u.id)
+        return ScheduleList(items=items, unreadable=unreadable)
+
+    @staticmethod
+    def _read(schedule_id: str, raw: bytes) -> Schedule | Unreadable:
+        try:
+            return Schedule.model_validate_json(raw)
+        except ValidationError as exc:
+            return Unreadable(
+                id=schedule_id, error=metrics.bad_record("schedules", schedule_id, exc)
+            )
 
     def remove(self, schedule_id: str, also: Writes | None = None) -> bool:
         """Remove the record and, in the same transaction, what ``also`` queues."""
@@ -149,7 +216,8 @@ class ScheduleStore:
             return bool(pipe.execute()[0])
 
     def following(self, policy_name: str) -> list[Schedule]:
-        return [s for s in self.list() if s.follows_latest and s.policy == f"{policy_name}@latest"]
+        wanted = f"{policy_name}@latest"
+        return [s for s in self.list().items if s.follows_latest and s.policy == wanted]
 
     def claim_fire(self, schedule: Schedule, trigger: str) -> bool:
         """At most one run per schedule and trigger, whatever delivers the task twice.

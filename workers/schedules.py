@@ -16,12 +16,39 @@ from celery import Celery
 from celery.schedules import crontab
 from celery.schedules import schedule as interval
 from pydantic import ValidationError
-from redbeat import RedBeatSchedulerEntry
+from redbeat import RedBeatScheduler, RedBeatSchedulerEntry
 from redbeat.decoder import RedBeatJSONEncoder
+from redis.exceptions import RedisError
 
+from groundswell.shared import metrics
 from groundswell.shared.runs.service import SCHEDULE, RunService
 from groundswell.shared.schedules import Schedule, ScheduleSpec
 from groundswell.workers.app import QUEUE_OF, TASK_NAMES
+
+
+class BeatEntry(RedBeatSchedulerEntry):
+    """An entry that beat could not load or compute is skipped (logged with its key and
+    counted), not an error of the whole tick: one bad entry stops no schedule, nor
+    reconcile. redbeat drops a skipped key from its schedule; removing the schedule (or
+    ``groundswell schedule remove``) deletes the entry itself."""
+
+    @classmethod
+    def from_key(cls, key, app=None):
+        try:
+            entry = super().from_key(key, app=app)
+            entry.is_due()  # what each tick computes
+        except (KeyError, RedisError):
+            raise  # gone (redbeat drops it), or Redis itself: not a bad entry
+        except Exception as exc:
+            metrics.bad_record("beat_entries", key, exc)
+            raise KeyError(key) from None
+        return entry
+
+
+class BeatScheduler(RedBeatScheduler):
+    """redbeat's scheduler (the Redis-backed schedule, with its lock) over ``BeatEntry``."""
+
+    Entry = BeatEntry
 
 
 def _entry_name(schedule_id: str) -> str:

@@ -6,7 +6,12 @@ from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.routes.runs import refuse_unallowed_corpus
-from groundswell.shared.schedules import Schedule, ScheduleSpec
+from groundswell.shared.schedules import (
+    Schedule,
+    ScheduleList,
+    ScheduleSpec,
+    UnreadableSchedule,
+)
 
 router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
 
@@ -17,8 +22,10 @@ def _app(service):
     return make_app(service.settings)
 
 
-@router.get("", response_model=list[Schedule], operation_id="list_schedules")
-def list_schedules(service: ServiceDep, _: Principal) -> list[Schedule]:
+@router.get("", response_model=ScheduleList, operation_id="list_schedules")
+def list_schedules(service: ServiceDep, _: Principal) -> ScheduleList:
+    """The schedules (``items``) and the ids of stored records that are not one
+    (``unreadable``): each is skipped, logged and counted; DELETE removes it."""
     return service.schedules.list()
 
 
@@ -43,7 +50,13 @@ def add_schedule(
 
 @router.get("/{schedule_id}", response_model=Schedule, operation_id="get_schedule")
 def get_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Schedule:
-    schedule = service.schedules.get(schedule_id)
+    try:
+        schedule = service.schedules.get(schedule_id)
+    except UnreadableSchedule as exc:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"{exc}: DELETE /v1/schedules/{schedule_id} removes it",
+        ) from None
     if schedule is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
     return schedule

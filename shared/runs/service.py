@@ -20,7 +20,7 @@ from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
-from groundswell.shared.schedules import ScheduleStore
+from groundswell.shared.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.settings import Settings
 from groundswell.shared.storage import ObjectStore, open_store
 
@@ -270,8 +270,12 @@ class RunService:
         return policy, created
 
     def fire_schedule(self, schedule_id: str, trigger: str = "tick") -> RunRecord | None:
-        """Start the run of a schedule (None if it is gone, still running, or already fired)."""
-        schedule = self.schedules.get(schedule_id)
+        """Start the run of a schedule (None if it is gone, unreadable, still running, or
+        already fired)."""
+        try:
+            schedule = self.schedules.get(schedule_id)
+        except UnreadableSchedule:  # logged and counted; kept until someone removes it
+            return None
         if schedule is None:
             return None
         if trigger == "tick" and schedule.last_run_id:

@@ -10,6 +10,7 @@ import redis
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from groundswell.shared.schedules import PREFIX
+from tests.conftest import Pipeline, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -48,3 +49,79 @@ def test_the_record_and_its_beat_entry_are_stored_together(client, service_setti
     assert count == 1 and entries == [f"gs:redbeat:schedule-{schedule_id}".encode()]
     assert client.delete(f"/v1/schedules/{schedule_id}").status_code == 204
     assert _stored(service_settings["broker_url"]) == (0, [])
+
+
+# What the old code stored for `"every_seconds": Infinity` (the JSON of an infinite float is
+# null, so neither interval nor cron), and a record that is not even JSON.
+OLD_BAD_RECORD = {
+    "id": "s-0badf00d",
+    "corpus": str(SAMPLE_CORPUS),
+    "policy": "default@latest",
+    "every_seconds": None,
+    "cron": None,
+    "only": "missing",
+    "ledger": False,
+    "created_at": "2026-11-30T10:00:00Z",
+    "last_fired_at": None,
+    "last_run_id": None,
+    "runs": 0,
+}
+
+
+def _metric(client, name: str, **labels: str) -> float:
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith(f"{name}{{{want}}} "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+@pytest.fixture
+def control_worker(service_settings, tmp_path):
+    """A control worker on the API's own settings (its store holds the policy registry)."""
+    workers = Pipeline(service_settings, tmp_path)
+    workers.start_worker("control", queues="control")
+    yield workers
+    workers.stop()
+
+
+def test_one_unreadable_schedule_breaks_no_reader_and_can_be_removed(
+    client, control_worker, service_settings
+):
+    good = client.post("/v1/schedules", json={"corpus": str(SAMPLE_CORPUS), "cron": "0 3 * * *"})
+    assert good.status_code == 201, good.text
+    good_id = good.json()["id"]
+    r = redis.Redis.from_url(service_settings["broker_url"])
+    r.hset(RECORDS, OLD_BAD_RECORD["id"], json.dumps(OLD_BAD_RECORD))
+    r.hset(RECORDS, "s-notjson", b"\xff{not json")
+    before = _metric(client, "groundswell_bad_records_total", collection="schedules")
+
+    listed = client.get("/v1/schedules")
+    assert listed.status_code == 200, listed.text
+    assert [s["id"] for s in listed.json()["items"]] == [good_id]
+    unreadable = {u["id"]: u["error"] for u in listed.json()["unreadable"]}
+    assert set(unreadable) == {"s-0badf00d", "s-notjson"}
+    assert "exactly one of every_seconds" in unreadable["s-0badf00d"]
+    after = _metric(client, "groundswell_bad_records_total", collection="schedules")
+    assert after == before + 2
+    one = client.get("/v1/schedules/s-0badf00d")
+    assert one.status_code == 409 and "DELETE /v1/schedules/s-0badf00d" in one.json()["detail"]
+
+    # Publishing a version: stored once (201), and the readable schedule that follows
+    # default@latest fires under it.
+    published = client.post("/v1/policies", json={"name": "default", "description": "v2"})
+    assert published.status_code == 201, published.text
+    fired = wait_until(
+        lambda: client.get(f"/v1/schedules/{good_id}").json()["last_run_id"],
+        timeout=120,
+        what="the readable schedule to fire on publish",
+    )
+    run = client.get(f"/v1/runs/{fired}").json()
+    assert run["policy"]["ref"] == "default@2" and run["schedule"] == good_id
+
+    for bad in ("s-0badf00d", "s-notjson"):
+        assert client.delete(f"/v1/schedules/{bad}").status_code == 204
+    assert client.get("/v1/schedules").json() == {
+        "items": [client.get(f"/v1/schedules/{good_id}").json()],
+        "unreadable": [],
+    }
