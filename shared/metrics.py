@@ -160,6 +160,14 @@ BAD_RECORDS = Counter(
     ["collection"],
 )
 BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies")
+SCHEDULE_FIRES = Counter(
+    "groundswell_schedule_fires",
+    "Schedules fired (beat ticks and policy publications), by outcome: started (a run), "
+    "skipped (its last run still going, or this trigger already fired), refused (its corpus "
+    "is no longer under GROUNDSWELL_ALLOWED_CORPORA; last_error says so), unreadable.",
+    ["outcome"],
+)
+FIRE_OUTCOMES = ("started", "skipped", "refused", "unreadable")
 
 TASK_PEAK_RSS = Gauge(
     "groundswell_task_peak_rss_bytes",
@@ -219,6 +227,9 @@ def initialize(tasks: Iterable[tuple[str, str]]) -> None:
             RUNS_FINISHED.labels(state)
     for collection in BAD_RECORD_COLLECTIONS:
         BAD_RECORDS.labels(collection)
+    if any(task == "schedule" for task, _ in tasks):
+        for outcome in FIRE_OUTCOMES:
+            SCHEDULE_FIRES.labels(outcome)
 
 
 def bad_record(collection: str, key: str, error: object) -> str:

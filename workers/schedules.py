@@ -125,14 +125,25 @@ def _save_entry(entry: RedBeatSchedulerEntry):
     return queue
 
 
-def add_schedule(service: RunService, app: Celery, spec: ScheduleSpec) -> Schedule:
+def add_schedule(
+    service: RunService, app: Celery, spec: ScheduleSpec, created_by: str | None = None
+) -> Schedule:
+    """Add a schedule and its beat entry: by the API key ``created_by`` (its corpus is then
+    checked again at each fire), or by an operator (None). TooManySchedules past the
+    deployment's bounds."""
     check_interval(service, spec)
     try:  # validated again: a spec made without validation (model_construct) is caught here
-        schedule = service.schedules.new(spec)
+        schedule = service.schedules.new(spec, created_by)
     except ValidationError as exc:
         raise ScheduleRefused(f"schedule: {exc.errors()[0]['msg']}") from None
     entry = beat_entry(app, schedule)
-    return service.schedules.commit(schedule, also=_save_entry(entry))
+    settings = service.settings
+    return service.schedules.commit(
+        schedule,
+        also=_save_entry(entry),
+        max_total=settings.max_schedules,
+        max_per_key=settings.max_schedules_per_key,
+    )
 
 
 def remove_schedule(service: RunService, app: Celery, schedule_id: str) -> bool:

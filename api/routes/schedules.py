@@ -5,11 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.guards import limits_for
 from groundswell.api.routes.runs import refuse_unallowed_corpus
 from groundswell.shared.schedules import (
     Schedule,
     ScheduleList,
     ScheduleSpec,
+    TooManySchedules,
     UnreadableSchedule,
 )
 
@@ -30,20 +32,29 @@ def list_schedules(service: ServiceDep, _: Principal) -> ScheduleList:
 
 
 @router.post(
-    "", status_code=status.HTTP_201_CREATED, response_model=Schedule, operation_id="add_schedule"
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Schedule,
+    operation_id="add_schedule",
+    responses={409: {"description": "GROUNDSWELL_MAX_SCHEDULES(_PER_KEY) reached"}},
 )
 def add_schedule(
-    body: ScheduleSpec, response: Response, service: ServiceDep, _: Principal
+    body: ScheduleSpec, response: Response, service: ServiceDep, principal: Principal
 ) -> Schedule:
     from groundswell.workers.schedules import ScheduleRefused
     from groundswell.workers.schedules import add_schedule as add
 
+    # Each schedule starts runs: adding one counts against the key's run submissions.
+    limits = limits_for(service.settings)
+    limits.hit(limits.runs, "runs", principal.digest)
     refuse_unallowed_corpus(service, body.corpus)
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
     try:
-        schedule = add(service, _app(service), body)
+        schedule = add(service, _app(service), body, created_by=principal.name)
     except ScheduleRefused as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+    except TooManySchedules as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     response.headers["Location"] = f"/v1/schedules/{schedule.id}"
     return schedule
 

@@ -216,7 +216,7 @@ def schedule_add(
     from pydantic import ValidationError
 
     from groundswell.shared.policies import PolicyError
-    from groundswell.shared.schedules import ScheduleSpec, parse_every
+    from groundswell.shared.schedules import ScheduleSpec, TooManySchedules, parse_every
     from groundswell.workers.schedules import ScheduleRefused, add_schedule
 
     try:
@@ -238,7 +238,7 @@ def schedule_add(
         _fail(str(exc), 2)
     try:
         click.echo(add_schedule(service, app, spec).id)
-    except ScheduleRefused as exc:
+    except (ScheduleRefused, TooManySchedules) as exc:
         _fail(str(exc), 2)
 
 
@@ -263,6 +263,8 @@ def schedule_list(as_json: bool) -> None:
         click.echo(
             f"{s.id}  {s.corpus}  {s.policy}  {when}  only {s.only}{'  ledger' if s.ledger else ''}"
             f"  runs {s.runs}  last {s.last_run_id or '-'}"
+            + (f"  by {s.created_by}" if s.created_by else "")
+            + (f"  error: {s.last_error}" if s.last_error else "")
         )
 
 

@@ -275,15 +275,28 @@ class RunService:
         try:
             schedule = self.schedules.get(schedule_id)
         except UnreadableSchedule:  # logged and counted; kept until someone removes it
+            metrics.SCHEDULE_FIRES.labels("unreadable").inc()
             return None
         if schedule is None:
+            return None
+        if schedule.origin == "api" and not self.settings.corpus_allowed(schedule.corpus):
+            # Checked now, not only when it was added: the allow-list may have changed since.
+            error = (
+                f"corpus {schedule.corpus} is not under GROUNDSWELL_ALLOWED_CORPORA now: "
+                f"{trigger} started no run"
+            )
+            log.warning("schedule %s: %s", schedule_id, error)
+            self.schedules.refused(schedule_id, error)
+            metrics.SCHEDULE_FIRES.labels("refused").inc()
             return None
         if trigger == "tick" and schedule.last_run_id:
             last = self.get_or_none(schedule.last_run_id)
             if last is not None and not last.terminal:
                 log.info("schedule %s: run %s still going, tick skipped", schedule_id, last.id)
+                metrics.SCHEDULE_FIRES.labels("skipped").inc()
                 return None
         if not self.schedules.claim_fire(schedule, trigger):
+            metrics.SCHEDULE_FIRES.labels("skipped").inc()
             return None
         spec = RunSpec(
             corpus=schedule.corpus,
@@ -293,5 +306,6 @@ class RunService:
         )
         record, _ = self.submit(spec, schedule=schedule.id)
         self.schedules.fired(schedule.id, record.id)
+        metrics.SCHEDULE_FIRES.labels("started").inc()
         log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)
         return record

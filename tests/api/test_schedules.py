@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 import redis
 
@@ -78,8 +79,9 @@ def _metric(client, name: str, **labels: str) -> float:
 
 @pytest.fixture
 def control_worker(service_settings, tmp_path):
-    """A control worker on the API's own settings (its store holds the policy registry)."""
-    workers = Pipeline(service_settings, tmp_path)
+    """A control worker on the API's own settings: its store (the policy registry) and its
+    allow-list (a schedule added through the API is checked against it when it fires)."""
+    workers = Pipeline({**service_settings, "allowed_corpora": f"{SAMPLE_CORPUS},/tmp"}, tmp_path)
     workers.start_worker("control", queues="control")
     yield workers
     workers.stop()
@@ -125,3 +127,37 @@ def test_one_unreadable_schedule_breaks_no_reader_and_can_be_removed(
         "items": [client.get(f"/v1/schedules/{good_id}").json()],
         "unreadable": [],
     }
+
+
+def test_schedules_are_bounded_rate_limited_and_record_their_key(service_settings, tmp_path):
+    from groundswell.shared.settings import hash_api_key
+    from tests.conftest import running_api
+
+    keys = {"alice": "gs_test_alice_key_0001", "bob": "gs_test_bob_key_00002"}
+    values = {
+        **service_settings,
+        "api_key_hashes": ",".join(f"{n}:runs:{hash_api_key(k)}" for n, k in keys.items()),
+        "allowed_corpora": str(SAMPLE_CORPUS),
+        "max_schedules": 3,
+        "max_schedules_per_key": 2,
+        "api_rate_runs": "4/minute",
+    }
+    body = {"corpus": str(SAMPLE_CORPUS), "every_seconds": 3600}
+    with running_api(values, tmp_path) as url:
+        alice = httpx.Client(base_url=url, headers={"X-API-Key": keys["alice"]}, timeout=30)
+        bob = httpx.Client(base_url=url, headers={"X-API-Key": keys["bob"]}, timeout=30)
+        first = [alice.post("/v1/schedules", json=body) for _ in range(3)]
+        assert [r.status_code for r in first] == [201, 201, 409], first[-1].text
+        assert "GROUNDSWELL_MAX_SCHEDULES_PER_KEY" in first[-1].json()["detail"]
+        assert {r.json()["created_by"] for r in first[:2]} == {"alice"}
+        assert bob.post("/v1/schedules", json=body).status_code == 201
+        full = bob.post("/v1/schedules", json=body)
+        assert full.status_code == 409 and "GROUNDSWELL_MAX_SCHEDULES)" in full.json()["detail"]
+        # Schedule creation counts against API_RATE_RUNS like run submissions (4/minute).
+        assert alice.post("/v1/schedules", json=body).status_code == 409  # the 4th: counted
+        limited = alice.post("/v1/schedules", json=body)
+        assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+        assert alice.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS)}).status_code == 429
+        listed = bob.get("/v1/schedules").json()["items"]
+        assert sorted(s["created_by"] for s in listed) == ["alice", "alice", "bob"]
+        assert _stored(service_settings["broker_url"])[0] == 3

@@ -79,3 +79,46 @@ def test_beat_and_the_fired_task_skip_what_they_cannot_read(pipeline):
     assert beat.poll() is None, "beat stopped"
     log = (pipeline.log_dir / "beat.log").read_text()
     assert "gs:redbeat:schedule-s-garbage" in log and "unreadable" in log
+
+
+def _fires(outcome: str) -> float:
+    from groundswell.shared.metrics import SCHEDULE_FIRES
+
+    return SCHEDULE_FIRES.labels(outcome)._value.get()
+
+
+def test_a_fired_schedule_is_checked_against_the_allow_list_of_now(
+    service_settings, output_bucket, tmp_path
+):
+    """A schedule made through the API while its corpus was allowed, fired after the
+    allow-list changed: refused, with last_error, counted, and no run; an operator's own
+    schedule (the CLI, like `groundswell run`) is not the API's to refuse."""
+    from tests.conftest import Pipeline
+
+    elsewhere = tmp_path / "allowed-now"
+    elsewhere.mkdir()
+    values = {
+        **service_settings,
+        "storage_url": f"s3://{output_bucket}/out",
+        "allowed_corpora": str(elsewhere),
+    }
+    pipeline = Pipeline(values, tmp_path)
+    service, app = pipeline.service, pipeline.app
+    spec = ScheduleSpec(corpus=str(SAMPLE_CORPUS), every_seconds=3600)
+    made_by_key = add_schedule(service, app, spec, created_by="alice")
+    assert made_by_key.created_by == "alice" and made_by_key.origin == "api"
+    refused_before = _fires("refused")
+    assert service.fire_schedule(made_by_key.id, "publish:default@2") is None
+    after = service.schedules.get(made_by_key.id)
+    assert after.runs == 0 and after.last_run_id is None
+    assert "GROUNDSWELL_ALLOWED_CORPORA" in after.last_error
+    assert _fires("refused") == refused_before + 1
+    assert service.list_runs(0, 10)[1] == 0
+
+    operators = add_schedule(service, app, spec)
+    assert operators.created_by is None and operators.origin == "cli"
+    started_before = _fires("started")
+    record = service.fire_schedule(operators.id, "publish:default@2")
+    assert record is not None and record.schedule == operators.id
+    assert service.schedules.get(operators.id).last_error is None
+    assert _fires("started") == started_before + 1
