@@ -175,6 +175,9 @@ class Settings(BaseSettings):
     # Schedules: the shortest and longest interval (a year; at most ten, the model's ceiling).
     min_schedule_seconds: float = Field(default=60.0, gt=0)
     max_schedule_seconds: float = Field(default=366 * 86400.0, gt=0, le=10 * 366 * 86400.0)
+    # How many schedules there may be (beat reads every one), and how many one API key may add.
+    max_schedules: int = Field(default=1000, ge=1)
+    max_schedules_per_key: int = Field(default=100, ge=1)
 
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
