@@ -105,4 +105,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return response
 
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
+    if settings.forwarded_allow_ips:
+        # Outermost: the rate limits, the cookie's Secure flag and the CSRF origin check all
+        # see the client's address and scheme as the trusted proxy gives them.
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
     return app
