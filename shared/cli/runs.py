@@ -269,16 +269,26 @@ def api_key() -> None:
     show_default=True,
     help="What the key may do, joined by '+': runs, review, admin (admin may do everything).",
 )
-def api_key_new(env: bool, name: str | None, scopes: str) -> None:
+@click.option(
+    "--corpora",
+    multiple=True,
+    metavar="PREFIX",
+    help="A folder or s3://bucket/prefix the key may submit and read (repeat for more; "
+    "within GROUNDSWELL_ALLOWED_CORPORA). None: every corpus.",
+)
+def api_key_new(env: bool, name: str | None, scopes: str, corpora: tuple[str, ...]) -> None:
     """Make a new random key; print it once, with the entry to configure."""
-    from groundswell.shared.settings import hash_api_key, parse_api_key
+    from groundswell.shared.settings import Settings, hash_api_key
 
-    if name is None and scopes != "runs+review+admin":
-        raise click.UsageError("--scopes needs --name: a key without a name has every scope")
+    if name is None and (scopes != "runs+review+admin" or corpora):
+        option = "--corpora" if corpora else "--scopes"
+        raise click.UsageError(f"{option} needs --name: a key without a name has every scope")
     key = "gs_" + secrets.token_urlsafe(32)
     entry = hash_api_key(key) if name is None else f"{name}:{scopes}:{hash_api_key(key)}"
-    try:
-        parse_api_key(entry)
+    if corpora:
+        entry += ":" + "|".join(corpora)
+    try:  # the settings' own checks, corpora against this environment's allowed corpora
+        Settings(api_key_hashes=entry)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if env:  # eval "$(groundswell api-key new --env)": this shell is client and server

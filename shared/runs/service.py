@@ -21,7 +21,7 @@ from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
 from groundswell.shared.schedules import ScheduleStore
-from groundswell.shared.settings import Settings
+from groundswell.shared.settings import ApiKey, Settings
 from groundswell.shared.storage import ObjectStore, open_store
 
 log = logging.getLogger("groundswell.runs")
@@ -150,12 +150,16 @@ class RunService:
             raise RunNotFound(run_id)
         return record
 
-    def list_runs(self, offset: int = 0, limit: int = 50) -> tuple[list[RunRecord], int]:
-        """Newest first (the list is rebuilt from storage after a loss of Redis)."""
+    def list_runs(
+        self, offset: int = 0, limit: int = 50, key: ApiKey | None = None
+    ) -> tuple[list[RunRecord], int]:
+        """Newest first (the list is rebuilt from storage after a loss of Redis); for a
+        team's key, the runs of its corpora only."""
         from groundswell.shared.runs.recover import sync_catalog
 
         sync_catalog(self)
-        ids, total = self.runs.list(offset, limit)
+        sees = key.sees if key is not None and key.limited else None
+        ids, total = self.runs.list(offset, limit, sees)
         records = [r for r in (self.get_or_none(i) for i in ids) if r is not None]
         return records, total
 
