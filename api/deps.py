@@ -92,9 +92,7 @@ def _session_key(request: Request, settings: Settings, limits: Any, address: str
     try:
         found = session.open_session(settings, value)
     except redis.RedisError as exc:
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "sessions cannot be checked now: retry"
-        ) from exc
+        raise session.unavailable() from exc
     if found is None:
         limits.failed(address, None)
         raise HTTPException(

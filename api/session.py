@@ -100,6 +100,14 @@ def open_session(settings: Settings, value: str, now: float | None = None) -> Ap
     return key
 
 
+def unavailable() -> HTTPException:
+    """What a request gets while sessions cannot be checked or recorded (Redis is down)."""
+    return HTTPException(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        "sessions cannot be checked or recorded now (the run-state Redis is unreachable): retry",
+    )
+
+
 def end(settings: Settings, value: str) -> None:
     """Sign out: the session's record is deleted, so no copy of its cookie works again."""
     parts = _parts(settings, value, None)

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import anyio
+import redis
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -144,8 +145,12 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
         page = _render("review_sign_in.html", next=target, error=error, reviewer=None, csrf="")
         return _html(page, status.HTTP_403_FORBIDDEN)
     assert key is not None
+    try:
+        value = session.issue(settings, key)
+    except redis.RedisError as exc:
+        raise session.unavailable() from exc
     done = RedirectResponse(target, status.HTTP_303_SEE_OTHER)
-    session.set_cookie(done, request, settings, session.issue(settings, key))
+    session.set_cookie(done, request, settings, value)
     return done
 
 

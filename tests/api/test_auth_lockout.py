@@ -82,5 +82,9 @@ def test_failures_are_limited_while_redis_is_down(service_settings, tmp_path):
         codes = [_get(url, f"gs_guess_{n}") for n in range(7)]
         signed = [_sign_in(url, f"gs_form_{n}", "10.0.0.1").status_code for n in range(2)]
         cookie = httpx.get(url + "/v1/runs", cookies={session.COOKIE: "forged"}).status_code
+        # The right key is let in, but no session can be recorded: said, not a 500.
+        unrecorded = _sign_in(url, RITA, "10.0.0.1")
     assert codes == [403] * 5 + [429] * 2
     assert signed == [429, 429] and cookie == 429
+    assert unrecorded.status_code == 503 and "set-cookie" not in unrecorded.headers
+    assert "retry" in unrecorded.json()["detail"]
