@@ -163,6 +163,10 @@ class Settings(BaseSettings):
     api_rate_per_address: str = "200/second"
     api_rate_failed_auth: str = "20/minute"
     api_rate_runs: str = "60/minute"
+    # The proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (addresses or
+    # networks, "*" for any): the client's address, which rate limits count, and the scheme.
+    # Empty: none, and the connection's own address counts (a forged header changes nothing).
+    forwarded_allow_ips: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # Sessions of the review page (sign in once with a key; a signed cookie after). Unset: a
     # random secret of this process, so sessions end when it restarts and one API process
@@ -285,7 +289,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("allowed_corpora", mode="before")
+    @field_validator("allowed_corpora", "forwarded_allow_ips", mode="before")
     @classmethod
     def _split_corpora(cls, value: object) -> object:
         if isinstance(value, str):
