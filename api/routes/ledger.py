@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundswell.api.deps import Principal, Reviewer, SettingsDep, require_api_key
+from groundswell.api.params import Cursor
 from groundswell.api.streaming import streamed
 from groundswell.shared.ledger.queries import BadCursor
 from groundswell.shared.ledger.store import Ledger, database_url
@@ -91,7 +92,7 @@ def list_claims(
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
     modality: str | None = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
     """Claims in id order, each with its asserter, modality, document and span."""
@@ -127,7 +128,7 @@ def list_disagreements(
         int | None,
         Query(ge=1, le=1000, description="objects, facts: the claims each side shows (10)"),
     ] = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """Disagreements of one kind, each side with its asserter, modality, document and span
@@ -182,7 +183,7 @@ def search_claims(
     _: Principal,
     ledger: LedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 15,
 ) -> dict[str, Any]:
     """Claims whose evidence quote has any word of ``q`` (stemmed), best first."""
@@ -201,7 +202,7 @@ def fact_history(
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
     """The values one document's field (and key) had across the runs and policy versions that
@@ -268,7 +269,7 @@ def list_review(
     _: Principal,
     ledger: LedgerDep,
     status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """The merges the last ``resolve`` held (open and deferred, or ``status``), weightiest
