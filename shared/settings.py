@@ -37,9 +37,29 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 API_KEY_FORMS = (
     "api_key_hashes holds entries 'sha256:<64 hex>' (a key with every scope) or "
-    "'NAME:SCOPE[+SCOPE...]:sha256:<64 hex>' (a named key; scopes runs, review, admin), "
-    "comma separated; make one with `groundswell api-key new`"
+    "'NAME:SCOPE[+SCOPE...]:sha256:<64 hex>[:CORPUS|CORPUS...]' (a named key; scopes runs, "
+    "review, admin; the optional corpora are the folders and s3:// prefixes it may submit and "
+    "read), comma separated; make one with `groundswell api-key new`"
 )
+
+
+def corpus_under(corpus: str, root: str) -> bool:
+    """Whether ``corpus`` lies at or under ``root``: a local folder (after resolving links, so
+    a link cannot lead out) or an s3://bucket[/prefix] (whole path parts only)."""
+    import os
+
+    if corpus.startswith("s3://") or root.startswith("s3://"):
+        if not (corpus.startswith("s3://") and root.startswith("s3://")):
+            return False
+        bucket, _, prefix = corpus[5:].partition("/")
+        a_bucket, _, a_prefix = root[5:].rstrip("/").partition("/")
+        prefix = prefix.rstrip("/")
+        return bucket == a_bucket and (
+            not a_prefix or prefix == a_prefix or prefix.startswith(a_prefix + "/")
+        )
+    path = os.path.realpath(corpus.removeprefix("file://"))
+    top = os.path.realpath(root.removeprefix("file://"))
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
 
 
 @dataclass(frozen=True)
@@ -50,9 +70,19 @@ class ApiKey:
     name: str
     digest: str
     scopes: frozenset[str]
+    # The corpora (folders, s3:// prefixes) a team's key may submit and read; empty: all.
+    corpora: tuple[str, ...] = ()
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.corpora)
+
+    def sees(self, corpus: str) -> bool:
+        """Whether a run, schedule or claim of ``corpus`` is this key's to submit and read."""
+        return not self.corpora or any(corpus_under(corpus, c) for c in self.corpora)
 
 
 def parse_api_key(entry: str) -> ApiKey:
@@ -61,8 +91,9 @@ def parse_api_key(entry: str) -> ApiKey:
     if _DIGEST.fullmatch(entry):
         return ApiKey("key-" + entry[7:19], entry, frozenset(API_SCOPES))
     name, _, rest = entry.partition(":")
-    scopes, _, digest = rest.partition(":")
-    if not _DIGEST.fullmatch(digest):
+    scopes, _, rest = rest.partition(":")
+    digest, corpora = rest[:71], rest[71:]  # 71: "sha256:" and 64 hex digits
+    if not _DIGEST.fullmatch(digest) or (corpora and not corpora.startswith(":")):
         raise ValueError(f"{API_KEY_FORMS}; not {entry[:80]!r}")
     if not _KEY_NAME.fullmatch(name):
         raise ValueError(
@@ -76,7 +107,13 @@ def parse_api_key(entry: str) -> ApiKey:
             f"api_key_hashes: key {name}: scopes are runs, review and admin joined by '+', "
             f"each once; not {scopes[:80]!r}"
         )
-    return ApiKey(name, digest, frozenset(wanted))
+    teams = tuple(corpora[1:].split("|")) if corpora else ()
+    if corpora and not all(teams):
+        raise ValueError(
+            f"api_key_hashes: key {name}: give a corpus after the digest's ':', corpora "
+            f"joined by '|'; not {corpora[1:80]!r}"
+        )
+    return ApiKey(name, digest, frozenset(wanted), teams)
 
 
 class Settings(BaseSettings):
@@ -126,13 +163,25 @@ class Settings(BaseSettings):
     api_rate_per_address: str = "200/second"
     api_rate_failed_auth: str = "20/minute"
     api_rate_runs: str = "60/minute"
+    # The proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (addresses or
+    # networks, "*" for any): the client's address, which rate limits count, and the scheme.
+    # Empty: none, and the connection's own address counts (a forged header changes nothing).
+    forwarded_allow_ips: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # Sessions of the review page (sign in once with a key; a signed cookie after). Unset: a
     # random secret of this process, so sessions end when it restarts and one API process
     # does not accept another's: a deployment with several API processes must set it.
     session_secret: SecretStr | None = None
     session_ttl_s: int = Field(default=8 * 3600, ge=60, le=30 * 24 * 3600)
+    # Behind a proxy that ends TLS the API sees http: true marks the cookie Secure anyway and
+    # names it __Host-gs_session (Secure, Path=/, no Domain: no other host can set it).
+    session_cookie_secure: bool = False
+    # Schedules: the shortest and longest interval (a year; at most ten, the model's ceiling).
     min_schedule_seconds: float = Field(default=60.0, gt=0)
+    max_schedule_seconds: float = Field(default=366 * 86400.0, gt=0, le=10 * 366 * 86400.0)
+    # How many schedules there may be (beat reads every one), and how many one API key may add.
+    max_schedules: int = Field(default=1000, ge=1)
+    max_schedules_per_key: int = Field(default=100, ge=1)
 
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
@@ -213,9 +262,21 @@ class Settings(BaseSettings):
         description="The claims ledger's database: postgresql://... or sqlite:///PATH "
         "(default: ledger.sqlite3 in the per-user data folder).",
     )
+    # What one path search may read (API and CLI): a search reads about 400 claims on a
+    # 10M-claim ledger; 200,000 (the busiest hub there) took 2-5 s between two such hubs on
+    # the loaded 2-core machine. Past the budget it stops and says so.
+    ledger_path_budget: int = Field(
+        default=200_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Claims one ledger path search may read before it stops ('search stopped').",
+    )
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
+    # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
+    # the same answer, made once (0: every scrape is made anew).
+    metrics_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
 
     # The shared corpus used by tests and benchmarks (read at run time, never copied).
@@ -228,7 +289,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("allowed_corpora", mode="before")
+    @field_validator("allowed_corpora", "forwarded_allow_ips", mode="before")
     @classmethod
     def _split_corpora(cls, value: object) -> object:
         if isinstance(value, str):
@@ -251,27 +312,7 @@ class Settings(BaseSettings):
     def corpus_allowed(self, corpus: str) -> bool:
         """Whether the API may read ``corpus``: under an allowed folder (after resolving
         links, so a link cannot lead out) or an allowed s3://bucket/prefix."""
-        import os
-
-        if corpus.startswith("s3://"):
-            bucket, _, prefix = corpus[5:].partition("/")
-            for allowed in self.allowed_corpora:
-                if not allowed.startswith("s3://"):
-                    continue
-                a_bucket, _, a_prefix = allowed[5:].rstrip("/").partition("/")
-                if bucket == a_bucket and (
-                    not a_prefix or prefix == a_prefix or prefix.startswith(a_prefix + "/")
-                ):
-                    return True
-            return False
-        path = os.path.realpath(corpus.removeprefix("file://"))
-        for allowed in self.allowed_corpora:
-            if allowed.startswith("s3://"):
-                continue
-            root = os.path.realpath(allowed.removeprefix("file://"))
-            if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
-                return True
-        return False
+        return any(corpus_under(corpus, allowed) for allowed in self.allowed_corpora)
 
     @field_validator("review_policy")
     @classmethod
@@ -295,6 +336,17 @@ class Settings(BaseSettings):
             if twice:
                 raise ValueError(f"api_key_hashes: the {attr} {twice[0]} is given twice")
         return value
+
+    @model_validator(mode="after")
+    def _check_key_corpora(self) -> Settings:
+        for key in self.api_keys:
+            for corpus in key.corpora:
+                if not self.corpus_allowed(corpus):
+                    raise ValueError(
+                        f"api_key_hashes: key {key.name}: the corpus {corpus[:200]} is not "
+                        "under GROUNDSWELL_ALLOWED_CORPORA (a key's corpora lie within them)"
+                    )
+        return self
 
     @property
     def api_keys(self) -> list[ApiKey]:

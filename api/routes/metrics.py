@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+
+from groundswell.api.deps import SettingsDep
 
 router = APIRouter(tags=["metrics"])
 
@@ -141,6 +144,22 @@ def review_families(latest: dict) -> Iterator[GaugeMetricFamily]:
     yield from (family for _, family in families)
 
 
+# The last scrape of this process (monotonic time made, body), under a lock held while one is
+# made: concurrent scrapes wait for one answer instead of each reading Redis.
+_scraped: tuple[float, bytes] = (float("-inf"), b"")
+_scrape_lock = threading.Lock()
+
+
+def scrape(max_age: float) -> bytes:
+    global _scraped
+    with _scrape_lock:
+        made, body = _scraped
+        if time.monotonic() - made >= max_age:
+            body = generate_latest(REGISTRY)
+            _scraped = (time.monotonic(), body)
+        return body
+
+
 @router.get("/metrics", include_in_schema=False)
-def metrics() -> Response:
-    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+def metrics(settings: SettingsDep) -> Response:
+    return Response(scrape(settings.metrics_cache_seconds), media_type=CONTENT_TYPE_LATEST)

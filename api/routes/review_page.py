@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import anyio
+import redis
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -25,7 +26,7 @@ from groundswell.shared.policies import PolicyError
 from groundswell.shared.review.explain import explain_code
 from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
 from groundswell.shared.runs.report_pages import receipt_url
-from groundswell.shared.settings import ApiKey, Settings
+from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
 
@@ -66,7 +67,7 @@ def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
     """The key of the request's session (checked as the API checks it), or a redirect to
     the sign-in page; 403 for a key without the review scope."""
     refuse_key_in_url(request)
-    if session.COOKIE not in request.cookies:
+    if session.cookie_of(request, settings) is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(
             "/review/sign-in?" + urlencode({"next": target}), status.HTTP_303_SEE_OTHER
@@ -77,7 +78,7 @@ def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
         if exc.status_code != status.HTTP_401_UNAUTHORIZED:
             raise
         gone = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
-        session.clear_cookie(gone, request)
+        session.clear_cookie(gone, request, settings)
         return gone
     if not key.allows("review"):
         raise HTTPException(
@@ -87,7 +88,7 @@ def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
 
 
 def _frame(request: Request, settings: Settings, key: ApiKey | None) -> dict[str, Any]:
-    value = request.cookies.get(session.COOKIE, "")
+    value = session.cookie_of(request, settings) or ""
     return {
         "reviewer": key.name if key else None,
         "csrf": session.csrf_token(settings, value) if key else "",
@@ -116,43 +117,51 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
     may review; the form again, with the reason, otherwise."""
     refuse_key_in_url(request)
     # The page's own form sends Origin "null" (its referrer policy is no-referrer), as a page
-    # of another site can make its form do: the browser's Sec-Fetch-Site tells them apart.
+    # of another site can make its form do: only the browser's Sec-Fetch-Site tells them
+    # apart, so "null" without it is refused. No Origin at all is a client that is no browser.
     origin = request.headers.get("origin")
     site = request.headers.get("sec-fetch-site")
-    if (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}")) or (
-        site is not None and site not in ("same-origin", "none")
+    if (
+        (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"))
+        or (site is not None and site not in ("same-origin", "none"))
+        or (origin == "null" and site is None)
     ):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
-    # As the API counts every request of an address, and refuses an address past its
-    # failures before it tries the key (a correct guess past the limit is not let in).
+    # As the API counts every request of an address and every failure (guards.py: the
+    # right key is never refused for failures, others' included).
     limits, address = limits_for(settings), client_address(request)
     limits.hit(limits.per_address, "address", address)
-    limits.check(limits.failed_auth, "failed", address)
     fields = session.form_fields(_body(request)) if session.is_form(request) else {}
     target = _safe_next(fields.get("next"))
-    key = session.key_for(settings, fields.get("key", "")) if fields.get("key") else None
+    presented = hash_api_key(fields["key"]) if fields.get("key") else None
+    key = session.find_key(settings, presented) if presented else None
     error = None
     if key is None:
         error = "That is not a key of this service."
     elif not key.allows("review"):
         error = f"The key {key.name!r} may not review: it needs the scope review (or admin)."
     if error is not None:
-        limits.hit(limits.failed_auth, "failed", address)
+        limits.failed(address, presented)
         page = _render("review_sign_in.html", next=target, error=error, reviewer=None, csrf="")
         return _html(page, status.HTTP_403_FORBIDDEN)
     assert key is not None
+    try:
+        value = session.issue(settings, key)
+    except redis.RedisError as exc:
+        raise session.unavailable() from exc
     done = RedirectResponse(target, status.HTTP_303_SEE_OTHER)
-    session.set_cookie(done, request, settings, session.issue(settings, key))
+    session.set_cookie(done, request, settings, value)
     return done
 
 
 @router.post("/review/sign-out")
 def sign_out(request: Request, settings: SettingsDep) -> Response:
-    value = request.cookies.get(session.COOKIE)
+    value = session.cookie_of(request, settings)
     if value and session.open_session(settings, value) is not None:
         session.check_csrf(settings, request, value, _body(request))
+        session.end(settings, value)
     done = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
-    session.clear_cookie(done, request)
+    session.clear_cookie(done, request, settings)
     return done
 
 

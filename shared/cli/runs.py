@@ -243,8 +243,15 @@ def api(host: str, port: int) -> None:
     _require_broker(_settings(), "api")
     import uvicorn
 
+    # Forwarded headers are applied by the app itself, from GROUNDSWELL_FORWARDED_ALLOW_IPS
+    # only (uvicorn's own default would believe any process on 127.0.0.1).
     uvicorn.run(
-        "groundswell.api.main:create_app", factory=True, host=host, port=port, log_level="info"
+        "groundswell.api.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        log_level="info",
+        proxy_headers=False,
     )
 
 
@@ -262,16 +269,26 @@ def api_key() -> None:
     show_default=True,
     help="What the key may do, joined by '+': runs, review, admin (admin may do everything).",
 )
-def api_key_new(env: bool, name: str | None, scopes: str) -> None:
+@click.option(
+    "--corpora",
+    multiple=True,
+    metavar="PREFIX",
+    help="A folder or s3://bucket/prefix the key may submit and read (repeat for more; "
+    "within GROUNDSWELL_ALLOWED_CORPORA). None: every corpus.",
+)
+def api_key_new(env: bool, name: str | None, scopes: str, corpora: tuple[str, ...]) -> None:
     """Make a new random key; print it once, with the entry to configure."""
-    from groundswell.shared.settings import hash_api_key, parse_api_key
+    from groundswell.shared.settings import Settings, hash_api_key
 
-    if name is None and scopes != "runs+review+admin":
-        raise click.UsageError("--scopes needs --name: a key without a name has every scope")
+    if name is None and (scopes != "runs+review+admin" or corpora):
+        option = "--corpora" if corpora else "--scopes"
+        raise click.UsageError(f"{option} needs --name: a key without a name has every scope")
     key = "gs_" + secrets.token_urlsafe(32)
     entry = hash_api_key(key) if name is None else f"{name}:{scopes}:{hash_api_key(key)}"
-    try:
-        parse_api_key(entry)
+    if corpora:
+        entry += ":" + "|".join(corpora)
+    try:  # the settings' own checks, corpora against this environment's allowed corpora
+        Settings(api_key_hashes=entry)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if env:  # eval "$(groundswell api-key new --env)": this shell is client and server
@@ -283,6 +300,25 @@ def api_key_new(env: bool, name: str | None, scopes: str) -> None:
     click.echo(
         "Add the entry to GROUNDSWELL_API_KEY_HASHES (comma separated); keep the key secret."
     )
+
+
+@api_key.command("revoke-sessions")
+@click.argument("name")
+def api_key_revoke_sessions(name: str) -> None:
+    """End every review-page session of the key NAME (its cookies, copies included, sign in
+    nobody after this); the key itself keeps working."""
+    from groundswell.shared.runs.state import redis_client
+    from groundswell.shared.sessions import SessionStore
+
+    settings = _settings()
+    _require_broker(settings, "api-key revoke-sessions")
+    key = next((k for k in settings.api_keys if k.name == name), None)
+    if key is None:
+        known = ", ".join(k.name for k in settings.api_keys) or "none"
+        _fail(f"no key named {name!r} in GROUNDSWELL_API_KEY_HASHES (known: {known})", 2)
+    assert key is not None
+    ended = SessionStore(redis_client(settings.state_redis_url)).revoke_key(key.digest[7:])
+    click.echo(f"{ended} session{'' if ended == 1 else 's'} of the key {name!r} revoked")
 
 
 # -- runs on a private stack ------------------------------------------------------------

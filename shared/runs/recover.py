@@ -98,12 +98,19 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
 # -- after a loss of Redis --------------------------------------------------------------
 
 
+# Raised when the run list in Redis gains what an older release did not keep (2: the
+# per-corpus lists of team keys): a Redis of an older revision is rebuilt once.
+CATALOG_REVISION = 2
+
+
 def sync_catalog(service: RunService) -> None:
-    """Once per Redis lifetime (a fresh or flushed Redis has no epoch): restore the run list."""
+    """Once per Redis lifetime (a fresh or flushed Redis has no epoch) and revision of the
+    run list: restore it from storage."""
     runs = service.runs
-    if runs.epoch() is None:
+    epoch = runs.epoch()
+    if epoch is None or not epoch.startswith(f"{CATALOG_REVISION}:"):
         rebuild_catalog(service, service.store(service.output_url))
-        runs.set_epoch(secrets.token_hex(8))
+        runs.set_epoch(f"{CATALOG_REVISION}:{secrets.token_hex(8)}")
 
 
 def sync_from_storage(service: RunService) -> int:
@@ -124,7 +131,7 @@ def sync_from_storage(service: RunService) -> int:
 def rebuild_catalog(service: RunService, output: ObjectStore) -> None:
     """The run list, and the last finished run of each corpus and of each policy version."""
     runs = service.runs
-    listed: dict[str, float] = {}
+    listed: dict[str, tuple[float, str]] = {}
     corpora: dict[str, tuple[str, str]] = {}
     policies: dict[tuple[str, str], tuple[str, str, dict[str, Any]]] = {}
     for page in output.list_pages(CATALOG_RUNS):
@@ -134,7 +141,7 @@ def rebuild_catalog(service: RunService, output: ObjectStore) -> None:
                 entry = json.loads(output.get(info.key))
             except (KeyError, ValueError):
                 continue
-            listed[run_id] = listed_at(run_id, entry.get("created_at"))
+            listed[run_id] = (listed_at(run_id, entry.get("created_at")), entry["corpus"])
             finished = entry.get("state") in ("succeeded", "partially_failed", "failed")
             if not finished or entry.get("dry_run"):
                 continue

@@ -24,11 +24,12 @@ Every transition is one Lua script, so each is atomic and costs one round trip:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,7 +270,29 @@ end
 return {out, kept}
 """
 
+_LIST_VIEW = """
+-- KEYS: the view, then the per-corpus run lists (none: the view is one corpus's list);
+-- ARGV: offset, last index, ttl. A team's run list: the union of its corpora's lists, kept
+-- a few seconds so that paging through it costs a page, not a union, per request.
+if #KEYS > 1 and redis.call('EXISTS', KEYS[1]) == 0 then
+  local lists = {}
+  for i = 2, #KEYS do lists[#lists + 1] = KEYS[i] end
+  redis.call('ZUNIONSTORE', KEYS[1], #lists, unpack(lists))
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+end
+return {redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2]), redis.call('ZCARD', KEYS[1])}
+"""
+
+# How long a team's merged run list is kept for paging (its name changes with every run
+# listed, so a new run shows at once).
+LIST_VIEW_SECONDS = 10
+
 _clients: dict[tuple[int, str], redis.Redis] = {}
+
+
+def corpus_runs_key(corpus: str) -> str:
+    """The sorted set of one corpus's runs (by when they were listed)."""
+    return f"{PREFIX}:runs:corpus:" + hashlib.sha256(corpus.encode("utf-8")).hexdigest()[:32]
 
 
 def redis_client(url: str) -> redis.Redis:
@@ -405,6 +428,7 @@ class RunStore:
         self._record = client.register_script(_RECORD)
         self._expired = client.register_script(_EXPIRED)
         self._review_latest = client.register_script(_REVIEW_LATEST)
+        self._list_view = client.register_script(_LIST_VIEW)
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -471,7 +495,7 @@ class RunStore:
         for spec in pending:
             pipe.hset(self._k(record.id, "pending"), spec.batch, spec.dumps())
             pipe.zadd(self._k(record.id, "leases"), {spec.batch: lease_until})
-        pipe.zadd(f"{PREFIX}:runs", {record.id: listed_at(record.id, record.created_at)})
+        self._list(pipe, {record.id: (listed_at(record.id, record.created_at), record.corpus)})
         if record.terminal:
             pipe.srem(f"{PREFIX}:active", record.id)
             pipe.expire(key, FINISHED_TTL_SECONDS)
@@ -517,14 +541,40 @@ class RunStore:
                 except redis.WatchError:
                     continue
 
-    def list(self, offset: int = 0, limit: int = 50) -> tuple[list[str], int]:
-        """Run ids, newest first, and how many there are."""
-        ids = self.r.zrevrange(f"{PREFIX}:runs", offset, offset + limit - 1)
-        return list(ids), int(self.r.zcard(f"{PREFIX}:runs"))
+    def list(
+        self, offset: int = 0, limit: int = 50, sees: Callable[[str], bool] | None = None
+    ) -> tuple[list[str], int]:
+        """Run ids, newest first, and how many there are; with ``sees``, of the corpora it
+        accepts only (the union of their lists)."""
+        if sees is None:
+            ids = self.r.zrevrange(f"{PREFIX}:runs", offset, offset + limit - 1)
+            return list(ids), int(self.r.zcard(f"{PREFIX}:runs"))
+        lists = sorted(corpus_runs_key(c) for c in self.r.smembers(f"{PREFIX}:corpora") if sees(c))
+        if not lists:
+            return [], 0
+        keys = lists
+        if len(lists) > 1:
+            named = f"{self.r.get(f'{PREFIX}:runs:version')}|" + "|".join(lists)
+            keys = [f"{PREFIX}:runs:view:" + hashlib.sha256(named.encode()).hexdigest()[:32]]
+            keys += lists
+        args = [offset, offset + limit - 1, LIST_VIEW_SECONDS]
+        ids, total = self._list_view(keys=keys, args=args)
+        return list(ids), int(total)
 
-    def add_listed(self, runs: dict[str, float]) -> None:
+    def add_listed(self, runs: dict[str, tuple[float, str]]) -> None:
+        """List runs: run id -> (when it was listed, its corpus)."""
         if runs:
-            self.r.zadd(f"{PREFIX}:runs", runs)
+            pipe = self.r.pipeline(transaction=False)
+            self._list(pipe, runs)
+            pipe.execute()
+
+    @staticmethod
+    def _list(pipe: Any, runs: dict[str, tuple[float, str]]) -> None:
+        pipe.zadd(f"{PREFIX}:runs", {run_id: at for run_id, (at, _) in runs.items()})
+        for run_id, (at, corpus) in runs.items():
+            pipe.zadd(corpus_runs_key(corpus), {run_id: at})
+            pipe.sadd(f"{PREFIX}:corpora", corpus)
+        pipe.incr(f"{PREFIX}:runs:version")  # a team's merged list is made again
 
     def active_run_ids(self) -> list[str]:
         return sorted(self.r.smembers(f"{PREFIX}:active"))

@@ -1,7 +1,8 @@
 """Sessions of the review page, in process (FastAPI's TestClient over a real Redis): signing in
 with a key sets a signed, expiring, HttpOnly SameSite=Strict cookie that stands for the key on
 the API; a request it signs with an unsafe method needs the session's CSRF token; a forged,
-expired or signed-out session, or one whose key was removed, signs in nobody."""
+expired or signed-out session, or one whose key was removed, signs in nobody (the server
+keeps a record of each session: tests/api/test_session_revocation.py)."""
 
 from __future__ import annotations
 
@@ -146,14 +147,22 @@ def test_sessions_end(settings, service_settings):
     gone.cookies.set(session.COOKIE, value)
     assert gone.get("/v1/runs").status_code == 401
 
-    # Signing out (with the token, as a form) clears the cookie.
+    # A key removed from the settings ended the session on the server too: with the key
+    # back, that cookie still signs in nobody.
     client.cookies.set(session.COOKIE, value)
+    assert client.get("/v1/runs").status_code == 401
+
+    # Signing out (with the token, as a form) ends a session and clears the cookie.
+    client.cookies.clear()
+    _sign_in(client, RITA)
+    value = client.cookies[session.COOKIE]
     refused = client.post("/review/sign-out")
     assert refused.status_code == 403
     out = client.post("/review/sign-out", data={"csrf": session.csrf_token(settings, value)})
     assert out.status_code == 303 and out.headers["location"] == "/review/sign-in"
     cleared = out.headers["set-cookie"]
     assert cleared.startswith(f'{session.COOKIE}=""') and "max-age=0" in cleared.lower()
+    assert session.open_session(settings, value) is None
 
 
 def test_the_page_needs_a_session(settings):
@@ -173,9 +182,10 @@ def test_the_page_needs_a_session(settings):
     assert script.status_code == 200 and "X-CSRF-Token" in script.text
 
 
-def test_sign_in_past_the_failures_limit_lets_no_key_in(service_settings):
-    """Guessing keys at the sign-in form is bounded: past the address's failures, even the
-    right key is refused (429) without being tried, and every attempt counts toward the
+def test_sign_in_past_the_failures_limit_refuses_guesses_not_the_key(service_settings):
+    """Guessing keys at the sign-in form is bounded: past the address's failures a wrong key
+    gets 429, but the right key still signs in (others' failures behind one address must not
+    lock a reviewer out; tests/api/test_auth_lockout.py), and every attempt counts toward the
     address's limit, as a request of the API does."""
     keys = [f"rita:runs+review:{hash_api_key(RITA)}"]
     guarded = _settings(service_settings, keys).model_copy(
@@ -183,9 +193,10 @@ def test_sign_in_past_the_failures_limit_lets_no_key_in(service_settings):
     )
     client = _client(guarded)
     assert [_sign_in(client, f"gs_guess_{n}").status_code for n in range(2)] == [403, 403]
-    refused = _sign_in(client, RITA)
+    refused = _sign_in(client, "gs_guess_2")
     assert refused.status_code == 429 and "set-cookie" not in refused.headers
     assert "retry-after" in refused.headers
+    assert _sign_in(client, RITA).status_code == 303
 
     busy = _settings(service_settings, keys).model_copy(update={"api_rate_per_address": "2/minute"})
     client = _client(busy)

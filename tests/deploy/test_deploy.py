@@ -83,6 +83,8 @@ COUNTERS = {
     "groundswell_batches_resent": {"task"},
     "groundswell_leases_kept": {"task"},
     "groundswell_runs_finished": {"state"},
+    "groundswell_bad_records": {"collection"},
+    "groundswell_schedule_fires": {"outcome"},
     "groundswell_reads": {"format", "status"},
     "groundswell_read_pages": {"format"},
     "groundswell_http_requests": {"method", "route", "status"},

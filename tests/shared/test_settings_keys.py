@@ -49,3 +49,92 @@ def test_a_bad_entry_is_refused_naming_the_setting(entry, said):
         Settings(api_key_hashes=entry)
     message = str(caught.value)
     assert "api_key_hashes" in message and said in message
+
+
+# -- corpus scopes: the corpora a team's key may submit and read (issue 25 item 8) ----------
+
+
+def test_an_entry_may_end_with_the_corpora_its_key_sees(tmp_path):
+    team_a, team_b = tmp_path / "a", tmp_path / "b"
+    settings = Settings(
+        allowed_corpora=f"{tmp_path},s3://shared",
+        api_key_hashes=f"ana:runs+review:{hash_api_key('ka')}:{team_a}|s3://shared/a,"
+        f"all:runs:{hash_api_key('kb')}",
+    )
+    ana, everyone = settings.api_keys
+    assert ana.corpora == (str(team_a), "s3://shared/a") and ana.limited
+    assert ana.scopes == {"runs", "review"}
+    assert ana.sees(str(team_a / "docs")) and ana.sees(str(team_a))
+    assert ana.sees("s3://shared/a/2026") and ana.sees("s3://shared/a")
+    assert not ana.sees(str(team_b)) and not ana.sees(str(tmp_path / "ab"))
+    assert not ana.sees("s3://shared/ab") and not ana.sees("s3://shared")
+    assert not everyone.limited and everyone.corpora == ()
+    assert everyone.sees(str(team_b)) and everyone.sees("s3://elsewhere/x")
+
+
+def test_a_key_does_not_see_through_a_link_out_of_its_corpora(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "to-b").symlink_to(tmp_path / "b")
+    key = parse_api_key(f"ana:runs:{hash_api_key('k')}:{tmp_path / 'a'}")
+    assert key.sees(str(tmp_path / "a")) and not key.sees(str(tmp_path / "a" / "to-b"))
+
+
+@pytest.mark.parametrize(
+    ("corpora", "said"),
+    [
+        ("", "a corpus after the digest"),
+        ("/data/a||/data/b", "a corpus after the digest"),
+        ("/elsewhere/a", "/elsewhere/a is not under GROUNDSWELL_ALLOWED_CORPORA"),
+        ("s3://other/a", "s3://other/a is not under GROUNDSWELL_ALLOWED_CORPORA"),
+    ],
+)
+def test_a_key_s_corpora_lie_under_the_allowed_corpora(corpora, said):
+    entry = f"ana:runs:{hash_api_key('k')}:{corpora}"
+    with pytest.raises(ValidationError) as caught:
+        Settings(allowed_corpora="/data,s3://shared", api_key_hashes=entry)
+    message = str(caught.value)
+    assert "api_key_hashes" in message and "ana" in message and said in message
+
+
+def test_a_digest_alone_has_no_corpora_to_give():
+    with pytest.raises(ValidationError) as caught:
+        Settings(allowed_corpora="/data", api_key_hashes=f"{hash_api_key('k')}:/data")
+    assert "NAME:SCOPE" in str(caught.value)
+
+
+def _api_key_new(*args: str, env: dict[str, str] | None = None):
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    return CliRunner().invoke(main, ["api-key", "new", *args], env=env)
+
+
+def test_api_key_new_prints_an_entry_with_the_team_s_corpora(tmp_path):
+    env = {"GROUNDSWELL_ALLOWED_CORPORA": f"{tmp_path},s3://shared"}
+    made = _api_key_new(
+        "--name",
+        "ana",
+        "--scopes",
+        "runs+review",
+        "--corpora",
+        str(tmp_path / "a"),
+        "--corpora",
+        "s3://shared/a",
+        env=env,
+    )
+    assert made.exit_code == 0, made.output
+    entry = next(line for line in made.output.splitlines() if line.startswith("entry:"))
+    settings = Settings(api_key_hashes=entry.split()[1], allowed_corpora=f"{tmp_path},s3://shared")
+    (key,) = settings.api_keys
+    assert key.name == "ana" and key.scopes == {"runs", "review"}
+    assert key.corpora == (str(tmp_path / "a"), "s3://shared/a")
+
+
+def test_api_key_new_refuses_corpora_outside_the_allowed_ones_and_without_a_name(tmp_path):
+    env = {"GROUNDSWELL_ALLOWED_CORPORA": str(tmp_path)}
+    outside = _api_key_new("--name", "ana", "--corpora", "/elsewhere", env=env)
+    assert outside.exit_code == 2 and "not under GROUNDSWELL_ALLOWED_CORPORA" in outside.output
+    nameless = _api_key_new("--corpora", str(tmp_path), env=env)
+    assert nameless.exit_code == 2 and "--corpora needs --name" in nameless.output
