@@ -18,20 +18,20 @@ def _app(service):
 
 
 @router.get("", response_model=list[Schedule], operation_id="list_schedules")
-def list_schedules(service: ServiceDep, _: Principal) -> list[Schedule]:
-    return service.schedules.list()
+def list_schedules(service: ServiceDep, key: Principal) -> list[Schedule]:
+    return [s for s in service.schedules.list() if key.sees(s.corpus)]
 
 
 @router.post(
     "", status_code=status.HTTP_201_CREATED, response_model=Schedule, operation_id="add_schedule"
 )
 def add_schedule(
-    body: ScheduleSpec, response: Response, service: ServiceDep, _: Principal
+    body: ScheduleSpec, response: Response, service: ServiceDep, key: Principal
 ) -> Schedule:
     from groundswell.workers.schedules import ScheduleRefused
     from groundswell.workers.schedules import add_schedule as add
 
-    refuse_unallowed_corpus(service, body.corpus)
+    refuse_unallowed_corpus(service, body.corpus, key)
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
     try:
         schedule = add(service, _app(service), body)
@@ -42,9 +42,10 @@ def add_schedule(
 
 
 @router.get("/{schedule_id}", response_model=Schedule, operation_id="get_schedule")
-def get_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Schedule:
+def get_schedule(schedule_id: str, service: ServiceDep, key: Principal) -> Schedule:
+    """The schedule, when the key sees its corpus (else 404, as for no schedule)."""
     schedule = service.schedules.get(schedule_id)
-    if schedule is None:
+    if schedule is None or not key.sees(schedule.corpus):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
     return schedule
 
@@ -52,9 +53,10 @@ def get_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Schedul
 @router.delete(
     "/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT, operation_id="remove_schedule"
 )
-def remove_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Response:
+def remove_schedule(schedule_id: str, service: ServiceDep, key: Principal) -> Response:
     from groundswell.workers.schedules import remove_schedule as remove
 
+    get_schedule(schedule_id, service, key)  # another team's schedule is not there to remove
     if not remove(service, _app(service), schedule_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
