@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import anyio
+import redis
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 
@@ -20,7 +21,7 @@ from groundswell.shared.settings import (
     get_settings,
 )
 
-_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
+api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -57,7 +58,7 @@ ServiceDep = Annotated[RunService, Depends(get_service)]
 def require_api_key(
     request: Request,
     settings: SettingsDep,
-    key: Annotated[str | None, Security(_api_key_header)],
+    key: Annotated[str | None, Security(api_key_header)],
 ) -> ApiKey:
     """The caller's key (name, digest, scopes); 401 without a key, 403 with a wrong one, 429
     past a rate limit (per client address for everyone, tighter for failed keys, then per
@@ -67,7 +68,7 @@ def require_api_key(
     limits = limits_for(settings)
     address = client_address(request)
     limits.hit(limits.per_address, "address", address)
-    if not key and session.COOKIE in request.cookies:
+    if not key and session.cookie_of(request, settings) is not None:
         return _session_key(request, settings, limits, address)
     if not key:
         limits.hit(limits.failed_auth, "failed", address)
@@ -87,18 +88,23 @@ def require_api_key(
 def optional_api_key(
     request: Request,
     settings: SettingsDep,
-    key: Annotated[str | None, Security(_api_key_header)],
+    key: Annotated[str | None, Security(api_key_header)],
 ) -> ApiKey | None:
     """The caller's key when it sends one (checked as :func:`require_api_key` checks it),
     else None: for routes that answer without a key and narrow what a team's key sees."""
-    if not key and session.COOKIE not in request.cookies:
+    if not key and session.cookie_of(request, settings) is None:
         return None
     return require_api_key(request, settings, key)
 
 
 def _session_key(request: Request, settings: Settings, limits: Any, address: str) -> ApiKey:
-    value = request.cookies[session.COOKIE]
-    found = session.open_session(settings, value)
+    value = session.cookie_of(request, settings) or ""
+    try:
+        found = session.open_session(settings, value)
+    except redis.RedisError as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "sessions cannot be checked now: retry"
+        ) from exc
     if found is None:
         limits.hit(limits.failed_auth, "failed", address)
         raise HTTPException(

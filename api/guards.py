@@ -158,6 +158,10 @@ class BodyLimit:
 
 def security_headers(headers: Any, content_type: str) -> None:
     headers["x-content-type-options"] = "nosniff"
+    if "cache-control" not in headers:
+        # What a key or a session reads is nobody else's: no shared cache or browser history
+        # keeps it (static assets say otherwise themselves).
+        headers["cache-control"] = "no-store"
     if content_type.startswith("text/html"):
         for name, value in HTML_HEADERS.items():
             # The review page sets its own policy (its script, this API); everything else

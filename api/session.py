@@ -2,10 +2,13 @@
 
 The cookie holds ``<key digest hex>.<expiry>.<nonce>.<mac>``, the mac an HMAC-SHA256 under the
 session secret over the first three (stdlib ``hmac``; nothing is deserialized: the value is
-only split on dots). It names the key by its digest, never the key, and is valid while the
-key is configured: removing a key from ``api_key_hashes`` ends its sessions. The CSRF token of
-a session is another HMAC of the cookie, so it needs no storage; a request authenticated by the
-cookie with an unsafe method must send it (``X-CSRF-Token``, or the form field ``csrf``).
+only split on dots). It names the key by its digest, never the key. The nonce is the
+session's id on the server (``shared/sessions.py``: a Redis record of the key's digest with
+the session's TTL), so a session is valid while its record lives and its key is configured:
+signing out, ``groundswell api-key revoke-sessions NAME`` and removing the key from
+``api_key_hashes`` end it, copies of the cookie included. The CSRF token of a session is
+another HMAC of the cookie, so it needs no storage; a request authenticated by the cookie with
+an unsafe method must send it (``X-CSRF-Token``, or the form field ``csrf``).
 
 The secret is ``session_secret``; unset, a random one of this process (sessions end with the
 process, and another API process does not accept them: several processes must share one).
@@ -22,6 +25,8 @@ from urllib.parse import parse_qs
 
 from fastapi import HTTPException, Request, Response, status
 
+from groundswell.shared.runs.state import redis_client
+from groundswell.shared.sessions import SessionStore
 from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
 COOKIE = "gs_session"
@@ -57,16 +62,21 @@ def key_for(settings: Settings, key: str) -> ApiKey | None:
     return find_key(settings, hash_api_key(key))
 
 
+def sessions(settings: Settings) -> SessionStore:
+    return SessionStore(redis_client(settings.state_redis_url))
+
+
 def issue(settings: Settings, key: ApiKey, now: float | None = None) -> str:
-    """A new session of ``key``: the cookie's value, valid for ``session_ttl_s``."""
+    """A new session of ``key``, recorded on the server: the cookie's value, valid for
+    ``session_ttl_s``."""
     expiry = str(int((time.time() if now is None else now) + settings.session_ttl_s))
     digest, nonce = key.digest[7:], secrets.token_hex(16)
+    sessions(settings).add(nonce, digest, settings.session_ttl_s)
     return ".".join((digest, expiry, nonce, _mac(settings, "session/1", digest, expiry, nonce)))
 
 
-def open_session(settings: Settings, value: str, now: float | None = None) -> ApiKey | None:
-    """The key a session cookie authenticates: None when it is malformed, forged, expired,
-    or its key is no longer configured."""
+def _parts(settings: Settings, value: str, now: float | None) -> tuple[str, str] | None:
+    """(key digest hex, session id) of a well-formed, genuine, unexpired cookie."""
     found = _COOKIE_RE.fullmatch(value or "")
     if found is None:
         return None
@@ -75,7 +85,31 @@ def open_session(settings: Settings, value: str, now: float | None = None) -> Ap
         return None
     if int(expiry) <= (time.time() if now is None else now):
         return None
-    return find_key(settings, "sha256:" + digest)
+    return digest, nonce
+
+
+def open_session(settings: Settings, value: str, now: float | None = None) -> ApiKey | None:
+    """The key a session cookie authenticates: None when it is malformed, forged, expired,
+    ended on the server (signed out, revoked), or its key is no longer configured (which
+    ends it on the server too). Redis errors propagate: an unchecked session is no session."""
+    parts = _parts(settings, value, now)
+    if parts is None:
+        return None
+    digest, nonce = parts
+    store = sessions(settings)
+    if not store.holds(nonce, digest):
+        return None
+    key = find_key(settings, "sha256:" + digest)
+    if key is None:
+        store.revoke(nonce)
+    return key
+
+
+def end(settings: Settings, value: str) -> None:
+    """Sign out: the session's record is deleted, so no copy of its cookie works again."""
+    parts = _parts(settings, value, None)
+    if parts is not None:
+        sessions(settings).revoke(parts[1])
 
 
 def csrf_token(settings: Settings, value: str) -> str:
@@ -117,19 +151,38 @@ def is_form(request: Request) -> bool:
     return request.headers.get("content-type", "").split(";")[0].strip() == FORM_TYPE
 
 
+def cookie_name(settings: Settings) -> str:
+    """``gs_session``; ``__Host-gs_session`` when the cookie is always Secure (browsers keep
+    such a cookie only from a secure origin, for this host alone, on every path)."""
+    return f"__Host-{COOKIE}" if settings.session_cookie_secure else COOKIE
+
+
+def cookie_of(request: Request, settings: Settings) -> str | None:
+    """The request's session cookie, by this deployment's name only."""
+    return request.cookies.get(cookie_name(settings))
+
+
+def _secure(request: Request, settings: Settings) -> bool:
+    return settings.session_cookie_secure or request.url.scheme == "https"
+
+
 def set_cookie(response: Response, request: Request, settings: Settings, value: str) -> None:
     response.set_cookie(
-        COOKIE,
+        cookie_name(settings),
         value,
         max_age=settings.session_ttl_s,
         path="/",
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=_secure(request, settings),
     )
 
 
-def clear_cookie(response: Response, request: Request) -> None:
+def clear_cookie(response: Response, request: Request, settings: Settings) -> None:
     response.delete_cookie(
-        COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"
+        cookie_name(settings),
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request, settings),
     )

@@ -12,6 +12,7 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -21,7 +22,12 @@ from groundswell.shared.policies import parse_ref
 from groundswell.shared.runs.models import ReprocessOnly, RunSpec, iso, utcnow
 
 PREFIX = "gs:schedule"
+# The longest interval a schedule may have whatever the settings say (ten years): beyond it
+# Celery's interval arithmetic overflows; GROUNDSWELL_MAX_SCHEDULE_SECONDS is the real bound.
+MAX_EVERY_SECONDS = 10 * 366 * 86400.0
 _EVERY = re.compile(r"^(\d+)\s*(s|m|h|d)?$")
+# Writes queued on a transaction beside a schedule's record (its beat entry).
+Writes = Callable[[Any], None]
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -40,7 +46,13 @@ class ScheduleSpec(BaseModel):
 
     corpus: str
     policy: str = Field(default="default@latest", description="NAME@N (pinned) or NAME@latest.")
-    every_seconds: float | None = Field(default=None, gt=0, description="An interval, or:")
+    every_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_EVERY_SECONDS,
+        allow_inf_nan=False,
+        description="An interval in seconds (finite, within the deployment's bounds), or:",
+    )
     cron: str | None = Field(default=None, description="A 5-field cron expression (UTC).")
     only: ReprocessOnly = "missing"
     # Each run it starts loads its ledger (RunSpec.ledger): under each new policy version, its
@@ -99,12 +111,26 @@ class ScheduleStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
 
-    def add(self, spec: ScheduleSpec) -> Schedule:
-        schedule = Schedule(
+    @staticmethod
+    def new(spec: ScheduleSpec) -> Schedule:
+        """A schedule with its id, not stored yet (its beat entry is built from it first)."""
+        return Schedule(
             id=f"s-{secrets.token_hex(4)}", created_at=iso(utcnow()), **spec.model_dump()
         )
-        self.r.hset(PREFIX + "s", schedule.id, schedule.model_dump_json())
+
+    def commit(self, schedule: Schedule, also: Writes | None = None) -> Schedule:
+        """Store the record and, in the same transaction, what ``also`` queues (its beat
+        entry): either both are stored or neither is."""
+        with self.r.pipeline(transaction=True) as pipe:
+            pipe.hset(PREFIX + "s", schedule.id, schedule.model_dump_json())
+            if also is not None:
+                also(pipe)
+            pipe.execute()
         return schedule
+
+    def add(self, spec: ScheduleSpec) -> Schedule:
+        """A record without a beat entry (the entry is added by workers.schedules)."""
+        return self.commit(self.new(spec))
 
     def get(self, schedule_id: str) -> Schedule | None:
         raw = self.r.hget(PREFIX + "s", schedule_id)
@@ -114,8 +140,13 @@ class ScheduleStore:
         items = [Schedule.model_validate_json(v) for v in self.r.hvals(PREFIX + "s")]
         return sorted(items, key=lambda s: s.created_at)
 
-    def remove(self, schedule_id: str) -> bool:
-        return bool(self.r.hdel(PREFIX + "s", schedule_id))
+    def remove(self, schedule_id: str, also: Writes | None = None) -> bool:
+        """Remove the record and, in the same transaction, what ``also`` queues."""
+        with self.r.pipeline(transaction=True) as pipe:
+            pipe.hdel(PREFIX + "s", schedule_id)
+            if also is not None:
+                also(pipe)
+            return bool(pipe.execute()[0])
 
     def following(self, policy_name: str) -> list[Schedule]:
         return [s for s in self.list() if s.follows_latest and s.policy == f"{policy_name}@latest"]

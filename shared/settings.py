@@ -169,7 +169,12 @@ class Settings(BaseSettings):
     # does not accept another's: a deployment with several API processes must set it.
     session_secret: SecretStr | None = None
     session_ttl_s: int = Field(default=8 * 3600, ge=60, le=30 * 24 * 3600)
+    # Behind a proxy that ends TLS the API sees http: true marks the cookie Secure anyway and
+    # names it __Host-gs_session (Secure, Path=/, no Domain: no other host can set it).
+    session_cookie_secure: bool = False
+    # Schedules: the shortest and longest interval (a year; at most ten, the model's ceiling).
     min_schedule_seconds: float = Field(default=60.0, gt=0)
+    max_schedule_seconds: float = Field(default=366 * 86400.0, gt=0, le=10 * 366 * 86400.0)
 
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
@@ -253,6 +258,9 @@ class Settings(BaseSettings):
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
+    # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
+    # the same answer, made once (0: every scrape is made anew).
+    metrics_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
 
     # The shared corpus used by tests and benchmarks (read at run time, never copied).

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from typing import Annotated
 
-from groundswell.api.deps import ServiceDep
+from fastapi import APIRouter, Request, Response, Security, status
+
+from groundswell.api.deps import ServiceDep, api_key_header, require_api_key
 from groundswell.api.schemas import Health
 from groundswell.shared.storage import open_store
 
@@ -17,7 +19,15 @@ def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Health, operation_id="readyz")
-def readyz(service: ServiceDep, response: Response) -> Health:
+def readyz(
+    service: ServiceDep,
+    request: Request,
+    response: Response,
+    key: Annotated[str | None, Security(api_key_header)],
+) -> Health:
+    """Ready or not, for everyone; which check failed and why (errors name internal hosts
+    and ports) only for an admin key, checked and counted as on every route."""
+    admin = bool(key) and require_api_key(request, service.settings, key).allows("admin")
     checks: dict[str, str] = {}
     try:
         service.runs.r.ping()
@@ -32,4 +42,4 @@ def readyz(service: ServiceDep, response: Response) -> Health:
     ready = all(v == "ok" for v in checks.values())
     if not ready:
         response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    return Health(status="ok" if ready else "unavailable", checks=checks)
+    return Health(status="ok" if ready else "unavailable", checks=checks if admin else {})

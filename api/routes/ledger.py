@@ -1,41 +1,56 @@
 """The claims ledger over HTTP: claims, disagreements, paths, search, a fact's history, the
 review queue of held merges, read a page at a time (``cursor`` from the previous page's
 ``next_cursor``), and answers to that queue; its state; exports, streamed. Keys with the
-``runs`` scope."""
+``runs`` scope; answering the review queue (changing entity merges) needs ``review``."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from groundswell.api.deps import Principal, SettingsDep
+from groundswell.api.deps import Principal, Reviewer, SettingsDep, require_api_key
 from groundswell.api.streaming import streamed
 from groundswell.shared.ledger.queries import BadCursor
-from groundswell.shared.ledger.store import Ledger
-from groundswell.shared.settings import Settings
+from groundswell.shared.ledger.store import Ledger, database_url
+from groundswell.shared.settings import ApiKey, Settings
 
 router = APIRouter(prefix="/v1/ledger", tags=["ledger"])
+log = logging.getLogger(__name__)
 
 _ledgers: dict[str, Ledger] = {}
 
 
-def get_ledger(settings: SettingsDep) -> Ledger:
-    """One open ledger (an engine and its pool) per URL, migrated when first opened."""
+def get_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
+    """One open ledger (an engine and its pool) per URL, migrated when first opened. Only for
+    a caller with a key (the dependency is the routes' own, run once a request), and a 503
+    that says no more than that: the database's host, port and user are logged here."""
     url = settings.ledger_database_url
     found = _ledgers.get(url)
     if found is None:
         try:
             found = _ledgers[url] = Ledger.open(url)
         except Exception as exc:
+            log.warning("the ledger %s cannot be opened: %s", _shown(url), exc)
             raise HTTPException(
-                status.HTTP_503_SERVICE_UNAVAILABLE, f"the ledger cannot be opened: {exc}"
-            ) from exc
+                status.HTTP_503_SERVICE_UNAVAILABLE, "ledger database unavailable"
+            ) from None
     return found
+
+
+def _shown(url: str) -> str:
+    """``url`` for a log line, without its password."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(database_url(url)).render_as_string(hide_password=True)
+    except Exception:
+        return "(an unreadable URL)"
 
 
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
@@ -51,8 +66,8 @@ def _paged(query) -> dict[str, Any]:
 
 @router.get("/claims", operation_id="ledger_claims")
 def list_claims(
+    _: Principal,  # the scope before the ledger: a refusal never waits for the database
     ledger: LedgerDep,
-    _: Principal,
     document: str | None = None,
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
@@ -78,8 +93,8 @@ def list_claims(
 
 @router.get("/disagreements", operation_id="ledger_disagreements")
 def list_disagreements(
-    ledger: LedgerDep,
     _: Principal,
+    ledger: LedgerDep,
     kind: Literal["contradiction", "objects", "facts"] = "contradiction",
     subject: Annotated[
         str | None, Query(description="only about this entity (a label or an entity id)")
@@ -118,8 +133,8 @@ def list_disagreements(
 
 @router.get("/path", operation_id="ledger_path")
 def find_path(
-    ledger: LedgerDep,
     _: Principal,
+    ledger: LedgerDep,
     start: str,
     goal: str,
     modality: Annotated[list[str] | None, Query()] = None,
@@ -137,8 +152,8 @@ def find_path(
 
 @router.get("/search", operation_id="ledger_search")
 def search_claims(
-    ledger: LedgerDep,
     _: Principal,
+    ledger: LedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     cursor: str | None = None,
     limit: Limit = 15,
@@ -154,8 +169,8 @@ def search_claims(
 
 @router.get("/history", operation_id="ledger_history")
 def fact_history(
-    ledger: LedgerDep,
     _: Principal,
+    ledger: LedgerDep,
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
@@ -170,7 +185,7 @@ def fact_history(
 
 
 @router.get("/state", operation_id="ledger_state")
-def ledger_state(ledger: LedgerDep, _: Principal) -> dict[str, Any]:
+def ledger_state(_: Principal, ledger: LedgerDep) -> dict[str, Any]:
     """What the ledger holds: claims by audit state, modality and tier; documents, entities,
     evidence spans, vocabularies; its schema revision and the builds a bulk load left."""
     return ledger.state()
@@ -193,8 +208,8 @@ _EXPORTED = {
     responses={200: {"content": {m: {} for m, _ in _EXPORTED.values()}}},
 )
 def export(
-    ledger: LedgerDep,
     _: Principal,
+    ledger: LedgerDep,
     format: ExportFormat,
 ) -> StreamingResponse:
     """The whole ledger as ``groundswell ledger export`` writes it (the CSV pair as two
@@ -223,8 +238,8 @@ ReviewStatus = Literal["open", "deferred"]
 
 @router.get("/review", operation_id="ledger_review")
 def list_review(
-    ledger: LedgerDep,
     _: Principal,
+    ledger: LedgerDep,
     status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
     cursor: str | None = None,
     limit: Limit = 20,
@@ -241,15 +256,36 @@ def list_review(
 
 
 class DecisionIn(BaseModel):
-    """One answer, as a row of a decisions file (its ``_`` context fields are ignored)."""
+    """One answer, as a row of a decisions file (its ``_`` context fields are ignored). Who
+    decided and when are never the body's: the key's name and the server's date, as review
+    answers are."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     id: str | None = None
     verdict: str | None = Field(None, description="accept, reject or defer; blank: no answer")
     reason: str | None = None
-    by: str | None = Field(None, description="who decided (default: the API key's name)")
-    date: dt.date | None = Field(None, description="default: today")
+    # Declared only to be refused by name (a runs key once recorded a reject as another
+    # reviewer's, dated 2020).
+    by: Any = Field(None, description="refused: the decider is the API key's name")
+    date: Any = Field(None, description="refused: the date is the server's")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_context(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not str(k).startswith("_")}
+        return data
+
+    @field_validator("by")
+    @classmethod
+    def _no_decider(cls, _value: Any) -> Any:
+        raise ValueError("the decider is the API key's name: leave out `by`")
+
+    @field_validator("date")
+    @classmethod
+    def _no_date(cls, _value: Any) -> Any:
+        raise ValueError("the date of an answer is the server's: leave out `date`")
 
 
 class DecisionsIn(BaseModel):
@@ -259,15 +295,18 @@ class DecisionsIn(BaseModel):
 
 
 @router.post("/review", operation_id="ledger_review_answer", responses={422: {}})
-def answer_review(body: DecisionsIn, ledger: LedgerDep, key: Principal) -> dict[str, Any]:
-    """Record answers to held merges, checked as ``ledger review --apply`` checks a file: any
-    problem is a 422 listing every one (``errors``, each ``loc`` naming the decision and its
-    field) and nothing is written. Otherwise ``{recorded, new, changed, unchanged}``; the next resolve obeys
-    them."""
+def answer_review(key: Reviewer, body: DecisionsIn, ledger: LedgerDep) -> dict[str, Any]:
+    """Record answers to held merges (keys with the ``review`` or ``admin`` scope), checked
+    as ``ledger review --apply`` checks a file: any problem is a 422 listing every one
+    (``errors``, each ``loc`` naming the decision and its field) and nothing is written. Each
+    answer is the key's (its name the decider) and dated by the server; a body naming
+    ``by`` or ``date`` is refused. Otherwise ``{recorded, new, changed, unchanged}``; the
+    next resolve obeys them."""
     from groundswell.shared.ledger import review
 
+    today = dt.datetime.now(dt.UTC).date()
     rows = [
-        (n, {**d.model_dump(exclude_none=True), "by": d.by if d.by is not None else key.name})
+        (n, {**d.model_dump(exclude_none=True), "by": key.name, "date": today})
         for n, d in enumerate(body.decisions, start=1)
     ]
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from groundswell.api.deps import ServiceDep, optional_api_key
+from groundswell.api.deps import ServiceDep, SettingsDep, optional_api_key
 from groundswell.shared.settings import ApiKey
 
 router = APIRouter(tags=["metrics"])
@@ -144,6 +145,22 @@ def review_families(latest: dict) -> Iterator[GaugeMetricFamily]:
     yield from (family for _, family in families)
 
 
+# The last scrape of this process (monotonic time made, body), under a lock held while one is
+# made: concurrent scrapes wait for one answer instead of each reading Redis.
+_scraped: tuple[float, bytes] = (float("-inf"), b"")
+_scrape_lock = threading.Lock()
+
+
+def scrape(max_age: float) -> bytes:
+    global _scraped
+    with _scrape_lock:
+        made, body = _scraped
+        if time.monotonic() - made >= max_age:
+            body = generate_latest(REGISTRY)
+            _scraped = (time.monotonic(), body)
+        return body
+
+
 class TeamView:
     """The registry as a team's key sees it: every series, but of those labelled by corpus
     only the series of the key's corpora."""
@@ -161,12 +178,15 @@ class TeamView:
 
 @router.get("/metrics", include_in_schema=False)
 def metrics(
-    service: ServiceDep, key: Annotated[ApiKey | None, Depends(optional_api_key)]
+    settings: SettingsDep,
+    service: ServiceDep,
+    key: Annotated[ApiKey | None, Depends(optional_api_key)],
 ) -> Response:
     """Every series for the operator's scrape (no key) and an unlimited key; for a team's
-    key, the per-corpus series of its corpora only."""
+    key, the per-corpus series of its corpora only (made for the request: a key's requests
+    are rate limited)."""
     if key is None or not key.limited:
-        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+        return Response(scrape(settings.metrics_cache_seconds), media_type=CONTENT_TYPE_LATEST)
     from groundswell.shared.metrics import corpus_label
 
     labels = {corpus_label(c) for c in service.runs.corpora() if key.sees(c)}

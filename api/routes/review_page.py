@@ -66,7 +66,7 @@ def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
     """The key of the request's session (checked as the API checks it), or a redirect to
     the sign-in page; 403 for a key without the review scope."""
     refuse_key_in_url(request)
-    if session.COOKIE not in request.cookies:
+    if session.cookie_of(request, settings) is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(
             "/review/sign-in?" + urlencode({"next": target}), status.HTTP_303_SEE_OTHER
@@ -77,7 +77,7 @@ def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
         if exc.status_code != status.HTTP_401_UNAUTHORIZED:
             raise
         gone = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
-        session.clear_cookie(gone, request)
+        session.clear_cookie(gone, request, settings)
         return gone
     if not key.allows("review"):
         raise HTTPException(
@@ -87,7 +87,7 @@ def _signed_in(request: Request, settings: Settings) -> ApiKey | Response:
 
 
 def _frame(request: Request, settings: Settings, key: ApiKey | None) -> dict[str, Any]:
-    value = request.cookies.get(session.COOKIE, "")
+    value = session.cookie_of(request, settings) or ""
     return {
         "reviewer": key.name if key else None,
         "csrf": session.csrf_token(settings, value) if key else "",
@@ -116,11 +116,14 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
     may review; the form again, with the reason, otherwise."""
     refuse_key_in_url(request)
     # The page's own form sends Origin "null" (its referrer policy is no-referrer), as a page
-    # of another site can make its form do: the browser's Sec-Fetch-Site tells them apart.
+    # of another site can make its form do: only the browser's Sec-Fetch-Site tells them
+    # apart, so "null" without it is refused. No Origin at all is a client that is no browser.
     origin = request.headers.get("origin")
     site = request.headers.get("sec-fetch-site")
-    if (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}")) or (
-        site is not None and site not in ("same-origin", "none")
+    if (
+        (origin and origin not in ("null", f"{request.url.scheme}://{request.url.netloc}"))
+        or (site is not None and site not in ("same-origin", "none"))
+        or (origin == "null" and site is None)
     ):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
     # As the API counts every request of an address, and refuses an address past its
@@ -148,11 +151,12 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
 
 @router.post("/review/sign-out")
 def sign_out(request: Request, settings: SettingsDep) -> Response:
-    value = request.cookies.get(session.COOKIE)
+    value = session.cookie_of(request, settings)
     if value and session.open_session(settings, value) is not None:
         session.check_csrf(settings, request, value, _body(request))
+        session.end(settings, value)
     done = RedirectResponse("/review/sign-in", status.HTTP_303_SEE_OTHER)
-    session.clear_cookie(done, request)
+    session.clear_cookie(done, request, settings)
     return done
 
 

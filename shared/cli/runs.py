@@ -295,6 +295,25 @@ def api_key_new(env: bool, name: str | None, scopes: str, corpora: tuple[str, ..
     )
 
 
+@api_key.command("revoke-sessions")
+@click.argument("name")
+def api_key_revoke_sessions(name: str) -> None:
+    """End every review-page session of the key NAME (its cookies, copies included, sign in
+    nobody after this); the key itself keeps working."""
+    from groundswell.shared.runs.state import redis_client
+    from groundswell.shared.sessions import SessionStore
+
+    settings = _settings()
+    _require_broker(settings, "api-key revoke-sessions")
+    key = next((k for k in settings.api_keys if k.name == name), None)
+    if key is None:
+        known = ", ".join(k.name for k in settings.api_keys) or "none"
+        _fail(f"no key named {name!r} in GROUNDSWELL_API_KEY_HASHES (known: {known})", 2)
+    assert key is not None
+    ended = SessionStore(redis_client(settings.state_redis_url)).revoke_key(key.digest[7:])
+    click.echo(f"{ended} session{'' if ended == 1 else 's'} of the key {name!r} revoked")
+
+
 # -- runs on a private stack ------------------------------------------------------------
 
 

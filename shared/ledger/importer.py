@@ -10,7 +10,10 @@ kept with the claim (``extra``).
 Each quote is located in its document (:mod:`.locate`), never taken at the offsets a line
 gives. A line is refused, alone, with the file, line and field, when it is not a claim, when
 it breaks the vocabulary (an unknown relation, a subject or object of the wrong type), or
-when its quote is not in the document; the other lines go on. Unlike ``xrad import``, there
+when its quote is not in the document, or when its ``claim_id`` is not the import's to
+write (an id of the pipeline's, ``fact:`` or ``quote:``, or one another document's claim
+holds: imported ids are the document's own, and never replace another's claim); the other
+lines go on. Unlike ``xrad import``, there
 is no import without a document to verify against, the vocabulary is applied, and a bad
 modality refuses its line instead of stopping the whole import.
 """
@@ -33,6 +36,7 @@ from groundswell.shared.corpus import (
     json_problem,
     load_json,
 )
+from groundswell.shared.ledger.load import PIPELINE_PREFIXES
 from groundswell.shared.ledger.locate import DocumentText
 from groundswell.shared.ledger.models import MODALITIES, POLARITIES, entity_id
 from groundswell.shared.ledger.store import ClaimIn, Ledger
@@ -68,6 +72,7 @@ QUOTE_NOT_FOUND = "quote_not_found"
 VOCABULARY = "vocabulary"
 INVALID = "invalid"
 NO_DOCUMENT = "no_document"
+OWNED = "owned"
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +202,9 @@ def claims_of_file(
         if problems:
             refuse(number, problems, INVALID)
             continue
+        if obj["claim_id"].startswith(PIPELINE_PREFIXES):
+            refuse(number, [("claim_id", _pipelines(obj["claim_id"]))], OWNED)
+            continue
         document_id = obj.get("source_id") or default_document
         if fixed_document and document_id != default_document:
             refuse(
@@ -272,6 +280,28 @@ def claims_of_file(
             )
         )
     return claims, refusals
+
+
+def _pipelines(claim_id: str) -> str:
+    return (
+        f"claim id {claim_id!r} is the pipeline's: ids beginning "
+        f"{' or '.join(PIPELINE_PREFIXES)} are derived from a run's receipts (give the claim "
+        "an id of its own)"
+    )
+
+
+def _owned_by(claim: ClaimIn, owner: str) -> Refusal:
+    """The refusal of an imported claim whose id another document's claim holds."""
+    file, _, line = claim.claim["origin"].rpartition(":")
+    return Refusal(
+        file,
+        int(line),
+        "claim_id",
+        OWNED,
+        f"claim id {claim.claim['id']!r} is document {owner!r}'s claim: an import replaces "
+        f"only the claims of its own document ({claim.claim['document_id']!r}; give the "
+        "claim an id of its own)",
+    )
 
 
 @dataclass(frozen=True)
@@ -385,8 +415,13 @@ def import_into(
     if vocab is not None:
         ledger.write_vocabulary(vocab)
 
+    def refuse(claim: ClaimIn, owner: str) -> None:
+        report.refusals.append(_owned_by(claim, owner))
+        report.tiers[claim.evidence[0]["tier"]] -= 1  # counted when its batch was drawn
+
     def batches():
         pending: list[ClaimIn] = []
+        owners: dict[str, str] = {}  # the pending claims' documents, by id
         for done, source in enumerate(sources, start=1):
             report.files += 1
             try:
@@ -405,19 +440,27 @@ def import_into(
                 fixed_document=source.fixed_document,
             )
             report.refusals.extend(refusals)
-            pending.extend(claims)
+            for claim in claims:
+                # The store sees one claim per id of a batch: another document's line with
+                # a pending id is refused here, as the store refuses one with a stored id.
+                cid, document = claim.claim["id"], claim.claim["document_id"]
+                if owners.setdefault(cid, document) != document:
+                    report.refusals.append(_owned_by(claim, owners[cid]))
+                    continue
+                pending.append(claim)
             if len(pending) >= batch_claims:
                 yield _counted(pending, report)
-                pending = []
+                pending, owners = [], {}
             if progress is not None:
                 progress(done, len(sources))
         if pending:
             yield _counted(pending, report)
 
     if bulk:
-        report.stored = ledger.bulk_load(batches())
+        report.stored = ledger.bulk_load(batches(), refuse=refuse)
     else:
-        report.stored = sum(ledger.write_claims(batch) for batch in batches())
+        report.stored = sum(ledger.write_claims(batch, refuse=refuse) for batch in batches())
+    report.tiers = +report.tiers  # without the tiers only refused claims had
     return report
 
 

@@ -39,6 +39,10 @@ FIELD_LENGTH = FactRow.__table__.c.field.type.length
 UNIT_LENGTH = FactRow.__table__.c.unit.type.length
 
 
+# The ids this module derives: the pipeline's own, which an import may never write.
+PIPELINE_PREFIXES = ("fact:", "quote:")
+
+
 def claim_id(kind: str, receipt_sha256: str, index: int, policy_version: str) -> str:
     """``fact:<32 hex>`` or ``quote:<32 hex>``: one per (receipt, index, policy version)."""
     digest = hashlib.sha256(f"{receipt_sha256}\x00{index}\x00{policy_version}".encode())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -122,6 +122,35 @@ class ClaimIn:
     entities: list[tuple[str, str, str]]  # (id, type, label)
 
 
+# Told of a claim not written because its id is another document's claim (and that document).
+Refuse = Callable[[ClaimIn, str], None]
+
+
+def _screen(
+    by_id: dict[str, ClaimIn], stored: Mapping[str, str], refuse: Refuse
+) -> dict[str, ClaimIn]:
+    """The claims of ``by_id`` that may be written: a stored id (``stored``: id -> its
+    document) is replaced only by a claim of the same document, so a claim never loses its
+    evidence to another document's line; the others go to ``refuse``."""
+    kept = {}
+    for cid, c in by_id.items():
+        owner = stored.get(cid)
+        if owner is not None and owner != c.claim["document_id"]:
+            refuse(c, owner)
+        else:
+            kept[cid] = c
+    return kept
+
+
+def _stored_documents(conn: Connection, ids: Sequence[str]) -> dict[str, str]:
+    """id -> document of the claims of ``ids`` stored already (by primary key)."""
+    found: dict[str, str] = {}
+    for part in chunks(ids):
+        rows = conn.execute(select(ClaimRow.id, ClaimRow.document_id).where(ClaimRow.id.in_(part)))
+        found.update((i, d) for i, d in rows)
+    return found
+
+
 class Ledger:
     """A ledger database. ``Ledger.open(url)`` migrates it to the newest schema first."""
 
@@ -214,23 +243,31 @@ class Ledger:
                     ],
                 )
 
-    def write_claims(self, claims: Sequence[ClaimIn]) -> int:
+    def write_claims(self, claims: Sequence[ClaimIn], *, refuse: Refuse | None = None) -> int:
         """Write claims in one transaction; a claim whose id is stored already replaces it
-        (its evidence too). The last of two claims with one id in ``claims`` wins."""
+        (its evidence too). The last of two claims with one id in ``claims`` wins. With
+        ``refuse``, a claim whose id another document's claim holds is not written:
+        ``refuse(claim, that document)`` is called instead (see ``_screen``)."""
         by_id = {c.claim["id"]: c for c in claims}
         if not by_id:
             return 0
-        entities = {e[0]: e for c in by_id.values() for e in c.entities}
-        claim_rows = [c.claim for c in by_id.values()]
-        evidence_rows = [e for c in by_id.values() for e in c.evidence]
         with self.engine.begin() as conn:
+            if refuse is not None:
+                by_id = _screen(by_id, _stored_documents(conn, list(by_id)), refuse)
+                if not by_id:
+                    return 0
+            entities = {e[0]: e for c in by_id.values() for e in c.entities}
+            claim_rows = [c.claim for c in by_id.values()]
+            evidence_rows = [e for c in by_id.values() for e in c.evidence]
             if self.dialect == "postgresql":
                 _copy_write(conn, list(entities.values()), claim_rows, evidence_rows)
             else:
                 _executemany_write(conn, list(entities.values()), claim_rows, evidence_rows)
         return len(claim_rows)
 
-    def bulk_load(self, batches: Iterable[Sequence[ClaimIn]]) -> int:
+    def bulk_load(
+        self, batches: Iterable[Sequence[ClaimIn]], *, refuse: Refuse | None = None
+    ) -> int:
         """Write many batches of claims, for a large load; what is stored is what
         ``write_claims`` batch by batch would store (a claim stored already is replaced).
 
@@ -246,16 +283,17 @@ class Ledger:
         Bulk loads run one at a time (an advisory lock); the load's tables are locked against
         writers and readers until its data commits, and remaking the indexes costs the whole
         table's: for loading much, not for adding a little. On SQLite it is ``write_claims``
-        per batch."""
+        per batch. ``refuse`` is ``write_claims``'s (on PostgreSQL only a batch that meets a
+        stored claim looks its owners up: a fresh load pays nothing for it)."""
         if self.dialect != "postgresql":
-            return sum(self.write_claims(batch) for batch in batches)
+            return sum(self.write_claims(batch, refuse=refuse) for batch in batches)
         self.timings = {}
         with self.engine.connect() as holder:
             holder.exec_driver_sql(f"SELECT pg_advisory_lock({_BULK_LOCK})")
             holder.commit()  # the lock is the session's; no transaction stays open
             try:
                 started = time.perf_counter()
-                stored = self._load_data(batches)
+                stored = self._load_data(batches, refuse)
                 self.timings["data"] = time.perf_counter() - started
                 self.finish_builds()
             finally:
@@ -263,7 +301,7 @@ class Ledger:
                 holder.commit()
         return stored
 
-    def _load_data(self, batches: Iterable[Sequence[ClaimIn]]) -> int:
+    def _load_data(self, batches: Iterable[Sequence[ClaimIn]], refuse: Refuse | None) -> int:
         stored = 0
         with self.engine.begin() as conn:
             raw = conn.connection.driver_connection
@@ -278,7 +316,7 @@ class Ledger:
                     "VALUES (%s, %s, %s, %s, now()) ON CONFLICT (name) DO NOTHING",
                     [(name, lane, seq, sql) for seq, (name, lane, sql) in enumerate(builds)],
                 )
-                stored = _BulkLoad(raw, cur).run(batches)
+                stored = _BulkLoad(raw, cur, refuse).run(batches)
                 # The keys hold for every row loaded (``_BulkLoad`` checked each reference as it
                 # was sent), and hold from here on for every writer; their check of the whole
                 # table (``validate_keys``) is left for later, as it blocks nobody.
@@ -602,6 +640,7 @@ def _copy(cur: Any, table: str, rows: Iterable[Any]) -> None:
 @dataclass(frozen=True)
 class _Prepared:
     entities: list[tuple[str, str, str]]  # those not sent before in this load
+    by_id: dict[str, ClaimIn]
     ids: list[str]
     claims: list[tuple[Any, ...]]
     evidence: list[tuple[Any, ...]]
@@ -617,8 +656,9 @@ class _BulkLoad:
     the savepoint and written the careful way: entities through the stage, on conflict do
     nothing, from then on; claims replaced after a lookup of the stored ones."""
 
-    def __init__(self, raw: Any, cur: Any) -> None:
+    def __init__(self, raw: Any, cur: Any, refuse: Refuse | None = None) -> None:
         self.raw, self.cur = raw, cur
+        self.refuse = refuse
         self.sent: set[str] = set()
         self.direct_entities = True
 
@@ -655,6 +695,7 @@ class _BulkLoad:
         sent.update(entities)
         return _Prepared(
             list(entities.values()),
+            by_id,
             list(by_id),
             [_CLAIM_ROW(c.claim) for c in by_id.values()],
             [_EVIDENCE_ROW(e) for c in by_id.values() for e in c.evidence],
@@ -666,10 +707,28 @@ class _BulkLoad:
             return 0
         self._entities(batch.entities)
         if not self._savepoint(lambda: _copy(self.cur, "claims", batch.claims)):
+            batch = self._screened(batch)
             _replace_stored(self.cur, batch.ids)
             _copy(self.cur, "claims", batch.claims)
         _copy(self.cur, "evidence", batch.evidence)
         return len(batch.ids)
+
+    def _screened(self, batch: _Prepared) -> _Prepared:
+        """``batch`` without the claims ``refuse`` is told of (``_screen``); the entities of
+        those were sent already, and stay (an entity names no claim)."""
+        if self.refuse is None:
+            return batch
+        self.cur.execute("SELECT id, document_id FROM claims WHERE id = ANY(%s)", (batch.ids,))
+        kept = _screen(batch.by_id, dict(self.cur.fetchall()), self.refuse)
+        if len(kept) == len(batch.by_id):
+            return batch
+        return _Prepared(
+            batch.entities,
+            kept,
+            list(kept),
+            [_CLAIM_ROW(c.claim) for c in kept.values()],
+            [_EVIDENCE_ROW(e) for c in kept.values() for e in c.evidence],
+        )
 
     def run(self, batches: Iterable[Sequence[ClaimIn]]) -> int:
         """Send every batch; the claims stored. Each batch is prepared on a thread of its own

@@ -14,7 +14,7 @@ from tests.shared.ledger.graphs import C, record
 
 pytestmark = pytest.mark.integration
 
-RUNS, REVIEW = "gs_runs_key", "gs_review_only"
+RUNS, REVIEW, ADMIN = "gs_runs_key", "gs_review_only", "gs_admin_key"
 CLAIMS = [
     C("k1", "Acme Ltd", "ACQUIRED", "Beta Inc", quote="Acme Ltd hereby acquires Beta Inc"),
     C("k2", "Beta Inc", "OWNS", "Gamma Holdings", "reported", asserter="Reuters",
@@ -33,7 +33,8 @@ def client(redis_server, tmp_path):
         broker_url=redis_server.url,
         storage_url=str(tmp_path / "out"),
         ledger_url=f"sqlite:///{db}",
-        api_key_hashes=f"ops:runs:{hash_api_key(RUNS)},rita:review:{hash_api_key(REVIEW)}",
+        api_key_hashes=f"ops:runs:{hash_api_key(RUNS)},rita:review:{hash_api_key(REVIEW)},"
+        f"ada:admin:{hash_api_key(ADMIN)}",
     )
     with TestClient(create_app(settings), headers={"X-API-Key": RUNS}) as c:
         yield c
@@ -127,6 +128,7 @@ def test_the_review_queue_is_paged_and_answered(client, tmp_path):
     assert rest["next_cursor"] is None and rest["items"][0]["into"] == "Fund 1"
     assert client.get("/v1/ledger/review", params={"cursor": "nope"}).status_code == 400
 
+    answering = {"X-API-Key": REVIEW}  # changing merges needs the review (or admin) scope
     bad = client.post(
         "/v1/ledger/review",
         json={
@@ -135,9 +137,10 @@ def test_the_review_queue_is_paged_and_answered(client, tmp_path):
                 {"id": "merge:Entity/fund 9", "verdict": "accept", "reason": "same"},
                 {"id": "merge:Entity/fund 3", "verdict": "maybe", "reason": "r"},
                 {"verdict": "defer", "reason": "r"},
-                {"id": "merge:Entity/fund 4", "verdict": "defer", "by": ""},
+                {"id": "merge:Entity/fund 4", "verdict": "defer"},
             ]
         },
+        headers=answering,
     )
     assert bad.status_code == 422
     assert bad.json()["detail"].startswith("decisions.1.id: merge:Entity/fund 9 is not an open")
@@ -146,48 +149,80 @@ def test_the_review_queue_is_paged_and_answered(client, tmp_path):
         (["body", "decisions", 2, "verdict"], "verdict 'maybe' — use accept/defer/reject"),
         (["body", "decisions", 3, "id"], "no id"),
         (["body", "decisions", 4, "reason"], "merge:Entity/fund 4 has a verdict but no reason"),
-        (
-            ["body", "decisions", 4, "by"],
-            "merge:Entity/fund 4 has no `by` — a decision needs an asserter, like every "
-            "other claim here",
-        ),
     ]
     assert client.get("/v1/ledger/review").json()["queue"]["decided"] == 0  # nothing written
-    typed = client.post("/v1/ledger/review", json={"decisions": [{"id": 5, "verdict": True}]})
+    typed = client.post(
+        "/v1/ledger/review", json={"decisions": [{"id": 5, "verdict": True}]}, headers=answering
+    )
     assert typed.status_code == 422 and {p["loc"][-1] for p in typed.json()["errors"]} == {
         "id",
         "verdict",
     }
-    blank = client.post("/v1/ledger/review", json={"decisions": [{"id": ids[0], "verdict": ""}]})
+    blank = client.post(
+        "/v1/ledger/review",
+        json={"decisions": [{"id": ids[0], "verdict": ""}]},
+        headers=answering,
+    )
     assert blank.status_code == 422 and "every verdict is blank" in blank.json()["detail"]
 
     answer = {
         "decisions": [
             {"id": ids[0], "verdict": "reject", "reason": "two funds", "_question": "ignored"},
-            {"id": ids[1], "verdict": "defer", "reason": "no prospectus", "by": "@desk",
-             "date": "2025-03-01"},
+            {"id": ids[1], "verdict": "defer", "reason": "no prospectus"},
         ]
-    }  # fmt: skip
-    done = client.post("/v1/ledger/review", json=answer)
+    }
+    done = client.post("/v1/ledger/review", json=answer, headers=answering)
     assert done.json() == {"recorded": 2, "new": 2, "changed": 0, "unchanged": 0}
-    again = client.post("/v1/ledger/review", json=answer)
+    again = client.post("/v1/ledger/review", json=answer, headers={"X-API-Key": ADMIN})
     assert again.json() == {"recorded": 2, "new": 0, "changed": 0, "unchanged": 2}
     with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger, ledger.engine.connect() as c:
         stored = review.current_decisions(c)
-    assert (stored[ids[0]].by, stored[ids[1]].by) == ("ops", "@desk")  # default: the key's name
-    assert str(stored[ids[1]].date) == "2025-03-01"
+    assert (stored[ids[0]].by, stored[ids[1]].by) == ("rita", "rita")  # the key's name
     deferred = client.get("/v1/ledger/review", params={"status": "deferred"}).json()["items"]
-    assert [(q["id"], q["earlier"]["by"]) for q in deferred] == [(ids[1], "@desk")]
+    assert [(q["id"], q["earlier"]["by"]) for q in deferred] == [(ids[1], "rita")]
     queue = client.get("/v1/ledger/review").json()["queue"]
     assert (queue["open"], queue["deferred"], queue["rejected"], queue["decided"]) == (1, 1, 1, 2)
 
 
-def test_the_review_routes_need_a_key_with_the_runs_scope(client):
-    assert client.get("/v1/ledger/review", headers={"X-API-Key": REVIEW}).status_code == 403
-    refused = client.post(
-        "/v1/ledger/review", json={"decisions": []}, headers={"X-API-Key": REVIEW}
+def test_an_answer_is_the_keys_and_dated_by_the_server_never_the_body(client, tmp_path):
+    import datetime as dt
+
+    from groundswell.shared.ledger import review
+    from groundswell.shared.ledger.resolve import resolve
+
+    with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger:
+        record(ledger, FUNDS)
+        resolve(ledger)
+    qid = client.get("/v1/ledger/review").json()["items"][0]["id"]
+    answer = {"id": qid, "verdict": "reject", "reason": "two funds"}
+    forged = client.post(
+        "/v1/ledger/review",
+        json={"decisions": [{**answer, "by": "@someone-else", "date": "2020-01-01", "x": 1}]},
+        headers={"X-API-Key": REVIEW},
     )
-    assert refused.status_code == 403
+    assert forged.status_code == 422
+    said = {p["loc"][-1]: p["msg"] for p in forged.json()["errors"]}
+    assert set(said) == {"by", "date", "x"}
+    assert "the API key's name" in said["by"] and "the server's" in said["date"]
+    # A runs key reads the queue but cannot change merges.
+    runs = client.post("/v1/ledger/review", json={"decisions": [answer]})
+    assert runs.status_code == 403 and "'review'" in runs.json()["detail"]
+    assert client.get("/v1/ledger/review").json()["queue"]["decided"] == 0  # nothing written
+    before = dt.datetime.now(dt.UTC).date()
+    done = client.post(
+        "/v1/ledger/review", json={"decisions": [answer]}, headers={"X-API-Key": REVIEW}
+    )
+    assert done.status_code == 200, done.text
+    after = dt.datetime.now(dt.UTC).date()
+    with Ledger.open(str(tmp_path / "ledger.sqlite3")) as ledger, ledger.engine.connect() as c:
+        (decision,) = review.current_decisions(c).values()
+    assert decision.by == "rita" and decision.date in {before, after}
+
+
+def test_the_review_routes_need_a_key_with_the_runs_or_the_review_scope(client):
+    assert client.get("/v1/ledger/review", headers={"X-API-Key": REVIEW}).status_code == 403
+    refused = client.post("/v1/ledger/review", json={"decisions": []})
+    assert refused.status_code == 403 and "'review'" in refused.json()["detail"]
 
 
 def test_the_ledger_exports_streamed_in_every_format(client):
@@ -239,3 +274,34 @@ def test_a_fact_history_and_the_state(client, tmp_path):
     assert client.get("/v1/ledger/history", params={**params, "cursor": "x"}).status_code == 400
     state = client.get("/v1/ledger/state").json()
     assert state["claims"] == 6 and state["builds_pending"] == 0 and state["backend"] == "sqlite"
+
+
+def test_an_unreachable_ledger_is_a_503_that_names_no_host_and_only_after_the_key(
+    redis_server, tmp_path, caplog
+):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        ledger_url=f"postgresql://groundswell:s3cret-pw@127.0.0.1:{port}/ledger",
+        api_key_hashes=f"ops:runs:{hash_api_key(RUNS)},rita:review:{hash_api_key(REVIEW)}",
+    )
+    with TestClient(create_app(settings)) as anonymous:
+        for route in ("/v1/ledger/claims", "/v1/ledger/state", "/v1/ledger/review"):
+            assert anonymous.get(route).status_code == 401, route
+        assert anonymous.post("/v1/ledger/review", json={"decisions": []}).status_code == 401
+        other = anonymous.get("/v1/ledger/claims", headers={"X-API-Key": REVIEW})
+        assert other.status_code == 403  # the scope is checked before the database is asked
+        with caplog.at_level("WARNING", logger="groundswell.api.routes.ledger"):
+            down = anonymous.get("/v1/ledger/claims", headers={"X-API-Key": RUNS})
+    close_ledgers()
+    assert down.status_code == 503
+    assert down.json()["detail"] == "ledger database unavailable"
+    for secret in ("127.0.0.1", str(port), "s3cret", "groundswell@", "postgresql"):
+        assert secret not in down.text
+    assert f"127.0.0.1:{port}" in caplog.text or f"port {port}" in caplog.text  # for operators
+    assert "s3cret-pw" not in caplog.text

@@ -1,7 +1,8 @@
 """Sessions of the review page, in process (FastAPI's TestClient over a real Redis): signing in
 with a key sets a signed, expiring, HttpOnly SameSite=Strict cookie that stands for the key on
 the API; a request it signs with an unsafe method needs the session's CSRF token; a forged,
-expired or signed-out session, or one whose key was removed, signs in nobody."""
+expired or signed-out session, or one whose key was removed, signs in nobody (the server
+keeps a record of each session: tests/api/test_session_revocation.py)."""
 
 from __future__ import annotations
 
@@ -146,14 +147,22 @@ def test_sessions_end(settings, service_settings):
     gone.cookies.set(session.COOKIE, value)
     assert gone.get("/v1/runs").status_code == 401
 
-    # Signing out (with the token, as a form) clears the cookie.
+    # A key removed from the settings ended the session on the server too: with the key
+    # back, that cookie still signs in nobody.
     client.cookies.set(session.COOKIE, value)
+    assert client.get("/v1/runs").status_code == 401
+
+    # Signing out (with the token, as a form) ends a session and clears the cookie.
+    client.cookies.clear()
+    _sign_in(client, RITA)
+    value = client.cookies[session.COOKIE]
     refused = client.post("/review/sign-out")
     assert refused.status_code == 403
     out = client.post("/review/sign-out", data={"csrf": session.csrf_token(settings, value)})
     assert out.status_code == 303 and out.headers["location"] == "/review/sign-in"
     cleared = out.headers["set-cookie"]
     assert cleared.startswith(f'{session.COOKIE}=""') and "max-age=0" in cleared.lower()
+    assert session.open_session(settings, value) is None
 
 
 def test_the_page_needs_a_session(settings):

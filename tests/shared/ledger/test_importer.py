@@ -9,6 +9,7 @@ import pytest
 from groundswell.shared.ledger.importer import (
     INVALID,
     NO_DOCUMENT,
+    OWNED,
     QUOTE_NOT_FOUND,
     VOCABULARY,
     claims_of_file,
@@ -89,6 +90,9 @@ def test_the_stored_text_is_the_source_and_the_quote_is_as_given():
         (line(confidence="high"), INVALID, "confidence", "a number"),
         (line(verified="false"), INVALID, "verified", "true, false or null"),
         (line(source_id="other"), INVALID, "source_id", "this file holds 'contract'"),
+        # The ids a run's ledger unit derives from its receipts: never an import's.
+        (line(claim_id="fact:" + "0" * 32), OWNED, "claim_id", "'fact:000"),
+        (line(claim_id="quote:x"), OWNED, "claim_id", "'quote:x' is the pipeline's"),
         (line(n=2**60), INVALID, "n", "beyond 2^53"),
         (b"not json", INVALID, None, "invalid JSON"),
         (b"[1, 2]", INVALID, None, "a claim is a JSON object"),

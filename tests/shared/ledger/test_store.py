@@ -86,6 +86,80 @@ def test_importing_again_replaces_claims_by_id_and_never_duplicates(ledger, tmp_
     assert ledger.state()["claims"] == 3
 
 
+MEMO = "MEMO\n\nWe hear that Acme Ltd hereby acquires Beta Inc.\n"
+NOTE = "NOTE\n\nAcme Ltd hereby acquires Beta Inc, says the note.\n"
+
+
+def _pipeline_fact(ledger: Ledger) -> str:
+    """A fact a run's ledger unit loaded from an admission receipt of ``contract``: its id."""
+    from groundswell.shared.ledger.load import load_document
+    from groundswell.shared.ledger.queries import write_facts
+
+    start = CONTRACT.index("Acme Ltd")
+    decision = {"outcome": "admitted", "field": "buyer", "value": "Acme Ltd",
+                "evidence": {"start": start, "end": start + len("Acme Ltd")}}  # fmt: skip
+    receipt = {"receipt_sha256": "sha256:" + "ab" * 32, "receipt": {"decisions": [decision]}}
+    loaded = load_document(
+        "contract", CONTRACT, run_id="r1", policy_version="default@1",
+        admit=("receipts/contract.json", receipt), verify=None,
+    )  # fmt: skip
+    ledger.write_claims(loaded.claims)
+    write_facts(ledger, loaded.facts)
+    return loaded.claims[0].claim["id"]
+
+
+@pytest.mark.parametrize(("bulk", "batch_claims"), [(False, 5000), (False, 1), (True, 5000)])
+def test_an_import_never_replaces_a_claim_of_another_document_or_of_the_pipeline(
+    ledger, tmp_path, bulk, batch_claims
+):
+    from groundswell.shared.ledger.importer import OWNED
+    from groundswell.shared.ledger.models import FactRow
+
+    import_into(ledger, str(make_corpus(tmp_path / "c", {"contract": CONTRACT},
+                                        {"contract": CONTRACT_CLAIMS})))  # fmt: skip
+    fact = _pipeline_fact(ledger)
+    quote = "Acme Ltd hereby acquires Beta Inc"
+    other = make_corpus(
+        tmp_path / "other",
+        {"memo": MEMO, "note": NOTE},
+        {
+            "memo": [
+                claim("k:1", quote),  # contract's claim
+                claim(fact, quote),  # the pipeline's fact
+                claim("quote:" + "0" * 32, quote),  # a pipeline id, stored or not
+                claim("m:1", quote),
+                claim("m:shared", quote),
+            ],
+            "note": [claim("m:shared", quote), claim("n:1", quote)],  # memo has m:shared
+        },
+        vocab=None,
+    )
+    for _ in range(2):  # and again: a document's own claims are still replaced
+        report = import_into(ledger, str(other), bulk=bulk, batch_claims=batch_claims)
+        refused = sorted((r.file, r.line, r.field, r.code) for r in report.refusals)
+        assert refused == [
+            ("relations/memo.jsonl", 1, "claim_id", OWNED),
+            ("relations/memo.jsonl", 2, "claim_id", OWNED),
+            ("relations/memo.jsonl", 3, "claim_id", OWNED),
+            ("relations/note.jsonl", 1, "claim_id", OWNED),
+        ]
+        said = {f"{r.file}:{r.line}": str(r) for r in report.refusals}
+        assert said["relations/memo.jsonl:1"].startswith("relations/memo.jsonl:1:claim_id: ")
+        assert "'k:1'" in said["relations/memo.jsonl:1"]
+        assert "'contract'" in said["relations/memo.jsonl:1"]
+        assert "the pipeline's" in said["relations/memo.jsonl:2"]
+        assert "'memo'" in said["relations/note.jsonl:1"]
+        assert report.stored == 3 and sum(report.tiers.values()) == 3
+        assert report.as_dict()["refused"] == 4
+    with ledger.engine.connect() as conn:
+        owners = dict(conn.execute(select(ClaimRow.id, ClaimRow.document_id)).all())
+        spans = dict(conn.execute(select(EvidenceRow.claim_id, EvidenceRow.document_id)).all())
+        facts = conn.execute(select(FactRow.claim_id, FactRow.field)).all()
+    assert owners == {"k:1": "contract", "k:2": "contract", "k:3": "contract",
+                      fact: "contract", "m:1": "memo", "m:shared": "memo", "n:1": "note"}  # fmt: skip
+    assert spans == owners and facts == [(fact, "buyer")]
+
+
 def test_claims_are_written_in_batches_across_files(ledger, tmp_path):
     docs = {f"d{i}": f"Doc {i}: Acme Ltd hereby acquires Beta Inc.\n" for i in range(5)}
     rels = {
