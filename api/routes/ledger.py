@@ -26,10 +26,18 @@ log = logging.getLogger(__name__)
 _ledgers: dict[str, Ledger] = {}
 
 
-def get_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
+def get_ledger(settings: SettingsDep, key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
     """One open ledger (an engine and its pool) per URL, migrated when first opened. Only for
     a caller with a key (the dependency is the routes' own, run once a request), and a 503
-    that says no more than that: the database's host, port and user are logged here."""
+    that says no more than that: the database's host, port and user are logged here. A
+    team's key (limited to corpora) is refused: the ledger does not keep its claims by
+    corpus yet, so it would show every team's claims."""
+    if key.limited:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"the API key {key.name!r} sees only its corpora, and the claims ledger is every "
+            "team's: it needs a key without corpora",
+        )
     url = settings.ledger_database_url
     found = _ledgers.get(url)
     if found is None:

@@ -46,20 +46,19 @@ MATRIX: dict[tuple[str, str], set[int]] = {
 SHARED = {("GET", "/v1/policies/{name}"), ("GET", "/v1/policies/{name}/versions/{version}")}
 
 
-def _route_templates(app) -> set[tuple[str, str]]:
+def _all_routes(app) -> set[tuple[str, str]]:
+    """(method, path template) of every route of the app, those of included routers too."""
     out = set()
     for route in app.routes:
-        contexts = (
-            route.effective_route_contexts()
-            if hasattr(route, "effective_route_contexts")
-            else [route]
-        )
-        for context in contexts:
+        nested = getattr(route, "effective_route_contexts", None)
+        for context in nested() if nested else [route]:
             path = getattr(context, "path", "")
-            for method in getattr(context, "methods", None) or ():
-                if "{" in path and method != "HEAD":
-                    out.add((method, path))
+            out |= {(m, path) for m in getattr(context, "methods", None) or () if m != "HEAD"}
     return out
+
+
+def _route_templates(app) -> set[tuple[str, str]]:
+    return {(method, path) for method, path in _all_routes(app) if "{" in path}
 
 
 def test_the_matrix_covers_every_owned_route():
@@ -233,3 +232,45 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
     assert corpora_in(bob.get("/metrics").text) == {labels["team-b"]}
     assert corpora_in(admin.get("/metrics").text) == set(labels.values())
     assert "groundswell_runs_active" in ana.get("/metrics").text
+
+
+def test_a_team_key_is_refused_the_ledger_every_team_shares(redis_server, tmp_path):
+    """The ledger does not yet keep claims by corpus: a team's key is refused every ledger
+    route (403, naming why) rather than shown other teams' claims; a key without corpora
+    reads it as before."""
+    from fastapi.testclient import TestClient
+
+    from groundswell.api.main import create_app
+    from groundswell.api.routes.ledger import close_ledgers
+    from groundswell.shared.ledger.store import Ledger
+    from tests.shared.ledger.graphs import C, record
+
+    db = tmp_path / "ledger.sqlite3"
+    with Ledger.open(str(db)) as ledger:
+        record(ledger, [C("k1", "Acme Ltd", "ACQUIRED", "Beta Inc", quote="Acme acquires Beta")])
+    settings = Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        ledger_url=f"sqlite:///{db}",
+        allowed_corpora=str(tmp_path),
+        api_key_hashes=f"{hash_api_key(API_KEY)},"
+        f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'team-a'}",
+    )
+    app = create_app(settings)
+    ledger_routes = sorted(r for r in _all_routes(app) if r[1].startswith("/v1/ledger"))
+    params = {"q": "acme", "start": "Acme Ltd", "goal": "Beta Inc", "format": "jsonld"}
+    params |= {"document": "d", "field": "f"}
+    try:
+        with TestClient(app) as client:
+            for method, path in ledger_routes:
+                body = {"decisions": []} if method == "POST" else None
+                team = client.request(
+                    method, path, params=params, json=body, headers={"X-API-Key": ANA}
+                )
+                assert team.status_code == 403, (method, path, team.text)
+                assert "'ana'" in team.json()["detail"] and "ledger" in team.json()["detail"]
+            everyone = client.get("/v1/ledger/claims", headers={"X-API-Key": API_KEY})
+            assert [c["claim_id"] for c in everyone.json()["items"]] == ["k1"]
+    finally:
+        close_ledgers()
+    assert len(ledger_routes) >= 9
