@@ -26,18 +26,10 @@ log = logging.getLogger(__name__)
 _ledgers: dict[str, Ledger] = {}
 
 
-def get_ledger(settings: SettingsDep, key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
+def open_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
     """One open ledger (an engine and its pool) per URL, migrated when first opened. Only for
     a caller with a key (the dependency is the routes' own, run once a request), and a 503
-    that says no more than that: the database's host, port and user are logged here. A
-    team's key (limited to corpora) is refused: the ledger does not keep its claims by
-    corpus yet, so it would show every team's claims."""
-    if key.limited:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"the API key {key.name!r} sees only its corpora, and the claims ledger is every "
-            "team's: it needs a key without corpora",
-        )
+    that says no more than that: the database's host, port and user are logged here."""
     url = settings.ledger_database_url
     found = _ledgers.get(url)
     if found is None:
@@ -61,7 +53,25 @@ def _shown(url: str) -> str:
         return "(an unreadable URL)"
 
 
+def get_ledger(
+    ledger: Annotated[Ledger, Depends(open_ledger)],
+    key: Annotated[ApiKey, Depends(require_api_key)],
+) -> Ledger:
+    """The ledger, for a key without corpora: the routes that do not filter claims by their
+    corpus yet refuse a team's key (403) rather than show every team's claims."""
+    if key.limited:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"the API key {key.name!r} sees only its corpora: this ledger route shows every "
+            "team's claims and needs a key without corpora (GET /v1/ledger/claims shows a "
+            "team its own)",
+        )
+    return ledger
+
+
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+# The ledger for the routes that show a team's key only its corpora's claims.
+TeamLedgerDep = Annotated[Ledger, Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
@@ -74,8 +84,8 @@ def _paged(query) -> dict[str, Any]:
 
 @router.get("/claims", operation_id="ledger_claims")
 def list_claims(
-    _: Principal,  # the scope before the ledger: a refusal never waits for the database
-    ledger: LedgerDep,
+    key: Principal,  # the scope before the ledger: a refusal never waits for the database
+    ledger: TeamLedgerDep,
     document: str | None = None,
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
@@ -83,7 +93,8 @@ def list_claims(
     cursor: str | None = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
-    """Claims in id order, each with its asserter, modality, document and span."""
+    """Claims in id order, each with its asserter, modality, document and span; for a team's
+    key, the claims of its corpora only."""
     from groundswell.shared.ledger.queries import claims
 
     return _paged(
@@ -95,6 +106,7 @@ def list_claims(
             modality=modality,
             cursor=cursor,
             limit=limit,
+            sees=key.sees if key.limited else None,
         )
     )
 

@@ -234,20 +234,26 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
     assert "groundswell_runs_active" in ana.get("/metrics").text
 
 
-def test_a_team_key_is_refused_the_ledger_every_team_shares(redis_server, tmp_path):
-    """The ledger does not yet keep claims by corpus: a team's key is refused every ledger
-    route (403, naming why) rather than shown other teams' claims; a key without corpora
-    reads it as before."""
+def test_a_team_key_lists_its_corpora_s_claims_and_is_refused_the_rest_of_the_ledger(
+    redis_server, tmp_path
+):
+    """Claims carry their corpus: a team's key lists its own corpora's claims; the ledger
+    routes that do not filter by corpus yet refuse it (403, naming why) rather than show
+    other teams' claims; a key without corpora reads everything as before."""
     from fastapi.testclient import TestClient
 
     from groundswell.api.main import create_app
     from groundswell.api.routes.ledger import close_ledgers
+    from groundswell.shared.ledger.importer import import_into
     from groundswell.shared.ledger.store import Ledger
-    from tests.shared.ledger.graphs import C, record
+    from tests.shared.ledger.corpora import CONTRACT, claim, make_corpus
 
     db = tmp_path / "ledger.sqlite3"
+    quote = "Acme Ltd hereby acquires Beta Inc"
     with Ledger.open(str(db)) as ledger:
-        record(ledger, [C("k1", "Acme Ltd", "ACQUIRED", "Beta Inc", quote="Acme acquires Beta")])
+        for team in ("team-a", "team-b"):
+            lines = {"contract": [claim(f"contract:{team}", quote)]}
+            import_into(ledger, str(make_corpus(tmp_path / team, {"contract": CONTRACT}, lines)))
     settings = Settings(
         broker_url=redis_server.url,
         storage_url=str(tmp_path / "out"),
@@ -262,15 +268,22 @@ def test_a_team_key_is_refused_the_ledger_every_team_shares(redis_server, tmp_pa
     params |= {"document": "d", "field": "f"}
     try:
         with TestClient(app) as client:
+
+            def listed(key: str) -> list[str]:
+                page = client.get("/v1/ledger/claims", headers={"X-API-Key": key})
+                return [c["claim_id"] for c in page.json()["items"]]
+
+            assert listed(ANA) == ["contract:team-a"]
+            assert listed(API_KEY) == ["contract:team-a", "contract:team-b"]
             for method, path in ledger_routes:
+                if (method, path) == ("GET", "/v1/ledger/claims"):
+                    continue
                 body = {"decisions": []} if method == "POST" else None
                 team = client.request(
                     method, path, params=params, json=body, headers={"X-API-Key": ANA}
                 )
                 assert team.status_code == 403, (method, path, team.text)
-                assert "'ana'" in team.json()["detail"] and "ledger" in team.json()["detail"]
-            everyone = client.get("/v1/ledger/claims", headers={"X-API-Key": API_KEY})
-            assert [c["claim_id"] for c in everyone.json()["items"]] == ["k1"]
+                assert "'ana'" in team.json()["detail"] and "team" in team.json()["detail"]
     finally:
         close_ledgers()
     assert len(ledger_routes) >= 9
