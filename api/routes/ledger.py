@@ -63,8 +63,8 @@ def get_ledger(
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
             f"the API key {key.name!r} sees only its corpora: this ledger route shows every "
-            "team's claims and needs a key without corpora (GET /v1/ledger/claims shows a "
-            "team its own)",
+            "team's claims and needs a key without corpora (claims, search and history show "
+            "a team its own)",
         )
     return ledger
 
@@ -73,6 +73,11 @@ LedgerDep = Annotated[Ledger, Depends(get_ledger)]
 # The ledger for the routes that show a team's key only its corpora's claims.
 TeamLedgerDep = Annotated[Ledger, Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+def _sees(key: ApiKey):
+    """What a team's key sees of the ledger's claims (None: a key without corpora, all)."""
+    return key.sees if key.limited else None
 
 
 def _paged(query) -> dict[str, Any]:
@@ -106,7 +111,7 @@ def list_claims(
             modality=modality,
             cursor=cursor,
             limit=limit,
-            sees=key.sees if key.limited else None,
+            sees=_sees(key),
         )
     )
 
@@ -172,25 +177,26 @@ def find_path(
 
 @router.get("/search", operation_id="ledger_search")
 def search_claims(
-    _: Principal,
-    ledger: LedgerDep,
+    key: Principal,
+    ledger: TeamLedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     cursor: str | None = None,
     limit: Limit = 15,
 ) -> dict[str, Any]:
-    """Claims whose evidence quote has any word of ``q`` (stemmed), best first."""
+    """Claims whose evidence quote has any word of ``q`` (stemmed), best first; for a team's
+    key, the claims of its corpora only."""
     from groundswell.shared.ledger.search import search
 
     try:
-        return search(ledger, q, cursor=cursor, limit=limit).as_dict()
+        return search(ledger, q, cursor=cursor, limit=limit, sees=_sees(key)).as_dict()
     except ValueError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
 
 
 @router.get("/history", operation_id="ledger_history")
 def fact_history(
-    _: Principal,
-    ledger: LedgerDep,
+    principal: Principal,
+    ledger: TeamLedgerDep,
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
@@ -198,10 +204,14 @@ def fact_history(
     limit: Limit = 100,
 ) -> dict[str, Any]:
     """The values one document's field (and key) had across the runs and policy versions that
-    loaded them, oldest first, each with its run, policy version, receipt digest and span."""
+    loaded them, oldest first, each with its run, policy version, receipt digest and span (for
+    a team's key, of its corpora only)."""
     from groundswell.shared.ledger.history import history_page
 
-    return _paged(lambda: history_page(ledger, document, field, key, cursor=cursor, limit=limit))
+    sees = _sees(principal)
+    return _paged(
+        lambda: history_page(ledger, document, field, key, cursor=cursor, limit=limit, sees=sees)
+    )
 
 
 @router.get("/state", operation_id="ledger_state")

@@ -160,8 +160,7 @@ def claims(
             params[column[2:]] = value
     with ledger.engine.connect() as conn:
         if sees is not None:
-            where.append("c.corpus IN :corpora")
-            params["corpora"] = seen_corpora(conn, sees) or [""]
+            where.append(corpus_clause(conn, sees, params))
         if entity is not None:
             ids = sorted(entity_ids(conn, entity)) or [entity]
             where.append("(c.subject_entity_id IN :ids OR c.object_entity_id IN :ids)")
@@ -183,6 +182,13 @@ def seen_corpora(conn: Any, sees: Callable[[str], bool]) -> list[str]:
     from their index)."""
     rows = conn.execute(text("SELECT DISTINCT corpus FROM claims WHERE corpus IS NOT NULL"))
     return sorted(corpus for (corpus,) in rows if sees(corpus))
+
+
+def corpus_clause(conn: Any, sees: Callable[[str], bool], params: dict[str, Any]) -> str:
+    """SQL true of a claim ``c`` of a corpus ``sees`` accepts (a team key's), its list
+    parameter set in ``params`` (bind it expanding)."""
+    params["corpora"] = seen_corpora(conn, sees) or [""]
+    return "c.corpus IN :corpora"
 
 
 # -- disagreements -----------------------------------------------------------------------

@@ -237,9 +237,10 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
 def test_a_team_key_lists_its_corpora_s_claims_and_is_refused_the_rest_of_the_ledger(
     redis_server, tmp_path
 ):
-    """Claims carry their corpus: a team's key lists its own corpora's claims; the ledger
-    routes that do not filter by corpus yet refuse it (403, naming why) rather than show
-    other teams' claims; a key without corpora reads everything as before."""
+    """Claims carry their corpus: a team's key lists and searches its own corpora's claims
+    (and their facts' history); the ledger routes that do not filter by corpus yet refuse it
+    (403, naming why) rather than show other teams' claims; a key without corpora reads
+    everything as before."""
     from fastapi.testclient import TestClient
 
     from groundswell.api.main import create_app
@@ -275,8 +276,12 @@ def test_a_team_key_lists_its_corpora_s_claims_and_is_refused_the_rest_of_the_le
 
             assert listed(ANA) == ["contract:team-a"]
             assert listed(API_KEY) == ["contract:team-a", "contract:team-b"]
+            found = client.get("/v1/ledger/search", params=params, headers={"X-API-Key": ANA})
+            assert [h["claim_id"] for h in found.json()["items"]] == ["contract:team-a"]
+            history = client.get("/v1/ledger/history", params=params, headers={"X-API-Key": ANA})
+            assert history.status_code == 200 and history.json()["items"] == []
             for method, path in ledger_routes:
-                if (method, path) == ("GET", "/v1/ledger/claims"):
+                if path in ("/v1/ledger/claims", "/v1/ledger/search", "/v1/ledger/history"):
                     continue
                 body = {"decisions": []} if method == "POST" else None
                 team = client.request(

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from groundswell.shared.ledger.history import history_page
 from groundswell.shared.ledger.importer import import_into
 from groundswell.shared.ledger.queries import claims
+from groundswell.shared.ledger.search import search
 from groundswell.shared.settings import hash_api_key, parse_api_key
 from tests.shared.ledger.corpora import CONTRACT, claim, make_corpus
 from tests.shared.runs.test_ledger_units import drive_run, run_settings
@@ -34,6 +36,12 @@ def test_imported_claims_carry_the_corpus_and_a_key_lists_its_own(ledger, tmp_pa
     nobody = parse_api_key(f"cy:runs:{hash_api_key('c')}:{tmp_path / 'team-c'}")
     assert claims(ledger, sees=nobody.sees).items == []
     assert len(claims(ledger).items) == 2
+    # Search finds the team's own claims only.
+    assert [h["claim_id"] for h in search(ledger, "acquires", sees=ana.sees).items] == [
+        "contract:a1"
+    ]
+    assert search(ledger, "acquires", sees=nobody.sees).items == []
+    assert len(search(ledger, "acquires").items) == 2
 
 
 def test_a_run_s_claims_carry_the_run_s_corpus(redis_server, tmp_path):
@@ -44,4 +52,15 @@ def test_a_run_s_claims_carry_the_run_s_corpus(redis_server, tmp_path):
     assert record.state == "succeeded", record.error
     with Ledger.open(url) as ledger:
         corpora = _corpora(ledger)
+        with ledger.engine.connect() as conn:
+            doc, field = conn.execute(
+                text(
+                    "SELECT c.document_id, f.field FROM facts f JOIN claims c ON c.id = f.claim_id"
+                )
+            ).first()
+        everyone = history_page(ledger, doc, field).items
+        team = parse_api_key(f"ana:runs:{hash_api_key('k')}:{record.corpus}")
+        other = parse_api_key(f"bob:runs:{hash_api_key('j')}:{tmp_path / 'elsewhere'}")
+        assert everyone and history_page(ledger, doc, field, sees=team.sees).items == everyone
+        assert history_page(ledger, doc, field, sees=other.sees).items == []
     assert corpora and set(corpora.values()) == {record.corpus}
