@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.guards import limits_for
+from groundswell.api.params import run_id_or_404
 from groundswell.api.schemas import (
     Pagination,
     RunCreate,
@@ -78,7 +79,7 @@ def get_run(service: RunService, run_id: str, key: ApiKey) -> RunRecord:
     """The run, when the key sees its corpus; else 404, as for a run that does not exist
     (another team's run ids tell nothing)."""
     try:
-        record = service.get(run_id)
+        record = service.get(run_id_or_404(run_id))
     except RunNotFound:
         record = None
     if record is None or not key.sees(record.corpus):

@@ -42,8 +42,12 @@ MATRIX: dict[tuple[str, str], set[int]] = {
     ("GET", "/v1/runs/{run_id}/review/resolution"): {200},
     ("GET", "/review/tasks/{task_key}"): {200},
 }
-# Routes with a path parameter that no team owns: policies are the deployment's.
-SHARED = {("GET", "/v1/policies/{name}"), ("GET", "/v1/policies/{name}/versions/{version}")}
+# Routes with a path parameter that no team owns: policies and the docs are the deployment's.
+SHARED = {
+    ("GET", "/v1/policies/{name}"),
+    ("GET", "/v1/policies/{name}/versions/{version}"),
+    ("GET", "/docs/static/{name}"),  # the API docs' own scripts and styles
+}
 
 
 def _all_routes(app) -> set[tuple[str, str]]:
@@ -98,7 +102,7 @@ def teams(service_settings, tmp_path):
         assert record.state == "succeeded", record.state
         runs[team] = record.id
     with running_api(values, tmp_path) as url:
-        yield url, corpora, runs
+        yield url, corpora, runs, service_settings["broker_url"]
 
 
 def _client(url: str, key: str) -> httpx.Client:
@@ -142,7 +146,7 @@ def _sign_in(url: str, key: str) -> httpx.Client:
 
 
 def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
-    url, corpora, runs = teams
+    url, corpora, runs, redis_url = teams
     ana, bob, admin = _client(url, ANA), _client(url, BOB), _client(url, API_KEY)
     mine = _owned(ana, corpora["team-a"], runs["team-a"])
     theirs = _owned(bob, corpora["team-b"], runs["team-b"])
@@ -168,9 +172,13 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
         if (who == "mine" and code not in MATRIX[(m, t)]) or (who != "mine" and code != 404)
     }
     assert wrong == {}, wrong
-    unknown = ana.get("/v1/runs/no-such-run").json()
-    assert ana.get(f"/v1/runs/{runs['team-b']}").json() == {
-        "detail": unknown["detail"].replace("no-such-run", runs["team-b"])
+    # As an id of the same form that no run has: nothing tells the two apart.
+    theirs_id = runs["team-b"]
+    nobody_s = theirs_id[:-1] + ("0" if theirs_id[-1] != "0" else "1")
+    unknown = ana.get(f"/v1/runs/{nobody_s}")
+    assert unknown.status_code == 404
+    assert ana.get(f"/v1/runs/{theirs_id}").json() == {
+        "detail": unknown.json()["detail"].replace(nobody_s, theirs_id)
     }
     # The other team's task, answered by the admin key: bob's run is untouched by ana.
     assert _call(admin, "GET", "/v1/review/tasks/{task_key}", theirs).json()["answers"] == []
@@ -180,11 +188,23 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
     assert [r["id"] for r in listed["items"]] == [runs["team-a"]]
     assert listed["pagination"]["total_count"] == 1
     assert {r["id"] for r in admin.get("/v1/runs").json()["items"]} == set(runs.values())
-    assert bob.get("/v1/schedules").json() == [
-        bob.get(f"/v1/schedules/{theirs['schedule_id']}").json()
-    ]
-    assert ana.get("/v1/schedules").json() == []  # its own was deleted above
-    assert len(admin.get("/v1/schedules").json()) == 1
+    assert bob.get("/v1/schedules").json() == {
+        "items": [bob.get(f"/v1/schedules/{theirs['schedule_id']}").json()],
+        "unreadable": [],
+    }
+    assert ana.get("/v1/schedules").json()["items"] == []  # its own was deleted above
+    assert len(admin.get("/v1/schedules").json()["items"]) == 1
+    # A record that is no schedule has no known corpus: a team's key does not see it.
+    import redis
+
+    from groundswell.shared.schedules import PREFIX
+
+    redis.Redis.from_url(redis_url).hset(PREFIX + "s", "s-0badf00d", b"{")
+    assert ana.get("/v1/schedules").json() == {"items": [], "unreadable": []}
+    assert [u["id"] for u in admin.get("/v1/schedules").json()["unreadable"]] == ["s-0badf00d"]
+    assert ana.get("/v1/schedules/s-0badf00d").status_code == 404
+    assert ana.delete("/v1/schedules/s-0badf00d").status_code == 404
+    assert admin.delete("/v1/schedules/s-0badf00d").status_code == 204
 
     # The review queue: another team's run is 404, and the latest run under a policy is
     # the team's own (bob's run finished later).
