@@ -233,8 +233,8 @@ def test_the_task_page_links_a_document_of_any_name_to_its_receipts(settings, mo
 
     review = SimpleNamespace(output=SimpleNamespace(get=missing))
     source = {"windows": [], "pages": [], "problem": "gone", "template": None}
-    monkeypatch.setattr(review_page, "task_with_answers", lambda service, key: stored)
-    monkeypatch.setattr(review_page, "run_review", lambda service, run: review)
+    monkeypatch.setattr(review_page, "task_with_answers", lambda service, task, key: stored)
+    monkeypatch.setattr(review_page, "run_review", lambda service, run, key: review)
     monkeypatch.setattr(review_page, "_source", lambda review, stored, unit: source)
     client = _client(settings)
     _sign_in(client, RITA)
