@@ -255,4 +255,4 @@ def test_the_queue_says_what_is_wrong_with_its_filters_on_the_page(settings):
         assert '<p class="problem">' in page.text and words in page.text
         assert 'id="filters"' in page.text
     unknown_run = client.get("/review", params={"run": "nope"})
-    assert unknown_run.status_code == 200 and "no run &#x27;nope&#x27;" in unknown_run.text
+    assert unknown_run.status_code == 200 and "no run &#39;nope&#39;" in unknown_run.text
