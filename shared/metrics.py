@@ -149,6 +149,11 @@ BATCHES_RESENT = Counter(
     "Batches sent again by reconcile because their lease expired (lost message or worker).",
     ["task"],
 )
+LEASES_KEPT = Counter(
+    "groundswell_leases_kept",
+    "Expired leases left with their holder because its worker still runs it (a late renewal).",
+    ["task"],
+)
 RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state.", ["state"])
 
 # Stored records a reader skipped because it could not read them (each is logged with its
@@ -223,6 +228,7 @@ def initialize(tasks: Iterable[tuple[str, str]]) -> None:
     if any(task == "reconcile" for task, _ in tasks):
         for kind in KINDS:
             BATCHES_RESENT.labels(kind)
+            LEASES_KEPT.labels(kind)
     if any(task == "finalize" for task, _ in tasks):
         for state in RUN_STATES:
             RUNS_FINISHED.labels(state)

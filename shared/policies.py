@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from groundswell.shared.storage import ObjectStore
     from groundswell.shared.verify import Verifier, VerifyPolicy
 
+POLICY_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 POLICY_REF = re.compile(r"^(?P<name>[a-z][a-z0-9_-]{0,63})(?:@(?P<version>[1-9][0-9]*|latest))?$")
 PREFIX = "policies/"
 # Keys of a verification policy's dict that describe it rather than configure it.

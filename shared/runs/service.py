@@ -220,10 +220,10 @@ class RunService:
 
         return plan_run(self, run_id)
 
-    def execute(self, run_id: str, batch: str, token: str) -> str:
+    def execute(self, run_id: str, batch: str, token: str, node: str = "") -> str:
         from groundswell.shared.runs.execute import run_batch
 
-        return run_batch(self, run_id, batch, token)
+        return run_batch(self, run_id, batch, token, node)
 
     def release(self, run_id: str, batch: str, token: str, why: str, *, retry: bool) -> None:
         """A delivery ends without recording: a retry is not a death; a failure is, and is

@@ -81,6 +81,7 @@ COUNTERS = {
     "groundswell_task_poisoned": {"task", "queue"},
     "groundswell_batch_splits": {"task"},
     "groundswell_batches_resent": {"task"},
+    "groundswell_leases_kept": {"task"},
     "groundswell_runs_finished": {"state"},
     "groundswell_bad_records": {"collection"},
     "groundswell_schedule_fires": {"outcome"},
