@@ -20,6 +20,7 @@ from groundswell.shared.review.store import (
     ReviewStore,
     ReviewUnavailable,
     RunReview,
+    TooManyAnswers,
     UnknownTask,
     latest_by_reviewer,
     task_state,
@@ -95,7 +96,9 @@ def _run_step(service: Any, run_id: str, step: Any) -> dict[str, Any]:
 def _store(service: Any) -> ReviewStore:
     """The review objects of this deployment's output store: tasks and answers are filed by
     key, whichever run made them."""
-    return ReviewStore(service.store(service.output_url), service.settings.list_page_size)
+    settings = service.settings
+    output = service.store(service.output_url)
+    return ReviewStore(output, settings.list_page_size, settings.review_max_answers)
 
 
 def _stored_task(store: ReviewStore, task_key: str) -> dict[str, Any]:
@@ -172,24 +175,44 @@ def queue(
 
 
 def task_with_answers(service: Any, task_key: str) -> dict[str, Any]:
-    """The stored task (404 when there is none), every answer to it in order, each
-    reviewer's latest and the state."""
+    """The stored task (404 when there is none), each reviewer's latest answer (oldest
+    first, and by reviewer), how many answers each gave, and the state."""
     store = _store(service)
     stored = _stored_task(store, task_key)
-    answers = store.answers(task_key)
+    current = store.current(task_key)
+    answers = [c["answer"] for c in current]
     return {
         **stored,
         "answers": answers,
         "latest": latest_by_reviewer(answers),
+        "counts": {c["reviewer"]: c["count"] for c in current},
         "state": task_state(answers),
     }
 
 
 @router.get("/v1/review/tasks/{task_key}", operation_id="get_review_task")
 def get_task(task_key: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
-    """The task@1, where it was made (run, document, receipt), every answer to it in order,
-    each reviewer's latest and the state (disputed when they disagree)."""
+    """The task@1, where it was made (run, document, receipt), each reviewer's latest
+    answer (the ones that count) and how many they gave, and the state (disputed when they
+    disagree); every answer given is in ``GET .../answers``."""
     return task_with_answers(service, task_key)
+
+
+@router.get("/v1/review/tasks/{task_key}/answers", operation_id="list_review_answers")
+def list_answers(
+    task_key: str,
+    service: ServiceDep,
+    _: Reviewer,
+    reviewer: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    cursor: Annotated[str | None, Query(pattern=r"^[0-9a-f]{64}/[0-9]{9}$")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    """Every answer given to the task, a page at a time: each reviewer's in the order they
+    were given (``reviewer``: only theirs); ``next_cursor`` continues it."""
+    store = _store(service)
+    _stored_task(store, task_key)
+    page = store.history(task_key, reviewer, cursor, limit)
+    return {"task": task_key, "reviewer": reviewer, "items": page.rows, "next_cursor": page.cursor}
 
 
 @router.post(
@@ -201,10 +224,14 @@ def answer_task(
     task_key: str, body: AnswerIn, service: ServiceDep, key: Reviewer
 ) -> dict[str, Any]:
     """Add an answer (append-only: an earlier answer, this reviewer's or another's, is kept;
-    each reviewer's latest counts). 422 names the member when the answer breaks its task."""
+    each reviewer's latest counts). 422 names the member when the answer breaks its task;
+    409 past the answers one reviewer may give one task (never stored and then ignored)."""
     from groundswell.shared.review.resolve import AnswerError, Resolver
 
-    stored = _stored_task(_store(service), task_key)
+    store = _store(service)
+    stored = _stored_task(store, task_key)
+    if store.answer_count(task_key, key.name) >= store.max_answers:
+        raise _conflict(TooManyAnswers(task_key, key.name, store.max_answers))
     origin = stored["origin"]
     review = run_review(service, origin["run"])
     record = {
@@ -226,14 +253,17 @@ def answer_task(
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_ENTITY, f"{exc.member}: {exc.reason}"
         ) from None
-    stored_as = review.store.add_answer(record)
+    try:
+        stored_as = store.add_answer(record)
+    except TooManyAnswers as exc:  # a concurrent answer of the same reviewer took the last
+        raise _conflict(exc) from None
     service.runs.mark_reviewed(origin["run"])  # its gauges are refreshed by reconcile
-    answers = review.store.answers(task_key)
+    current = store.current(task_key)  # one object per reviewer, not every answer
     return {
         "answer": record,
         "stored_as": stored_as,
-        "answers": len(answers),
-        "state": task_state(answers),
+        "answers": sum(c["count"] for c in current),
+        "state": task_state([c["answer"] for c in current]),
     }
 
 
