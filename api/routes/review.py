@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_
 from pydantic_core import PydanticCustomError
 
 from groundswell.api.deps import Reviewer, ServiceDep
+from groundswell.shared.canonical import canonical_text
 from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
 from groundswell.shared.review.store import (
     InputsChanged,
@@ -31,6 +32,63 @@ router = APIRouter(tags=["review"])
 
 SERVER_MEMBERS = ("format", "task", "reviewer", "time", "sequence", "previous", "entry_sha256")
 Code = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=100)]
+Short = Annotated[str, Field(max_length=1000)]
+# A correction is one value and its evidence: a few hundred bytes, rarely a few thousand.
+MAX_CANDIDATE_BYTES = 16_384
+
+
+class SpanIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start: StrictInt
+    end: StrictInt
+
+
+class EvidenceIn(BaseModel):
+    """One evidence item of a candidate (groundgate's spec, section 2.5): its members only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["document", "reference", "external", "knowledge"] | None = None
+    role: Literal["value", "sign", "scale", "unit", "key", "field"] | None = None
+    ref: Short | None = None
+    start: StrictInt | None = None
+    end: StrictInt | None = None
+    text: str | None = None
+    url: Short | None = None
+    retrieved: Short | None = None
+
+
+class CorrectionIn(BaseModel):
+    """The candidate of a correction: a candidate's members (groundgate's section 2.5) and
+    ``proposer``, which the server sets (the key's name), at most MAX_CANDIDATE_BYTES."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Annotated[str, Field(max_length=200)] | StrictInt | None = None
+    proposer: Short | None = None
+    field: Short
+    value: StrictInt | Annotated[str, Field(max_length=10_000)]
+    unit: Short | None = None
+    key: Short | None = None
+    evidence: EvidenceIn | Annotated[list[EvidenceIn], Field(max_length=16)] | None = None
+    search_region: SpanIn | None = None
+    confidence: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> CorrectionIn:
+        size = len(canonical_text(self.given()).encode("utf-8"))
+        if size > MAX_CANDIDATE_BYTES:
+            raise PydanticCustomError(
+                "candidate_size",
+                "{size} bytes of JSON, at most {most}: a correction is one value and its evidence",
+                {"size": size, "most": MAX_CANDIDATE_BYTES},
+            )
+        return self
+
+    def given(self) -> dict[str, Any]:
+        """The candidate as given (members left out stay out: they are part of its digest)."""
+        return self.model_dump(exclude_unset=True)
 
 
 class AnswerIn(BaseModel):
@@ -42,7 +100,7 @@ class AnswerIn(BaseModel):
 
     verdict: Literal["confirm", "choose", "correct", "adjust_span", "not_in_document", "unsure"]
     decision: StrictInt | None = Field(default=None, ge=0)
-    candidate: dict[str, Any] | None = None
+    candidate: CorrectionIn | None = None
     codes_kept: list[Code] = Field(default_factory=list, max_length=100)
     reason_seen: StrictBool = False
     keys: StrictInt = Field(default=0, ge=0, le=1_000_000)
@@ -239,6 +297,7 @@ def answer_task(
         "task": task_key,
         "reviewer": key.name,
         **body.model_dump(),
+        "candidate": _proposed(body.candidate, key.name),
         "time": utc_time(datetime.now(UTC)),
     }
     try:
@@ -265,6 +324,21 @@ def answer_task(
         "answers": sum(c["count"] for c in current),
         "state": task_state([c["answer"] for c in current]),
     }
+
+
+def _proposed(candidate: CorrectionIn | None, name: str) -> dict[str, Any] | None:
+    """A correction's candidate as stored: proposed by the key's reviewer, whatever the body
+    says; a body naming another proposer is refused rather than silently renamed."""
+    if candidate is None:
+        return None
+    given, proposer = candidate.given(), f"person:{name}"
+    if given.get("proposer", proposer) != proposer:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"candidate.proposer: the proposer is the API key's name ({proposer}), set by the "
+            "server: leave it out",
+        )
+    return {**given, "proposer": proposer}
 
 
 @router.get("/v1/runs/{run_id}/review/measures", operation_id="get_review_measures")

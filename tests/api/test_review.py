@@ -195,7 +195,7 @@ def test_review_over_the_api(review_api):
         json={**correction, "candidate": {**fix, "proposer": "model:x"}},
     )
     assert model.status_code == 422
-    assert model.json()["detail"] == "candidate.proposer: does not start with person:"
+    assert model.json()["detail"].startswith("candidate.proposer: the proposer is the API key's")
     made = rita.post(f"/v1/review/tasks/{other['task']}/answers", json=correction)
     assert made.status_code == 201, made.text
     assert made.json()["answer"]["candidate"] == fix and made.json()["state"] == "answered"
@@ -275,3 +275,37 @@ def test_answers_past_the_cap_are_refused_and_a_later_reviewer_counts(capped_rev
     for bad in ({"cursor": "../../x"}, {"limit": 0}, {"reviewer": "x" * 300}):
         assert rita.get(path, params=bad).status_code == 422, bad
     assert rita.get("/v1/review/tasks/sha256:" + "2" * 64 + "/answers").status_code == 404
+
+
+def test_a_correction_is_bounded_and_proposed_by_the_key(capped_review_api):
+    """Issue 25, low item: a correction's candidate has the members of a candidate and a
+    bounded size (not 950 KB of anything), and its proposer is the key's name: one naming
+    someone else is refused, an answer without one is given the key's."""
+    url, run_id, _ = capped_review_api
+    rita, admin = _client(url, RITA), _client(url, API_KEY)
+    tasks = _all_tasks(rita, run_id)
+    row = next(t for t in tasks if t["mode"] == "review")
+    correction = _correction(admin, rita, run_id, row)
+    path = f"/v1/review/tasks/{row['task']}/answers"
+    fix = correction["candidate"]
+
+    def refused(candidate: dict) -> str:
+        got = rita.post(path, json={**correction, "candidate": candidate})
+        assert got.status_code == 422, got.text[:300]
+        return got.json()["detail"]
+
+    huge = refused({**fix, "evidence": {**fix["evidence"], "text": "x" * 950_000}})
+    assert huge.startswith("candidate: 95"), huge
+    assert "bytes of JSON, at most 16384" in huge
+    blob = refused({**fix, "notes": {"a": "b" * 100}})
+    assert blob.startswith("candidate.notes: Extra inputs are not permitted"), blob
+    forged = refused({**fix, "proposer": "person:sam"})
+    assert forged.startswith("candidate.proposer: the proposer is the API key's name"), forged
+    model = refused({**fix, "proposer": "model:x"})
+    assert model.startswith("candidate.proposer: the proposer is the API key's name"), model
+    assert rita.get(f"/v1/review/tasks/{row['task']}").json()["answers"] == []
+
+    anonymous = {k: v for k, v in fix.items() if k != "proposer"}
+    made = rita.post(path, json={**correction, "candidate": anonymous})
+    assert made.status_code == 201, made.text
+    assert made.json()["answer"]["candidate"] == {**anonymous, "proposer": "person:rita"}
