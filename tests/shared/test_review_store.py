@@ -510,3 +510,28 @@ def test_answers_in_the_layout_before_are_moved_on_read(settings):
     assert task in review.store.answered()
     assert review.store.import_answer(old[0]) is False
     assert review.store.answer_count(task, "ann") == 3
+
+
+def test_an_import_past_the_cap_names_its_file_and_line(settings, tmp_path):
+    """``review resolve RUN FILE`` stores a file's answers as the API does: one past the
+    answers a reviewer may give a task exits 2 naming the file and line."""
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    task = next(row for _, row in review.store.rows(review.manifest()))["task"]
+    env = {
+        "GROUNDSWELL_STORAGE_URL": settings.storage_url,
+        "GROUNDSWELL_BROKER_URL": "",
+        "GROUNDSWELL_REVIEW_MAX_ANSWERS": "2",
+    }
+    given = tmp_path / "answers.jsonl"
+    given.write_text(
+        "".join(json.dumps(answer(task, "ann", "unsure", None, s)) + "\n" for s in (1, 2, 3))
+    )
+    got = CliRunner().invoke(main, ["review", "resolve", record.id, str(given)], env=env)
+    assert got.exit_code == 2, got.output
+    assert f"{given}:3: ann has given 2 answers to task {task}" in got.output
+    assert review.store.answer_count(task, "ann") == 2
