@@ -535,3 +535,36 @@ def test_an_import_past_the_cap_names_its_file_and_line(settings, tmp_path):
     assert got.exit_code == 2, got.output
     assert f"{given}:3: ann has given 2 answers to task {task}" in got.output
     assert review.store.answer_count(task, "ann") == 2
+
+
+def test_one_reviewer_answering_at_once_from_many_places_stops_at_the_cap(settings):
+    """Ten answers of one reviewer at the same moment with room for four: four are stored
+    (each under a number of its own), six refused, and the current answer counts four."""
+    import threading
+
+    from groundswell.shared.review.store import ReviewStore, TooManyAnswers
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    task = next(row for _, row in review.store.rows(review.manifest()))["task"]
+    barrier = threading.Barrier(10)
+    outcomes: list[str] = []
+
+    def give(n: int) -> None:
+        store = ReviewStore(review.output, max_answers=4)
+        barrier.wait()
+        try:
+            store.add_answer(answer(task, "ann", "unsure", None, n))
+            outcomes.append("stored")
+        except TooManyAnswers:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=give, args=(n,)) for n in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["refused"] * 6 + ["stored"] * 4
+    history = review.store.history(task, "ann", None, 50).rows
+    assert len(history) == 4 and review.store.answer_count(task, "ann") == 4
+    assert review.store.answers(task)[0] in history
