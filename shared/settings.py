@@ -257,6 +257,9 @@ class Settings(BaseSettings):
     # no audit, one answer settles, no lead, no task for a rejected slot. A run keeps the
     # policy its tasks were made under.
     review_policy: dict[str, Any] | None = None
+    # The most answers one reviewer may give one task: past them an answer is refused (409),
+    # never stored and ignored. The reviewer's latest answer is the one that counts.
+    review_max_answers: int = Field(default=100, ge=1, le=100_000)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).

@@ -481,6 +481,7 @@ def task_page(
         "run": run,
         "answers": stored["answers"],
         "latest": stored["latest"],
+        "counts": stored.get("counts", {}),
         "state": stored["state"],
         "codes": [(c, explain_code(c)) for c in stored["task"]["codes"]],
         "source": _source(review, stored, unit),
