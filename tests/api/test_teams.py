@@ -37,6 +37,7 @@ MATRIX: dict[tuple[str, str], set[int]] = {
     ("DELETE", "/v1/schedules/{schedule_id}"): {204},
     ("GET", "/v1/review/tasks/{task_key}"): {200},
     ("POST", "/v1/review/tasks/{task_key}/answers"): {201},
+    ("GET", "/v1/review/tasks/{task_key}/answers"): {200},
     ("GET", "/v1/runs/{run_id}/review/measures"): {200},
     ("POST", "/v1/runs/{run_id}/review/resolve"): {200},
     ("GET", "/v1/runs/{run_id}/review/resolution"): {200},
