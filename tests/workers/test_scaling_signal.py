@@ -1,0 +1,153 @@
+"""The autoscaler's signal is the run's outstanding work, not a queue's length (issue 25).
+
+Admit workers reserve up to GROUNDSWELL_ADMIT_PREFETCH (16) messages a process with late
+acks: what they hold sits in kombu's ``unacked`` hash, not in the ``admit`` list, so the list
+reads 0 while the work waits. ``groundswell_pending_batches{queue}`` (the API's /metrics,
+what deploy/k8s's ScaledObjects scale on) counts the batches the active runs have sent and
+not yet recorded, whoever holds them. Here a real admit worker with the manifests' command
+line (``--queues admit --concurrency 2``) is held (its pool processes stopped) while its
+parent keeps reserving, and the gauge scraped from a real API is compared with the broker's
+own count of each queue's messages, waiting plus reserved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from groundswell.shared.runs.models import RunSpec
+from groundswell.shared.runs.service import ADMIT, LEDGER, READ, VERIFY
+from groundswell.shared.settings import hash_api_key
+from groundswell.workers.app import QUEUE_OF
+from tests.conftest import API_KEY, Pipeline, running_api, wait_until
+from tests.integration.corpus_gen import pick_documents, write_corpus
+
+pytestmark = pytest.mark.integration
+
+# The queues of the batch kinds (control carries no batches).
+BATCH_KINDS = tuple(QUEUE_OF[kind] for kind in (READ, VERIFY, ADMIT, LEDGER))
+DOCUMENTS = 160  # with 8 units a batch: about 20 admit batches, more than the window holds
+
+
+def pending_gauge(api_url: str) -> dict[str, float]:
+    text = httpx.get(f"{api_url}/metrics", timeout=30).text
+    return {
+        sample.labels["queue"]: sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "groundswell_pending_batches"
+        for sample in family.samples
+    }
+
+
+def broker_counts(pipeline: Pipeline) -> dict[str, tuple[int, int]]:
+    """(waiting in the list, reserved by a worker) per queue, as the Redis broker holds them:
+    a reserved message is in kombu's ``unacked`` hash with the queue it came from."""
+    r = pipeline.service.runs.r
+    reserved = dict.fromkeys(BATCH_KINDS, 0)
+    for raw in r.hvals("unacked"):
+        _message, _exchange, queue = json.loads(raw)
+        if queue in reserved:
+            reserved[queue] += 1
+    return {queue: (int(r.llen(queue)), reserved[queue]) for queue in BATCH_KINDS}
+
+
+def outstanding_in_state(pipeline: Pipeline, run_id: str) -> dict[str, int]:
+    """The run's pending batches that have been sent (not held behind a read batch), by queue,
+    read from the run state's pending hash: an independent count of the outstanding work."""
+    r = pipeline.service.runs.r
+    held = r.smembers(f"gs:run:{run_id}:held")
+    out = dict.fromkeys(BATCH_KINDS, 0)
+    for batch, spec in r.hgetall(f"gs:run:{run_id}:pending").items():
+        if batch not in held:
+            out[QUEUE_OF[json.loads(spec)["kind"]]] += 1
+    return out
+
+
+def test_the_pending_batches_gauge_equals_the_outstanding_work_while_workers_hold_it(
+    service_settings, shared_corpus, corpus_index, output_bucket, tmp_path
+):
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, shared_corpus, pick_documents(shared_corpus, corpus_index, DOCUMENTS))
+    values = {**service_settings, "storage_url": f"s3://{output_bucket}/out"}
+    pipeline = Pipeline(values, tmp_path)
+    api_values = {**values, "metrics_cache_seconds": 0, "api_key_hashes": hash_api_key(API_KEY)}
+    try:
+        with running_api(api_values, tmp_path) as api_url:
+            assert set(pending_gauge(api_url).values()) == {0}  # no run yet
+            # The manifests' admit worker (prefetch GROUNDSWELL_ADMIT_PREFETCH, 16 a process),
+            # its pool processes stopped once started: the parent still reserves messages.
+            admit = pipeline.start_worker("admit", queues="admit", concurrency=2)
+            children = wait_until(
+                lambda: len(admit.children()) == 2 and admit.children(),
+                what="the admit worker's pool processes",
+            )
+            wait_until(lambda: pipeline.service.runs.worker_slots() >= 2, what="admit ready")
+            for pid in children:
+                os.kill(pid, signal.SIGSTOP)
+            # Planning only (control): verify batches wait in their list, with no consumer.
+            pipeline.start_worker("control", queues="control")
+            record, _ = pipeline.service.submit(RunSpec(corpus=str(corpus)))
+            stable = _stability(pipeline)
+
+            def settled() -> bool:
+                # Planning has filled the window and the admit worker reserved all it was sent.
+                state = pipeline.service.runs.plan_state(record.id)
+                counts = broker_counts(pipeline)
+                return (
+                    state.step > 0
+                    and counts["admit"][1] > 0
+                    and counts["admit"][0] == 0
+                    and stable(record.id)
+                )
+
+            wait_until(settled, timeout=60, what="admit batches reserved by the held worker")
+            samples = []
+            for _ in range(5):
+                before = outstanding_in_state(pipeline, record.id)
+                gauge = pending_gauge(api_url)
+                counts = broker_counts(pipeline)
+                if outstanding_in_state(pipeline, record.id) != before:
+                    continue  # the state moved during the sample: take another
+                samples.append((before, gauge, counts))
+                time.sleep(0.3)
+            assert len(samples) >= 3, samples
+            for outstanding, gauge, counts in samples:
+                # The admit list reads 0 while its batches sit reserved by the held worker:
+                # KEDA's Redis trigger would see no work at all.
+                assert counts["admit"] == (0, outstanding["admit"]), counts
+                assert outstanding["admit"] >= 4, outstanding
+                # The gauge is the outstanding work of every queue: waiting plus reserved.
+                assert gauge == {q: float(n) for q, n in outstanding.items()}, (gauge, counts)
+                assert gauge == {q: float(sum(c)) for q, c in counts.items()}, (gauge, counts)
+            # Released, with a verify worker: every batch is recorded and the gauge reads 0.
+            for pid in children:
+                os.kill(pid, signal.SIGCONT)
+            pipeline.start_worker("verify", queues="verify")
+            pipeline.wait(record.id, timeout=300)
+            assert pipeline.service.get(record.id).state == "succeeded"
+            assert set(pending_gauge(api_url).values()) == {0}
+    finally:
+        for worker in pipeline.workers:
+            for pid in worker.children():
+                os.kill(pid, signal.SIGCONT)
+        pipeline.stop()
+
+
+def _stability(pipeline: Pipeline):
+    """A predicate: true when the run's pending hash and the broker's counts are as the last
+    call saw them (nothing moved between two polls)."""
+    seen: dict[str, object] = {}
+
+    def stable(run_id: str) -> bool:
+        now = (outstanding_in_state(pipeline, run_id), broker_counts(pipeline))
+        same = seen.get("last") == now
+        seen["last"] = now
+        return same
+
+    return stable
