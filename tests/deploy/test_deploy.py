@@ -603,8 +603,17 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_http_requests_total",
         "groundswell_task_last_success_timestamp_seconds",
         "groundswell_run_idle_seconds",
+        "groundswell_pending_batches",
     ):
         assert series in used, series
+    # Work waiting for a batch queue's workers is its outstanding batches: its length misses
+    # what a lost worker held reserved (issue 25).
+    for alert, queue in (
+        ("GroundswellVerifyWorkersDown", "verify"),
+        ("GroundswellAdmitWorkersDown", "admit"),
+    ):
+        assert f'groundswell_pending_batches{{queue="{queue}"}}' in exprs[alert], alert
+        assert f'groundswell_queue_length{{queue="{queue}"}}' not in exprs[alert], alert
     jobs = {job for expr in exprs.values() for job in re.findall(r'up\{job="([^"]+)"', expr)}
     assert {"groundswell-api", "groundswell-worker-verify", "groundswell-worker-admit"} <= jobs
     for rule in alert_rules():
