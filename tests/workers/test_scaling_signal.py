@@ -4,10 +4,11 @@ Admit workers reserve up to GROUNDSWELL_ADMIT_PREFETCH (16) messages a process w
 acks: what they hold sits in kombu's ``unacked`` hash, not in the ``admit`` list, so the list
 reads 0 while the work waits. ``groundswell_pending_batches{queue}`` (the API's /metrics,
 what deploy/k8s's ScaledObjects scale on) counts the batches the active runs have sent and
-not yet recorded, whoever holds them. Here a real admit worker with the manifests' command
-line (``--queues admit --concurrency 2``) is held (its pool processes stopped) while its
-parent keeps reserving, and the gauge scraped from a real API is compared with the broker's
-own count of each queue's messages, waiting plus reserved.
+not yet recorded, whoever holds them. Here two real admit workers with the manifests'
+command line (``--queues admit --concurrency 2``) are held (their pool processes stopped)
+while their parents keep reserving, and the gauge scraped from a real API, and KEDA's query
+of it through a real Prometheus, are compared with the run state's pending batches and the
+broker's own count of each queue's messages, waiting plus reserved.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from groundswell.shared.runs.service import ADMIT, LEDGER, READ, VERIFY
 from groundswell.shared.settings import hash_api_key
 from groundswell.workers.app import QUEUE_OF
 from tests.conftest import API_KEY, Pipeline, running_api, wait_until
+from tests.deploy.test_k8s import of_kind, render
 from tests.integration.corpus_gen import pick_documents, write_corpus
+from tests.workers.test_metrics import prometheus_scraping
 
 pytestmark = pytest.mark.integration
 
 # The queues of the batch kinds (control carries no batches).
 BATCH_KINDS = tuple(QUEUE_OF[kind] for kind in (READ, VERIFY, ADMIT, LEDGER))
-DOCUMENTS = 160  # with 8 units a batch: about 20 admit batches, more than the window holds
+DOCUMENTS = 160  # with 8 units a batch: 20 admit batches and 20 verify batches
 
 
 def pending_gauge(api_url: str) -> dict[str, float]:
@@ -74,20 +77,29 @@ def test_the_pending_batches_gauge_equals_the_outstanding_work_while_workers_hol
 ):
     corpus = tmp_path / "corpus"
     write_corpus(corpus, shared_corpus, pick_documents(shared_corpus, corpus_index, DOCUMENTS))
-    values = {**service_settings, "storage_url": f"s3://{output_bucket}/out"}
+    # Reserved messages go back to their list after the visibility timeout: longer than the
+    # test holds them, however slow the machine.
+    values = {
+        **service_settings,
+        "storage_url": f"s3://{output_bucket}/out",
+        "visibility_timeout": 600,
+    }
     pipeline = Pipeline(values, tmp_path)
     api_values = {**values, "metrics_cache_seconds": 0, "api_key_hashes": hash_api_key(API_KEY)}
     try:
         with running_api(api_values, tmp_path) as api_url:
             assert set(pending_gauge(api_url).values()) == {0}  # no run yet
-            # The manifests' admit worker (prefetch GROUNDSWELL_ADMIT_PREFETCH, 16 a process),
-            # its pool processes stopped once started: the parent still reserves messages.
-            admit = pipeline.start_worker("admit", queues="admit", concurrency=2)
-            children = wait_until(
-                lambda: len(admit.children()) == 2 and admit.children(),
-                what="the admit worker's pool processes",
-            )
-            wait_until(lambda: pipeline.service.runs.worker_slots() >= 2, what="admit ready")
+            # Two replicas of the manifests' admit worker (prefetch GROUNDSWELL_ADMIT_PREFETCH,
+            # 16 a process), their pool processes stopped once started: each parent still
+            # reserves messages.
+            children = []
+            for name in ("admit-1", "admit-2"):
+                admit = pipeline.start_worker(name, queues="admit", concurrency=2)
+                children += wait_until(
+                    lambda admit=admit: len(admit.children()) == 2 and admit.children(),
+                    what=f"the pool processes of {name}",
+                )
+            wait_until(lambda: pipeline.service.runs.worker_slots() >= 4, what="admit ready")
             for pid in children:
                 os.kill(pid, signal.SIGSTOP)
             # Planning only (control): verify batches wait in their list, with no consumer.
@@ -96,11 +108,13 @@ def test_the_pending_batches_gauge_equals_the_outstanding_work_while_workers_hol
             stable = _stability(pipeline)
 
             def settled() -> bool:
-                # Planning has filled the window and the admit worker reserved all it was sent.
-                state = pipeline.service.runs.plan_state(record.id)
+                # Planning has filled the window (it waits for a record that cannot come) or
+                # ended, and the admit workers reserved all they were sent.
+                key = f"gs:run:{record.id}"
+                waiting, done = pipeline.service.runs.r.hmget(key, "plan_waiting", "plan_done")
                 counts = broker_counts(pipeline)
                 return (
-                    state.step > 0
+                    "1" in (waiting, done)
                     and counts["admit"][1] > 0
                     and counts["admit"][0] == 0
                     and stable(record.id)
@@ -109,12 +123,12 @@ def test_the_pending_batches_gauge_equals_the_outstanding_work_while_workers_hol
             wait_until(settled, timeout=60, what="admit batches reserved by the held worker")
             samples = []
             for _ in range(5):
-                before = outstanding_in_state(pipeline, record.id)
+                before = outstanding_in_state(pipeline, record.id), broker_counts(pipeline)
                 gauge = pending_gauge(api_url)
-                counts = broker_counts(pipeline)
-                if outstanding_in_state(pipeline, record.id) != before:
-                    continue  # the state moved during the sample: take another
-                samples.append((before, gauge, counts))
+                after = outstanding_in_state(pipeline, record.id), broker_counts(pipeline)
+                if after != before:
+                    continue  # something moved during the sample: take another
+                samples.append((after[0], gauge, after[1]))
                 time.sleep(0.3)
             assert len(samples) >= 3, samples
             for outstanding, gauge, counts in samples:
@@ -125,6 +139,23 @@ def test_the_pending_batches_gauge_equals_the_outstanding_work_while_workers_hol
                 # The gauge is the outstanding work of every queue: waiting plus reserved.
                 assert gauge == {q: float(n) for q, n in outstanding.items()}, (gauge, counts)
                 assert gauge == {q: float(sum(c)) for q, c in counts.items()}, (gauge, counts)
+            # What KEDA would read: the manifests' own query, evaluated by a real Prometheus
+            # scraping this API.
+            queries = {
+                name: obj["spec"]["triggers"][0]["metadata"]["query"]
+                for name, obj in of_kind(list(render("overlays/redis")), "ScaledObject").items()
+                if obj["spec"]["triggers"][0]["type"] == "prometheus"
+            }
+            port = int(api_url.rsplit(":", 1)[1])
+            with prometheus_scraping(port, tmp_path) as query:
+                seen = wait_until(
+                    lambda: query(queries["worker-admit"]), timeout=60, what="the admit query"
+                )
+                keda = {name: float(query(expr)[0]["value"][1]) for name, expr in queries.items()}
+            expected = outstanding_in_state(pipeline, record.id)
+            assert expected == samples[-1][0]  # still held
+            assert float(seen[0]["value"][1]) == expected["admit"]
+            assert keda == {f"worker-{q}": float(n) for q, n in expected.items()}, keda
             # Released, with a verify worker: every batch is recorded and the gauge reads 0.
             for pid in children:
                 os.kill(pid, signal.SIGCONT)
