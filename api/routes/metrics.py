@@ -71,6 +71,13 @@ class QueueCollector:
             "groundswell_queue_length", "Messages waiting per queue.", labels=["queue"]
         )
         active = GaugeMetricFamily("groundswell_runs_active", "Runs not yet finished.")
+        pending = GaugeMetricFamily(
+            "groundswell_pending_batches",
+            "Batches the active runs have sent to each queue and not yet recorded: waiting, "
+            "reserved by a worker or running (what the autoscaler scales on; a queue's length "
+            "misses the reserved ones).",
+            labels=["queue"],
+        )
         idle = GaugeMetricFamily(
             "groundswell_run_idle_seconds",
             "Seconds since the active run that has gone longest without progress last "
@@ -82,12 +89,14 @@ class QueueCollector:
             (key, GaugeMetricFamily(name, text, labels=labels)) for name, key, text in POLICY_GAUGES
         ]
         try:
-            from groundswell.workers.app import queue_depths
+            from groundswell.workers.app import QUEUE_OF, queue_depths
 
             for queue, n in queue_depths(self._app()).items():
                 depth.add_metric([queue], n)
             run_ids = service.runs.active_run_ids()
             active.add_metric([], len(run_ids))
+            for kind, n in service.runs.outstanding_batches(run_ids).items():
+                pending.add_metric([QUEUE_OF[kind]], n)
             progressed = [t for t in service.runs.progressed_at(run_ids) if t]
             idle.add_metric([], max(0.0, time.time() - min(progressed)) if progressed else 0.0)
             latest = service.runs.policy_latest().items()
@@ -98,7 +107,7 @@ class QueueCollector:
             reviews = list(review_families(service.runs.review_latest()))
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
-        yield from (depth, active, idle, *(family for _, family in per_policy), *reviews)
+        yield from (depth, active, pending, idle, *(family for _, family in per_policy), *reviews)
 
 
 def newest_series(
