@@ -20,6 +20,7 @@ import click
 from groundswell.shared.admit import PacketError, admit_packet, admitter_for
 from groundswell.shared.admit.rederive import check_receipt
 from groundswell.shared.cli.app import main
+from groundswell.shared.words import counted
 
 
 class InputError(click.ClickException):
@@ -370,7 +371,7 @@ def _batch(
         json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
     )
     totals = summary["totals"]
-    click.echo(f"{len(receipts)} documents, receipts in {out}", err=True)
+    click.echo(f"{counted(len(receipts), 'document')}, receipts in {out}", err=True)
     # The totals exactly as groundgate prints them, for whatever reads them.
     click.echo("| Outcome | Total |\n|---|---:|")
     for outcome, n in totals["outcomes"].items():

@@ -71,6 +71,17 @@ def _round_up(value: float, digits: int = 4) -> float:
     return math.ceil(value * scale) / scale
 
 
+# The report's counts (the rest are rates, p-values and thresholds); JSON may carry them as floats.
+_COUNTS = frozenset({"n", "accepted", "violations"})
+
+
+def _figure(key: str, value: float) -> str:
+    """A count as an integer ("321", not "321.0000"), anything else to four places."""
+    if isinstance(value, int) or (key in _COUNTS and float(value).is_integer()):
+        return str(int(value))
+    return f"{value:.4f}"
+
+
 def _summary(report: dict[str, Any], err: bool) -> None:
     """The human-readable account of a report (on stderr when stdout carries the JSON)."""
 
@@ -90,7 +101,7 @@ def _summary(report: dict[str, Any], err: bool) -> None:
         for note in risk["notes"]:
             say(f"  note       {note}")
         for key, value in sorted(risk["empirical"].items()):
-            say(f"    {key:<32} {value:.4f}")
+            say(f"    {key:<32} {_figure(key, value)}")
     coverage = report.get("coverage")
     if coverage is not None:
         if risk is not None:
@@ -103,7 +114,7 @@ def _summary(report: dict[str, Any], err: bool) -> None:
         say()
         say(f"Hand-picked threshold {compare.get('threshold', '')!r}, measured on the same data:")
         for key, value in sorted(compare.items()):
-            say(f"  {key:<32} {value:.4f}")
+            say(f"  {key:<32} {_figure(key, value)}")
 
 
 @main.command("calibrate")

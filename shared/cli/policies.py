@@ -20,6 +20,7 @@ from groundswell.shared.cli.runs import (
     describe,
     ledger_option,
 )
+from groundswell.shared.words import counted
 
 
 def _registry_service():
@@ -258,6 +259,8 @@ def schedule_list(as_json: bool) -> None:
     if as_json:
         click.echo(listing.model_dump_json(indent=2))
         return
+    if not listing.items:
+        click.echo("no schedules (groundswell schedule add CORPUS --every SECONDS adds one)")
     for s in listing.items:
         when = f"every {s.every_seconds:g}s" if s.every_seconds else f"cron {s.cron}"
         click.echo(
@@ -356,6 +359,11 @@ def _print_plan(summary: dict[str, Any]) -> None:
             click.echo(f"          {n:>6}  {reason}")
 
 
+def _shown(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    return "–" if value is None else str(value)
+
+
 @main.command()
 @click.argument("run_a")
 @click.argument("run_b")
@@ -377,7 +385,7 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
     pa, pb = result["policy_a"] or {}, result["policy_b"] or {}
-    click.echo(f"{run_a} ({pa.get('ref')})  →  {run_b} ({pb.get('ref')})")
+    click.echo(f"{run_a} ({_shown(pa, 'ref')})  →  {run_b} ({_shown(pb, 'ref')})")
     click.echo(f"{'rate':<34} {'A':>8} {'B':>8} {'change':>9}")
     for row in result["rates"]:
         a, b, pp = row["a"], row["b"], row["change_pp"]
@@ -389,13 +397,17 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
         click.echo(f"\n{'labelled candidates':<34} {'A':>8} {'B':>8} {'change':>9}")
         for row in result["labelled"]:
             click.echo(f"{row['count']:<34} {row['a']:>8} {row['b']:>8} {row['change']:>+9}")
-    click.echo(f"\n{result['moved_total']} items moved in {result['documents_moved']} documents")
+    click.echo(
+        f"\n{counted(result['moved_total'], 'item')} moved in "
+        f"{counted(result['documents_moved'], 'document')}"
+    )
     for item in result["moved"]:
         a, b = item["a"] or {}, item["b"] or {}
+        # an item absent from one run (or a claim without a tier) shows "–", not Python's None
         what = (
-            f"{a.get('verdict')}/{a.get('tier')} → {b.get('verdict')}/{b.get('tier')}"
+            f"{_shown(a, 'verdict')}/{_shown(a, 'tier')} → {_shown(b, 'verdict')}/{_shown(b, 'tier')}"
             if item["kind"] == "claim"
-            else f"{a.get('outcome')} → {b.get('outcome')}"
+            else f"{_shown(a, 'outcome')} → {_shown(b, 'outcome')}"
         )
         if item["kind"] == "claim" and (a.get("repair") or b.get("repair")):
             what += f"; repair {a.get('repair') or '–'} → {b.get('repair') or '–'}"

@@ -16,6 +16,7 @@ from groundswell.shared.summary import (
     VERDICTS,
     repair_stage_counts,
 )
+from groundswell.shared.words import counted
 
 
 def _pct(value: float | None) -> str:
@@ -163,8 +164,8 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
     ignored_files = counts.get("ignored.files", 0)
     if ignored_docs or ignored_files:
         parts.append(
-            f"[yellow]ignored: {ignored_docs} documents without claims or candidates, "
-            f"{ignored_files} files outside the corpus layout"
+            f"[yellow]ignored: {counted(ignored_docs, 'document')} without claims or candidates, "
+            f"{counted(ignored_files, 'file')} outside the corpus layout"
         )
     if summary.get("error"):
         parts.append(f"[red]run failed: {summary['error']}")

@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import secrets
+import shlex
 import sys
 import tempfile
 import time
@@ -292,8 +293,13 @@ def api_key_new(env: bool, name: str | None, scopes: str, corpora: tuple[str, ..
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if env:  # eval "$(groundswell api-key new --env)": this shell is client and server
+        # appended to the entries already exported (the shell expands it), not replacing them;
+        # quoted: a corpora list holds "|"
         click.echo(f"export GROUNDSWELL_API_KEY={key}")
-        click.echo(f"export GROUNDSWELL_API_KEY_HASHES={entry}")
+        click.echo(
+            "export GROUNDSWELL_API_KEY_HASHES="
+            '"${GROUNDSWELL_API_KEY_HASHES:+$GROUNDSWELL_API_KEY_HASHES,}"' + shlex.quote(entry)
+        )
         return
     click.echo(f"key:    {key}")
     click.echo(f"entry:  {entry}")
@@ -674,14 +680,20 @@ def server_corpus(corpus: str) -> tuple[str, str]:
 
 @main.command()
 @click.argument("corpus")
-@click.option("--policy", "-p", default=None)
+@click.option(
+    "--policy",
+    "-p",
+    default=None,
+    help="NAME, NAME@N or NAME@latest from the server's registry (default: default, its latest version).",
+)
 @click.option("--idempotency-key", default=None, help="The same key returns the same run.")
 @ledger_option
 def submit(corpus: str, policy: str | None, idempotency_key: str | None, ledger: bool) -> None:
     """Submit a run to the API; print its id.
 
     A local folder is sent as its absolute path (the server reads it there); an
-    s3://bucket/prefix as it is."""
+    s3://bucket/prefix as it is. The API is GROUNDSWELL_API_URL (default
+    http://127.0.0.1:8000), with the key GROUNDSWELL_API_KEY."""
     sent, note = server_corpus(corpus)
     click.echo(note, err=True)
     run = _api_call(

@@ -168,7 +168,7 @@ def policy_options(f: Any) -> Any:
             "policy_ref",
             default="default",
             show_default=True,
-            help="A built-in policy (strict, default, permissive), NAME@VERSION from the policy "
+            help="A built-in policy (strict, default, permissive, guarded), NAME@VERSION from the policy "
             "registry, or a policy file (groundswell's or gtrex's).",
         ),
         click.option(
@@ -211,7 +211,6 @@ def _registered(ref: str) -> GtrexPolicy | None:
     threshold in force when the version repairs), without writing to the store."""
     from groundswell.shared.policies import (
         POLICY_REF,
-        builtin_policies,
         parse_ref,
         registered_policy,
         resolve_policy,
@@ -224,9 +223,9 @@ def _registered(ref: str) -> GtrexPolicy | None:
             # nothing published under that name here: gtrex's built-in, or one of ours
             # beyond gtrex's (guarded: default's verification)
             name = parse_ref(ref)[0] if POLICY_REF.match(ref) else None
-            if name in BUILTIN_VERIFY_POLICIES or name not in builtin_policies():
+            if name in BUILTIN_VERIFY_POLICIES or name is None:
                 return None
-            version = resolve_policy(ref)
+            version = resolve_policy(ref)  # an unknown name: refused, naming every built-in
         policy = version.verify_policy
         if version.repair is not None:
             return GtrexPolicy(policy, version.repair.policy.settings, None)
@@ -463,6 +462,13 @@ def _profile_text(profile: LadderProfile) -> str:
     "--replace-existing", is_flag=True, help=f"Overwrite a {RESULT_KEY!r} field already present."
 )
 @click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="JSON on stdout: the certificates (JSON Lines, as without it), or with -o FILE the "
+    "run manifest.",
+)
+@click.option(
     "--marker-timeout",
     default=10.0,
     show_default=True,
@@ -478,6 +484,7 @@ def verify(
     manifest_path: str | None,
     replace_existing: bool,
     marker_timeout: float,
+    as_json: bool,
 ) -> None:
     """Verify the quotations of CLAIMS (JSON Lines; '-' for stdin) against their sources.
 
@@ -511,15 +518,17 @@ def verify(
         out[RESULT_KEY] = cert.as_dict()
         lines.append(json.dumps(out, ensure_ascii=False) + "\n")
     _write_output(output, lines)
+    inputs = {
+        "input": claims,
+        "documents": len(verifiers),
+        "documents_sha256": sorted({v.source_sha256 for v in verifiers.values()}),
+        "claims": len(records),
+        "at_offsets": at_offsets,
+    }
     if manifest_path:
-        inputs = {
-            "input": claims,
-            "documents": len(verifiers),
-            "documents_sha256": sorted({v.source_sha256 for v in verifiers.values()}),
-            "claims": len(records),
-            "at_offsets": at_offsets,
-        }
         _write_json(manifest_path, manifest(policy.verify, profile, inputs))
+    if as_json and output not in (None, "-"):
+        _write_json("-", manifest(policy.verify, profile, inputs))
     click.echo(_profile_text(profile), err=True)
 
 
@@ -572,11 +581,21 @@ def explain_command(
 @click.option(
     "-o", "--output", "output", default=None, help="Write the comparison as JSON ('-': stdout)."
 )
+@click.option(
+    "--json", "as_json", is_flag=True, help="The comparison as JSON on stdout (same as -o -)."
+)
 def sensitivity_command(
-    claims: str, root: str | None, policy_refs: tuple[str, ...], output: str | None
+    claims: str,
+    root: str | None,
+    policy_refs: tuple[str, ...],
+    output: str | None,
+    as_json: bool,
 ) -> None:
     """Re-verify the same claims of CLAIMS ('-' for stdin) under several policies and show how
     the rate moves."""
+    if as_json and output not in (None, "-"):
+        raise InvalidInput("--json prints the comparison on stdout: give it or -o FILE, not both")
+    output = "-" if as_json else output
     refs = policy_refs or tuple(BUILTIN_VERIFY_POLICIES)
     policies = {ref: load_policy(ref) for ref in refs}
     sources = Sources(root)

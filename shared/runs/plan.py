@@ -34,6 +34,7 @@ from groundswell.shared.runs.models import iso, utcnow
 from groundswell.shared.runs.state import BatchSpec
 from groundswell.shared.runs.units import ADMIT, READ, VERIFY, unit_key
 from groundswell.shared.storage import ObjectInfo, ObjectStore, StorageRefused, drop_snapshot
+from groundswell.shared.words import counted
 
 if TYPE_CHECKING:
     from groundswell.shared.runs.service import RunService
@@ -403,9 +404,9 @@ def nothing_to_do(record: Any, counters: dict[str, int]) -> tuple[str, list[dict
     stray = counters.get("ignored.files", 0)
     found = []
     if docs:
-        found.append(f"{docs} documents without claims or candidates")
+        found.append(f"{counted(docs, 'document')} without claims or candidates")
     if stray:
-        found.append(f"{stray} files outside the layout")
+        found.append(f"{counted(stray, 'file')} outside the layout")
     seen = f"found {' and '.join(found)}" if found else "found no input files"
     message = f"nothing to do in {record.corpus}: {seen}; a corpus holds {LAYOUT}"
     return message, [InputError(record.corpus, message).as_dict()]

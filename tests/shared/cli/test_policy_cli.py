@@ -79,6 +79,7 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
     )
     text = groundswell("diff", run_a["run_id"], run_b["run_id"], env=env).stdout
     assert "claims accepted" in text and " pp" in text and "items moved" in text
+    assert "None" not in text  # an absent value reads "–", not Python's None
 
     added = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--every", "1h", env=env)
     schedule_id = added.stdout.strip()
@@ -93,7 +94,8 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
     wrong = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--every", "soon", env=env)
     assert wrong.returncode == 2 and "invalid interval" in wrong.stderr
     assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 0
-    assert schedule_id not in groundswell("schedule", "list", env=env).stdout
+    empty = groundswell("schedule", "list", env=env)
+    assert schedule_id not in empty.stdout and empty.stdout.startswith("no schedules")
     assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 2
 
 
