@@ -45,9 +45,46 @@ COMMAND_MODULES = {
 SUBCOMMAND_MODULES = {"ledger": ("ledger_export", "ledger_history", "ledger_review")}
 
 
+# `groundswell --help` lists the commands by what they are for, in this order.
+COMMAND_SECTIONS = {
+    "Pipeline": (
+        "run",
+        "demo",
+        "submit",
+        "status",
+        "summary",
+        "report",
+        "diff",
+        "reprocess",
+        "policy",
+        "schedule",
+    ),
+    "Services": ("worker", "beat", "api", "api-key"),
+    "gtrex tools": ("verify", "explain", "sensitivity", "repair", "calibrate", "read"),
+    "groundgate tools": ("admit", "check-receipt", "schema"),
+    "Ledger": ("ledger",),
+    "Review": ("review",),
+}
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMAND_MODULES})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands in sections, each with its whole first sentence (click cuts it at
+        45 characters with "…"); the help wraps it instead."""
+        placed = [n for names in COMMAND_SECTIONS.values() for n in names]
+        others = tuple(n for n in self.list_commands(ctx) if n not in placed)
+        for title, names in (*COMMAND_SECTIONS.items(), ("Other", others)):
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit=1000)))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in COMMAND_MODULES:

@@ -131,7 +131,7 @@ def _write_lines(output: str | None, text: str) -> None:
 def tasks_command(
     packets: tuple[str, ...], output: str | None, policy_path: str | None, run_id: str | None
 ) -> None:
-    """The review tasks of each PACKET, as ``groundgate review tasks`` makes them, or of a
+    """The review tasks of each PACKET, as `groundgate review tasks` makes them, or of a
     run (RUN_ID, or --run RUN_ID).
 
     One task@1 a line in canonical JSON, in packet then slot order; with -o, each task's
@@ -252,13 +252,13 @@ def resolve_command(
     policy_path: str | None,
     run_id: str | None,
 ) -> None:
-    """The resolution@1 of each PACKET from the answers to its tasks, as ``groundgate review
-    resolve`` makes it, or of each packet of a run (--run RUN_ID).
+    """The resolution@1 of each PACKET from the answers to its tasks, as `groundgate review
+    resolve` makes it, or of each packet of a run (--run RUN_ID).
 
     For each packet, prints the resolution's key, then one line a slot: its value, or why it
     has none. An answer to a task of no PACKET (or of no stored task), or one that breaks its
     task, exits 2 naming its file, line and member; with a run nothing is stored then.
-    ``review resolve RUN_ID ANSWERS.jsonl...`` is ``--run RUN_ID --answers ANSWERS.jsonl``."""
+    `review resolve RUN_ID ANSWERS.jsonl...` is `--run RUN_ID --answers ANSWERS.jsonl`."""
     run_id, packets = _inputs(packets, run_id)
     if run_id:
         found = _run_resolutions(run_id, (*packets, *answers))
@@ -422,7 +422,7 @@ def measures_command(
     as_json: bool,
     run_id: str | None,
 ) -> None:
-    """The measures of the answers to the tasks of PACKETs, as ``groundgate review measures``
+    """The measures of the answers to the tasks of PACKETs, as `groundgate review measures`
     counts them: per item kind and field, answers, median time, one-key answers, agreement
     with blind labels and the escapes the audit finds; or a run's (--run RUN_ID), with its
     review load. Exit 1 when a packet is left out (its answers break their tasks; named on
