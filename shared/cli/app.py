@@ -7,6 +7,7 @@ importing the admission engine, Celery or the API.
 from __future__ import annotations
 
 import importlib
+import re
 
 import click
 
@@ -67,9 +68,50 @@ COMMAND_SECTIONS = {
 }
 
 
+def groundgate_habit(error: click.UsageError) -> str | None:
+    """The groundswell way to do what a groundgate command line meant, for the click error it
+    gets here (None: not a groundgate habit)."""
+    command = error.ctx.command_path if error.ctx is not None else ""
+    if isinstance(error, click.NoSuchOption) and error.option_name == "--store":
+        return (
+            "no --store here: runs keep their inputs, receipts and reviews in the "
+            "store at GROUNDSWELL_STORAGE_URL (a folder or s3://bucket/prefix); set that instead"
+        )
+    message = error.format_message()
+    extra = re.search(r"unexpected extra arguments \((.*)\)", message)
+    # groundgate's form has four arguments: click saw three beyond CLAIMS
+    if command.endswith(" verify") and extra and len(extra.group(1).split()) == 3:
+        return (
+            "verify RECEIPT DOC SCHEMA CANDIDATES is groundgate's receipt check: here it is "
+            "`groundswell check-receipt RECEIPT DOC SCHEMA CANDIDATES` (verify checks quotations)"
+        )
+    if command.endswith(" review") and "No such command 'serve'" in message:
+        return (
+            "no `review serve` here: the review page is the API's /review "
+            "(`groundswell api`, then sign in there with an API key)"
+        )
+    if "No such command 'store'" in message:
+        return (
+            "no `store` commands here: `groundswell check-receipt` re-derives a "
+            "receipt (also one a run stored), and the store is GROUNDSWELL_STORAGE_URL"
+        )
+    return None
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMAND_MODULES})
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            # groundgate users' command lines: one line naming the equivalent, exit 2
+            hint = groundgate_habit(error)
+            if hint is None:
+                raise
+            click.echo(f"groundswell: {hint}", err=True)
+            ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands in sections, each with its whole first sentence (click cuts it at

@@ -195,3 +195,27 @@ def test_admit_on_a_terminal_prints_a_table_and_the_readme_says_it_differs() -> 
     assert json.loads(_on_a_terminal("admit", *inputs, "--json")) == receipt
     readme = " ".join((Path(__file__).parents[3] / "README.md").read_text().split())
     assert "Unlike groundgate, which prints the receipt's JSON on a terminal too" in readme
+
+
+@pytest.mark.parametrize(
+    ("args", "pointer"),
+    [
+        (["verify", "r.json", "d.txt", "s.json", "c.json"], "groundswell check-receipt RECEIPT"),
+        (["verify", "--root", "x", "r.json", "d.txt", "s.json", "c.json"], "check-receipt"),
+        (["review", "serve", "--store", "x", "--reviewer", "ana"], "the API's /review"),
+        (["store", "check", "--store", "x"], "groundswell check-receipt"),
+        (["admit", "--store", "x", "d.txt", "s.json", "c.json"], "GROUNDSWELL_STORAGE_URL"),
+        (["check-receipt", "--store", "x", "PACKET"], "GROUNDSWELL_STORAGE_URL"),
+    ],
+)
+def test_groundgate_command_lines_get_one_line_naming_the_equivalent(args, pointer) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and pointer in result.stderr, result.stderr
+    assert result.stderr.startswith("groundswell: ")
+
+
+def test_other_usage_errors_are_click_s_own() -> None:
+    result = invoke("verify", "a.jsonl", "b.jsonl")
+    assert result.exit_code == 2 and "unexpected extra argument" in result.stderr
+    assert "Usage:" in invoke("sivew").stderr
