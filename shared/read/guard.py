@@ -10,6 +10,7 @@ a reader stuck inside one long step, unless a timer is already running there.
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import threading
 import time
@@ -95,8 +96,12 @@ def looks_like(data: bytes) -> str | None:
     kind = binary_kind(data)
     if kind:
         return kind
-    head = data[:1024].removeprefix(b"\xef\xbb\xbf").lstrip().lower()
-    if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
+    head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip().lower()
+    # a web page saved as .pdf often has no <html> tag in its first bytes (a long comment or
+    # head first, or none at all): any of these tags says HTML, not XML
+    if head.startswith(b"<!doctype html") or re.search(
+        rb"<(html|head|body|meta|title|div)[\s>]", head
+    ):
         return "HTML"
     if head.startswith(b"<"):
         return "XML"

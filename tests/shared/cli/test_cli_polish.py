@@ -219,3 +219,26 @@ def test_other_usage_errors_are_click_s_own() -> None:
     result = invoke("verify", "a.jsonl", "b.jsonl")
     assert result.exit_code == 2 and "unexpected extra argument" in result.stderr
     assert "Usage:" in invoke("sivew").stderr
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        b"<!-- saved from url=(0042)https://example.org/ -->" + b" " * 2000 + b"<html><body>x",
+        b"<head><title>Sign in</title></head><body>Please sign in</body>",
+        b'<?xml version="1.0"?>\n<!DOCTYPE html>\n<html xmlns="http://www.w3.org/1999/xhtml">',
+        b"<div class='error'>Not found</div>",
+    ],
+)
+def test_read_calls_a_web_page_named_pdf_html(tmp_path: Path, page: bytes) -> None:
+    fake = tmp_path / "fake.pdf"
+    fake.write_bytes(page)
+    result = invoke("read", str(fake))
+    assert result.exit_code != 0
+    assert result.stderr.rstrip().endswith("it looks like HTML"), result.stderr
+
+
+def test_read_still_calls_xml_xml(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.pdf"
+    fake.write_bytes(b'<?xml version="1.0"?>\n<filing><item>Revenue</item></filing>')
+    assert invoke("read", str(fake)).stderr.rstrip().endswith("it looks like XML")
