@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -433,8 +434,19 @@ def run_embedded(
     from groundswell.workers.embedded import RedisServer, WorkerProcess, service_env
 
     settings = _settings()
+    made_here = log_dir is None
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="groundswell-logs-"))
     with ExitStack() as stack:
+        # registered first, so it runs last (after the workers stop): a log folder made here
+        # is removed when the run succeeded, kept (and named) otherwise
+        outcome: dict[str, Any] = {}
+        if made_here:
+            stack.callback(
+                lambda: (
+                    outcome.get("state") == "succeeded"
+                    and shutil.rmtree(log_dir, ignore_errors=True)
+                )
+            )
         redis_server = RedisServer().start()
         stack.callback(redis_server.stop)
         os.environ["GROUNDSWELL_BROKER_URL"] = redis_server.url
@@ -460,6 +472,7 @@ def run_embedded(
         except BaseException:
             click.echo(f"worker logs: {log_dir}", err=True)
             raise
+        outcome["state"] = summary.get("state")
         if summary.get("state") != "succeeded":
             click.echo(f"worker logs: {log_dir}", err=True)
         return summary

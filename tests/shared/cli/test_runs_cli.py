@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -38,8 +39,12 @@ def test_demo_runs_the_sample_corpus_on_a_private_stack(tmp_path):
         if k not in ("GROUNDSWELL_BROKER_URL", "GROUNDSWELL_STORAGE_URL")
     }
     env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     done = groundswell("demo", "--json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
+    # the private stack's worker logs go with a run that succeeded
+    assert not list((tmp_path / "tmp").glob("groundswell-logs-*"))
     summary = json.loads(done.stdout)
     assert summary["state"] == "succeeded"
     counts = summary["counts"]
@@ -64,11 +69,16 @@ def test_run_refuses_a_missing_corpus_folder(tmp_path):
 
 def test_a_folder_that_is_not_a_corpus_fails_and_says_what_the_layout_is(tmp_path):
     env = service_env(storage_url=str(tmp_path / "out"))
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     for folder in (SAMPLE_CORPUS / "documents", tmp_path):  # text files, then nothing at all
         done = groundswell("run", str(folder), "--embedded", env=env, cwd=tmp_path)
         assert done.returncode == 1, done.stderr
         assert "nothing to do" in done.stdout + done.stderr
         assert "claims/<id>.jsonl" in done.stdout + done.stderr
+        # a run that failed keeps its worker logs and names them
+        kept = done.stderr.split("worker logs: ")[1].split()[0]
+        assert Path(kept).parent == tmp_path / "tmp" and Path(kept).is_dir()
 
 
 def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
