@@ -45,6 +45,26 @@ def test_every_command_of_the_synopsis_is_tried():
     assert named <= tried, f"untried commands: {sorted(named - tried)}"
 
 
+def test_what_the_usage_session_writes_is_ignored_by_git():
+    """Typed in a clone, the session's output files stay out of `git status`."""
+    bash, _ = usage_blocks()
+    written = {
+        name
+        for block in bash
+        for name in re.findall(r"(?:-o|--output|--manifest|>)\s+([\w.\-/]+\.[a-z]+)", block)
+    }
+    assert len(written) >= 15
+    listed = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--verbose", "--non-matching", *sorted(written)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    tracked = [line.split("\t")[1] for line in listed.stdout.splitlines() if line.startswith("::")]
+    assert not tracked, f"the Usage session leaves these untracked in a clone: {tracked}"
+
+
 @pytest.fixture(scope="module")
 def session(tmp_path_factory) -> dict[str, object]:
     home = tmp_path_factory.mktemp("readme")
