@@ -100,6 +100,7 @@ GAUGES = {
     "groundswell_task_last_success_timestamp_seconds": {"task"},
     "groundswell_queue_length": {"queue"},
     "groundswell_runs_active": set(),
+    "groundswell_pending_batches": {"queue"},
     "groundswell_run_idle_seconds": set(),
     "groundswell_policy_grounding_rate": {"corpus", "policy", "version"},
     "groundswell_policy_escape_rate": {"corpus", "policy", "version"},
@@ -605,8 +606,17 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_http_requests_total",
         "groundswell_task_last_success_timestamp_seconds",
         "groundswell_run_idle_seconds",
+        "groundswell_pending_batches",
     ):
         assert series in used, series
+    # Work waiting for a batch queue's workers is its outstanding batches: its length misses
+    # what a lost worker held reserved (issue 25).
+    for alert, queue in (
+        ("GroundswellVerifyWorkersDown", "verify"),
+        ("GroundswellAdmitWorkersDown", "admit"),
+    ):
+        assert f'groundswell_pending_batches{{queue="{queue}"}}' in exprs[alert], alert
+        assert f'groundswell_queue_length{{queue="{queue}"}}' not in exprs[alert], alert
     jobs = {job for expr in exprs.values() for job in re.findall(r'up\{job="([^"]+)"', expr)}
     assert {"groundswell-api", "groundswell-worker-verify", "groundswell-worker-admit"} <= jobs
     for rule in alert_rules():
@@ -675,6 +685,9 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         def progressed_at(self, run_ids):
             return [now - 30, now - 700]
 
+        def outstanding_batches(self, run_ids):
+            return {"read": 0, "verify": 2, "admit": 17, "ledger": 0}
+
         def policy_latest(self):
             rates = {
                 "grounding_rate": 0.9,
@@ -712,6 +725,8 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
             assert set(sample.labels) == GAUGES[name], name
     (idle,) = families["groundswell_run_idle_seconds"].samples
     assert 699 <= idle.value < 760
+    pending = {s.labels["queue"]: s.value for s in families["groundswell_pending_batches"].samples}
+    assert pending == {"read": 0, "verify": 2, "admit": 17, "ledger": 0}
     grounding = {
         (s.labels["corpus"], s.labels["policy"], s.labels["version"]): s.value
         for s in families["groundswell_policy_grounding_rate"].samples
