@@ -304,6 +304,22 @@ class Client:
         body = {"verdict": verdict, **answer}
         return self._json("POST", f"/v1/review/tasks/{task_key}/answers", json=body)
 
+    @route("GET", "/v1/review/tasks/{task_key}/answers")
+    def review_answers(
+        self,
+        task_key: str,
+        *,
+        reviewer: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """A page of every answer given to the task (``reviewer``: only theirs)."""
+        params = self._params(reviewer=reviewer, cursor=cursor, limit=limit)
+        return self._json("GET", f"/v1/review/tasks/{task_key}/answers", params=params)
+
+    def iter_review_answers(self, task_key: str, **options: Any) -> Iterator[dict[str, Any]]:
+        return self._pages(lambda c: self.review_answers(task_key, cursor=c, **options))
+
     @route("GET", "/v1/runs/{run_id}/review/measures")
     def review_measures(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/review/measures")

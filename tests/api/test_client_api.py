@@ -82,6 +82,7 @@ def test_every_route_through_the_client(finished_runs, tmp_path):
         key = next(t["task"] for t in tasks if t["mode"] == "review")
         assert api.answer(key, "unsure")["state"] == "answered"
         assert api.review_task(key)["answers"]
+        assert [a["verdict"] for a in api.iter_review_answers(key)] == ["unsure"]
         assert api.review_measures(run_b)
         assert api.resolve_review(run_b)
         assert api.review_resolution(run_b)
