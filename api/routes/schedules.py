@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
-from groundswell.api.routes.runs import refuse_unallowed_corpus
+from groundswell.api.routes.runs import checked_corpus
 from groundswell.shared.schedules import Schedule, ScheduleSpec
 
 router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
@@ -31,7 +31,7 @@ def add_schedule(
     from groundswell.workers.schedules import ScheduleRefused
     from groundswell.workers.schedules import add_schedule as add
 
-    refuse_unallowed_corpus(service, body.corpus)
+    body = body.model_copy(update={"corpus": checked_corpus(service, body.corpus)[0]})
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
     try:
         schedule = add(service, _app(service), body)

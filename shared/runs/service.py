@@ -99,9 +99,14 @@ class RunService:
     # -- runs -------------------------------------------------------------------------
 
     def submit(
-        self, spec: RunSpec, idempotency_key: str | None = None, schedule: str | None = None
+        self,
+        spec: RunSpec,
+        idempotency_key: str | None = None,
+        schedule: str | None = None,
+        allowed_under: str | None = None,
     ) -> tuple[RunRecord, bool]:
-        """Record a run and enqueue its planning. Returns (run, created)."""
+        """Record a run and enqueue its planning. Returns (run, created). ``allowed_under``:
+        the allowed root the API checked the corpus under, checked again by the plan task."""
         from groundswell.shared.runs.finish import write_record
         from groundswell.shared.runs.recover import sync_catalog
 
@@ -121,6 +126,7 @@ class RunService:
             ledger=spec.ledger,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
+            allowed_under=allowed_under,
         )
         stored = self.runs.create(record, key_hash)
         if stored.id != record.id:
