@@ -2,7 +2,9 @@
 
 The parent process of each worker refreshes ``gs:worker:<node>`` (the number of pool
 processes) with a short TTL, so a worker that dies drops out within a TTL and the window
-(four batches per process) shrinks with it.
+(four batches per process) shrinks with it. It also refreshes ``gs:running:<node>``, the
+deliveries its pool executes, every third of a lease: before a batch whose lease ran out is
+taken back, its holder is looked up there (``shared.runs.liveness``).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 
 from celery import signals
+from celery.worker import state as worker_state
 
 log = logging.getLogger("groundswell.workers")
 
@@ -34,11 +38,23 @@ def _announce(sender=None, **_: object) -> None:
     autoscale = getattr(controller, "autoscale", None)
     slots = int(autoscale[0] if autoscale else getattr(controller, "concurrency", 1) or 1)
 
+    from groundswell.shared.settings import get_settings
+
+    # As often as a lease is renewed: a delivery that ended drops out of the list that soon.
+    every = min(TTL_SECONDS / 3, get_settings().lease_seconds / 3)
+
     def loop() -> None:
+        announced = float("-inf")
         while not _stop.is_set():
             with contextlib.suppress(Exception):  # Redis down: the window falls back to its floor
-                _runs().register_worker(node, slots, TTL_SECONDS)
-            _stop.wait(TTL_SECONDS / 3)
+                runs = _runs()
+                # The pool's deliveries (this process tracks which child runs which message).
+                running = [r.id for r in list(worker_state.active_requests)]
+                runs.announce_running(node, running, every)
+                if time.monotonic() - announced >= TTL_SECONDS / 3:
+                    runs.register_worker(node, slots, TTL_SECONDS)
+                    announced = time.monotonic()
+            _stop.wait(every)
 
     threading.Thread(target=loop, name="worker-registry", daemon=True).start()
     log.info("worker %s announced %d pool processes", node, slots)

@@ -9,9 +9,9 @@ import datetime as dt
 import logging
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundswell.api.deps import Principal, Reviewer, SettingsDep, require_api_key
@@ -38,10 +38,29 @@ def get_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_ap
             found = _ledgers[url] = Ledger.open(url)
         except Exception as exc:
             log.warning("the ledger %s cannot be opened: %s", _shown(url), exc)
-            raise HTTPException(
-                status.HTTP_503_SERVICE_UNAVAILABLE, "ledger database unavailable"
-            ) from None
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, UNAVAILABLE) from None
     return found
+
+
+UNAVAILABLE = "ledger database unavailable"
+
+
+def unavailable_errors() -> tuple[type[Exception], ...]:
+    """What a ledger that cannot be reached raises in a route (SQLAlchemy's, and psycopg's
+    own from the path search's raw cursor)."""
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    return OperationalError, psycopg.OperationalError
+
+
+def unavailable(_request: Request, exc: Exception) -> JSONResponse:
+    """The app's answer to ``unavailable_errors``: a 503 that names no host, port or user;
+    the cause (the driver's first line: host and port, never the password) goes to the log."""
+    log.warning("the ledger database is unavailable: %s", str(exc).splitlines()[0])
+    return JSONResponse(
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE, content={"detail": UNAVAILABLE}
+    )
 
 
 def _shown(url: str) -> str:
@@ -136,6 +155,7 @@ def list_disagreements(
 def find_path(
     _: Principal,
     ledger: LedgerDep,
+    settings: SettingsDep,
     start: str,
     goal: str,
     modality: Annotated[list[str] | None, Query()] = None,
@@ -143,11 +163,18 @@ def find_path(
     max_hops: Annotated[int, Query(ge=1, le=32)] = 8,
 ) -> dict[str, Any]:
     """The shortest chain of claims between two entities (``found`` false, with the reason,
-    when there is none)."""
+    when there is none; ``stopped`` true too when the search read its budget of claims,
+    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer)."""
     from groundswell.shared.ledger.path import path
 
     return path(
-        ledger, start, goal, modality=modality, relations=relation, max_hops=max_hops
+        ledger,
+        start,
+        goal,
+        modality=modality,
+        relations=relation,
+        max_hops=max_hops,
+        budget=settings.ledger_path_budget,
     ).as_dict()
 
 

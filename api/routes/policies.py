@@ -29,13 +29,10 @@ class PolicyName(BaseModel):
 
 @router.get("", response_model=list[PolicyName], operation_id="list_policies")
 def list_policies(service: ServiceDep, _: Principal) -> list[PolicyName]:
-    out = []
-    for name in service.policies.names():
-        versions = service.policies.versions(name)
-        out.append(
-            PolicyName(name=name, versions=versions, latest=service.policies.get(name).as_dict())
-        )
-    return out
+    return [
+        PolicyName(name=name, versions=versions, latest=latest.as_dict())
+        for name, versions, latest in service.policies.listing()
+    ]
 
 
 @router.post(
