@@ -45,13 +45,16 @@ API_KEY_FORMS = (
 
 def corpus_under(corpus: str, root: str) -> bool:
     """Whether ``corpus`` lies at or under ``root``: a local folder (after resolving links, so
-    a link cannot lead out) or an s3://bucket[/prefix] (whole path parts only)."""
+    a link cannot lead out) or an s3://bucket[/prefix] (whole path parts only; a "." or ".."
+    part is under nothing: S3-compatible stores normalize them, so they could lead out)."""
     import os
 
     if corpus.startswith("s3://") or root.startswith("s3://"):
         if not (corpus.startswith("s3://") and root.startswith("s3://")):
             return False
         bucket, _, prefix = corpus[5:].partition("/")
+        if {".", ".."} & set(prefix.split("/")):
+            return False
         a_bucket, _, a_prefix = root[5:].rstrip("/").partition("/")
         prefix = prefix.rstrip("/")
         return bucket == a_bucket and (

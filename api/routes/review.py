@@ -26,6 +26,7 @@ from groundswell.shared.review.store import (
     task_state,
     utc_time,
 )
+from groundswell.shared.settings import ApiKey
 
 router = APIRouter(tags=["review"])
 
@@ -65,9 +66,10 @@ class AnswerIn(BaseModel):
         return value
 
 
-def run_review(service: Any, run_id: str) -> RunReview:
+def run_review(service: Any, run_id: str, key: ApiKey) -> RunReview:
+    """The run's review, when the key sees the run's corpus (else 404, as for no run)."""
     record = service.get_or_none(run_id_or_404(run_id))
-    if record is None:
+    if record is None or not key.sees(record.corpus):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
     return RunReview(service, record)
 
@@ -83,9 +85,9 @@ def run_manifest(review: RunReview) -> dict[str, Any]:
         raise _conflict(exc) from None
 
 
-def _run_step(service: Any, run_id: str, step: Any) -> dict[str, Any]:
+def _run_step(service: Any, run_id: str, key: ApiKey, step: Any) -> dict[str, Any]:
     """``step(review)`` of a run's review; 409 when its tasks cannot be made (yet)."""
-    review = run_review(service, run_id)
+    review = run_review(service, run_id, key)
     run_manifest(review)
     try:
         return step(review)
@@ -99,20 +101,28 @@ def _store(service: Any) -> ReviewStore:
     return ReviewStore(service.store(service.output_url), service.settings.list_page_size)
 
 
-def _stored_task(store: ReviewStore, task_key: str) -> dict[str, Any]:
+def _stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -> dict[str, Any]:
+    """The stored task, when the key sees the corpus of the run that made it (else 404, as
+    for no task: another team's tasks are not there)."""
     try:
-        return store.task(task_key)
+        stored = store.task(task_key)
     except ValueError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key[:80]}: {exc}") from None
     except UnknownTask:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}") from None
+    if key.limited:
+        record = service.get_or_none(stored["origin"]["run"])
+        if record is None or not key.sees(record.corpus):
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}")
+    return stored
 
 
-def _latest_run(service: Any, policy: str, most: int = 1000) -> str:
-    """The newest finished run under the policy version ``policy`` (or NAME@latest)."""
+def _latest_run(service: Any, policy: str, key: ApiKey, most: int = 1000) -> str:
+    """The newest finished run under the policy version ``policy`` (or NAME@latest) among
+    the runs the key sees."""
     ref = service.policies.resolve(policy).ref
     for offset in range(0, most, 100):
-        records, total = service.list_runs(offset, 100)
+        records, total = service.list_runs(offset, 100, key)
         for record in records:
             finished = record.state in ("succeeded", "partially_failed")
             if finished and record.policy.get("ref") == ref:
@@ -125,7 +135,7 @@ def _latest_run(service: Any, policy: str, most: int = 1000) -> str:
 @router.get("/v1/review/tasks", operation_id="list_review_tasks")
 def list_tasks(
     service: ServiceDep,
-    _: Reviewer,
+    key: Reviewer,
     run: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     code: Annotated[str | None, Query(max_length=100)] = None,
     field: Annotated[str | None, Query(max_length=1000)] = None,
@@ -139,7 +149,7 @@ def list_tasks(
     state; ``next_cursor`` continues it (a rare filter may give a short page and a cursor).
     Without ``run``, the latest finished run under the ``policy`` version (NAME@N)."""
     filters = {"code": code, "field": field, "doc_id": document}
-    return queue(service, run, policy, filters, state, cursor, limit)
+    return queue(service, run, policy, filters, state, cursor, limit, key)
 
 
 def queue(
@@ -150,6 +160,7 @@ def queue(
     state: str | None,
     cursor: str | None,
     limit: int,
+    key: ApiKey,
 ) -> dict[str, Any]:
     """A page of a run's tasks under the filters (document, field, code), the policy version
     and the answer state: what ``GET /v1/review/tasks`` answers, and the review page shows."""
@@ -159,8 +170,8 @@ def queue(
                 status.HTTP_422_UNPROCESSABLE_ENTITY,
                 "run: give a run, or a policy version whose latest finished run to list",
             )
-        run = _latest_run(service, policy)
-    review = run_review(service, run)
+        run = _latest_run(service, policy, key)
+    review = run_review(service, run, key)
     manifest = run_manifest(review)
     ref = manifest.get("policy_ref") or ""
     out: dict[str, Any] = {"run": run, "policy": ref, "tasks": manifest["tasks"]}
@@ -172,11 +183,11 @@ def queue(
     return {**out, "items": page.rows, "next_cursor": page.cursor}
 
 
-def task_with_answers(service: Any, task_key: str) -> dict[str, Any]:
-    """The stored task (404 when there is none), every answer to it in order, each
-    reviewer's latest and the state."""
+def task_with_answers(service: Any, task_key: str, key: ApiKey) -> dict[str, Any]:
+    """The stored task (404 when there is none, or the key does not see it), every answer
+    to it in order, each reviewer's latest and the state."""
     store = _store(service)
-    stored = _stored_task(store, task_key)
+    stored = _stored_task(service, store, task_key, key)
     answers = store.answers(task_key)
     return {
         **stored,
@@ -187,10 +198,10 @@ def task_with_answers(service: Any, task_key: str) -> dict[str, Any]:
 
 
 @router.get("/v1/review/tasks/{task_key}", operation_id="get_review_task")
-def get_task(task_key: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def get_task(task_key: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """The task@1, where it was made (run, document, receipt), every answer to it in order,
     each reviewer's latest and the state (disputed when they disagree)."""
-    return task_with_answers(service, task_key)
+    return task_with_answers(service, task_key, key)
 
 
 @router.post(
@@ -205,9 +216,9 @@ def answer_task(
     each reviewer's latest counts). 422 names the member when the answer breaks its task."""
     from groundswell.shared.review.resolve import AnswerError, Resolver
 
-    stored = _stored_task(_store(service), task_key)
+    stored = _stored_task(service, _store(service), task_key, key)
     origin = stored["origin"]
-    review = run_review(service, origin["run"])
+    review = run_review(service, origin["run"], key)
     record = {
         "format": "answer@1",
         "task": task_key,
@@ -239,7 +250,7 @@ def answer_task(
 
 
 @router.get("/v1/runs/{run_id}/review/measures", operation_id="get_review_measures")
-def measures(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def measures(run_id: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """The run's review load (tasks, answered, open, disputed, reviewers, median wait) and
     groundgate's measures over its answers."""
     from groundswell.shared.review import gauges
@@ -249,20 +260,20 @@ def measures(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
         gauges.record(service, review.record, result)
         return result
 
-    return _run_step(service, run_id, measured)
+    return _run_step(service, run_id, key, measured)
 
 
 @router.post("/v1/runs/{run_id}/review/resolve", operation_id="resolve_review")
-def resolve(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def resolve(run_id: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """Resolve each packet of the run from the answers so far; each resolution@1 is stored
     under its key (``receipts/review/``) and the run's list is returned."""
-    return _run_step(service, run_id, RunReview.resolve)
+    return _run_step(service, run_id, key, RunReview.resolve)
 
 
 @router.get("/v1/runs/{run_id}/review/resolution", operation_id="get_review_resolution")
-def resolution(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def resolution(run_id: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """The run's latest resolution (404 before the first resolve)."""
-    found = run_review(service, run_id).store.run_resolution(run_id)
+    found = run_review(service, run_id, key).store.run_resolution(run_id)
     if found is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"run {run_id} has not been resolved: POST .../resolve"

@@ -549,7 +549,7 @@ class RunStore:
         if sees is None:
             ids = self.r.zrevrange(f"{PREFIX}:runs", offset, offset + limit - 1)
             return list(ids), int(self.r.zcard(f"{PREFIX}:runs"))
-        lists = sorted(corpus_runs_key(c) for c in self.r.smembers(f"{PREFIX}:corpora") if sees(c))
+        lists = sorted(corpus_runs_key(c) for c in self.corpora() if sees(c))
         if not lists:
             return [], 0
         keys = lists
@@ -560,6 +560,10 @@ class RunStore:
         args = [offset, offset + limit - 1, LIST_VIEW_SECONDS]
         ids, total = self._list_view(keys=keys, args=args)
         return list(ids), int(total)
+
+    def corpora(self) -> set[str]:
+        """Every corpus with a listed run."""
+        return set(self.r.smembers(f"{PREFIX}:corpora"))
 
     def add_listed(self, runs: dict[str, tuple[float, str]]) -> None:
         """List runs: run id -> (when it was listed, its corpus)."""
