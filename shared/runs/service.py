@@ -101,9 +101,14 @@ class RunService:
     # -- runs -------------------------------------------------------------------------
 
     def submit(
-        self, spec: RunSpec, idempotency_key: str | None = None, schedule: str | None = None
+        self,
+        spec: RunSpec,
+        idempotency_key: str | None = None,
+        schedule: str | None = None,
+        allowed_under: str | None = None,
     ) -> tuple[RunRecord, bool]:
-        """Record a run and enqueue its planning. Returns (run, created)."""
+        """Record a run and enqueue its planning. Returns (run, created). ``allowed_under``:
+        the allowed root the API checked the corpus under, checked again by the plan task."""
         from groundswell.shared.runs.finish import write_record
         from groundswell.shared.runs.recover import sync_catalog
 
@@ -123,6 +128,7 @@ class RunService:
             ledger=spec.ledger,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
+            allowed_under=allowed_under,
         )
         stored = self.runs.create(record, key_hash)
         if stored.id != record.id:
@@ -319,7 +325,8 @@ class RunService:
             only=schedule.only,
             ledger=schedule.ledger,
         )
-        record, _ = self.submit(spec, schedule=schedule.id)
+        root = self.settings.allowed_root(schedule.corpus) if schedule.origin == "api" else None
+        record, _ = self.submit(spec, schedule=schedule.id, allowed_under=root)
         self.schedules.fired(schedule.id, record.id)
         metrics.SCHEDULE_FIRES.labels("started").inc()
         log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)
