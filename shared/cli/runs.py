@@ -482,7 +482,7 @@ def _submit_and_wait(
             f"run {record.id} is still {service.get(record.id).state} after {timeout:g} s "
             f"({progress.done} of {progress.planned} units done); see `groundswell status "
             f"{record.id}`",
-            3,
+            EXIT_TIMEOUT,
         )
     summary = service.summary(record.id)
     if summary is None:
@@ -493,10 +493,19 @@ def _submit_and_wait(
     return summary
 
 
+# The exit codes of a run waited for (`run --wait`, a private-stack run, `reprocess`), for CI
+# to gate on; 2 stays what it is everywhere: bad usage or input, nothing run.
+EXIT_OF_STATE = {"succeeded": 0, "failed": 1, "cancelled": 1, "partially_failed": 3}
+EXIT_TIMEOUT = 4
+
+
 def _exit_for(summary: dict[str, Any]) -> None:
-    """A run that failed (nothing could be done) exits 1, after its summary says why."""
-    if summary.get("state") == "failed":
-        sys.exit(1)
+    """Exit with the code of the run's state, after its summary is printed."""
+    state = str(summary.get("state"))
+    code = EXIT_OF_STATE.get(state, 1)
+    if code:
+        click.echo(f"groundswell: run {summary.get('run_id', '')} {state}: exit {code}", err=True)
+        sys.exit(code)
 
 
 def _emit(summary: dict[str, Any], as_json: bool, where: str | None, quiet: bool = False) -> None:
@@ -547,7 +556,7 @@ ledger_option = click.option(
     "--timeout",
     type=click.FloatRange(min=0),
     default=None,
-    help="Stop waiting after this many seconds (exit 3; the run goes on unless embedded).",
+    help="Stop waiting after this many seconds (exit 4; the run goes on unless embedded).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
@@ -567,8 +576,12 @@ def run(
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
 
-    Uses the configured broker and its workers; when none answer (or with --embedded) it
-    starts a private Redis and worker processes, waits, and stops them.
+    Uses the configured broker and its workers; with no broker configured (or with
+    --embedded) it starts a private Redis and worker processes, waits, and stops them.
+
+    \b
+    Exit codes (with --wait, and on a private stack): 0 succeeded, 1 failed or cancelled,
+    2 bad usage or input, 3 partially failed, 4 still going at --timeout.
     """
     from groundswell.shared.runs.models import RunSpec
 
@@ -708,7 +721,7 @@ def status(run_id: str, as_json: bool) -> None:
     "--timeout",
     type=click.FloatRange(min=0),
     default=None,
-    help="With --wait: stop waiting after this many seconds (exit 3).",
+    help="With --wait: stop waiting after this many seconds (exit 4).",
 )
 def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> None:
     """A finished run's summary (from the API)."""
@@ -716,6 +729,6 @@ def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> No
         try:
             _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout))
         except TimeoutError as exc:
-            _fail(f"{exc} after {timeout:g} s", 3)
+            _fail(f"{exc} after {timeout:g} s", EXIT_TIMEOUT)
     data = _api_call(lambda c: c.summary(run_id))
     _emit(data, as_json, data.get("output"))
