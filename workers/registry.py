@@ -1,8 +1,9 @@
-"""Live workers announce their pool size in Redis: the planning window follows it.
+"""Live workers announce their pool size and queues in Redis.
 
 The parent process of each worker refreshes ``gs:worker:<node>`` (the number of pool
-processes) with a short TTL, so a worker that dies drops out within a TTL and the window
-(four batches per process) shrinks with it.
+processes) and ``gs:consumes:<node>`` (the queues it consumes) with a short TTL, so a worker
+that dies drops out within a TTL: the planning window (four batches per process) shrinks
+with it, and a run with work on a queue no live worker consumes says so (its waiting_for).
 """
 
 from __future__ import annotations
@@ -33,15 +34,18 @@ def _announce(sender=None, **_: object) -> None:
     # With --autoscale MAX,MIN the pool may grow to MAX processes.
     autoscale = getattr(controller, "autoscale", None)
     slots = int(autoscale[0] if autoscale else getattr(controller, "concurrency", 1) or 1)
+    from groundswell.workers.app import consumed_queues
+
+    queues = sorted(consumed_queues(getattr(sender, "app", None)))
 
     def loop() -> None:
         while not _stop.is_set():
             with contextlib.suppress(Exception):  # Redis down: the window falls back to its floor
-                _runs().register_worker(node, slots, TTL_SECONDS)
+                _runs().register_worker(node, slots, TTL_SECONDS, queues)
             _stop.wait(TTL_SECONDS / 3)
 
     threading.Thread(target=loop, name="worker-registry", daemon=True).start()
-    log.info("worker %s announced %d pool processes", node, slots)
+    log.info("worker %s announced %d pool processes on %s", node, slots, ",".join(queues))
 
 
 @signals.worker_shutdown.connect

@@ -357,10 +357,13 @@ def _wait(
         disable=not show_progress,
         console=_stderr_console(),
     )
+    from groundswell.shared.runs.waiting import describe
+
     deadline = None if timeout is None else time.monotonic() + timeout
     with progress_bar:
         task = progress_bar.add_task("planning", total=None)
         last_reconcile = time.monotonic()
+        last_look, waiting_on = float("-inf"), None
         warned = False
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -373,6 +376,15 @@ def _wait(
                 if time.monotonic() - last_reconcile > service.settings.stall_seconds / 2:
                     service.reconcile()
                     last_reconcile = time.monotonic()
+                if time.monotonic() - last_look >= 1:  # a queue nobody consumes: say so, once
+                    last_look = time.monotonic()
+                    waiting = service.waiting_for(run_id)
+                    queue = waiting["queue"] if waiting else None
+                    if waiting and queue != waiting_on:
+                        click.echo(describe(waiting), err=True)
+                    elif waiting_on and not waiting:
+                        click.echo(f"a worker consumes queue {waiting_on!r} now", err=True)
+                    waiting_on = queue
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
                 if not warned:
                     click.echo(f"Redis does not answer ({exc}): reconnecting...", err=True)
@@ -711,6 +723,11 @@ def status(run_id: str, as_json: bool) -> None:
         f"{'' if p.planning_done else ' (planning)'}  {p.failed} failed  policy {run.policy['ref']}"
         + (f"\n{run.error}" if run.error else "")
     )
+    waiting = getattr(run, "waiting_for", None)  # an API of an older release has none
+    if waiting:
+        from groundswell.shared.runs.waiting import describe
+
+        click.echo(describe(waiting))
 
 
 @main.command()

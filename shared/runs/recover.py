@@ -55,6 +55,14 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
         if record is None or record.terminal:
             continue
         plan = runs.plan_state(run_id)
+        waiting = service.waiting_for(run_id)  # noted for /metrics, and logged
+        if waiting is not None:
+            log.warning(
+                "run %s: waiting for a worker on queue %r since %s (no live worker consumes it)",
+                run_id,
+                waiting["queue"],
+                waiting["since"],
+            )
         lost = runs.expired(run_id, service.queued_lease_until())
         for spec in lost:
             service.enqueue(spec.kind, [run_id, spec.batch])

@@ -98,6 +98,7 @@ GAUGES = {
     "groundswell_queue_length": {"queue"},
     "groundswell_runs_active": set(),
     "groundswell_run_idle_seconds": set(),
+    "groundswell_queues_unconsumed": {"queue"},
     "groundswell_policy_grounding_rate": {"corpus", "policy", "version"},
     "groundswell_policy_escape_rate": {"corpus", "policy", "version"},
     "groundswell_policy_right_admitted_rate": {"corpus", "policy", "version"},
@@ -602,6 +603,7 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_http_requests_total",
         "groundswell_task_last_success_timestamp_seconds",
         "groundswell_run_idle_seconds",
+        "groundswell_queues_unconsumed",
     ):
         assert series in used, series
     jobs = {job for expr in exprs.values() for job in re.findall(r'up\{job="([^"]+)"', expr)}
@@ -672,6 +674,12 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         def progressed_at(self, run_ids):
             return [now - 30, now - 700]
 
+        def consumed_queues(self):
+            return {"verify", "admit", "control"}
+
+        def noted_waiting(self, run_ids):
+            return [{"queue": "read", "since": "2026-01-02T00:00:00Z"}, None]
+
         def policy_latest(self):
             rates = {
                 "grounding_rate": 0.9,
@@ -709,6 +717,10 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
             assert set(sample.labels) == GAUGES[name], name
     (idle,) = families["groundswell_run_idle_seconds"].samples
     assert 699 <= idle.value < 760
+    waiting = {
+        s.labels["queue"]: s.value for s in families["groundswell_queues_unconsumed"].samples
+    }
+    assert waiting == {"read": 1, "verify": 0, "admit": 0, "ledger": 0, "control": 0}
     grounding = {
         (s.labels["corpus"], s.labels["policy"], s.labels["version"]): s.value
         for s in families["groundswell_policy_grounding_rate"].samples

@@ -38,6 +38,9 @@ class _BlinkingService:
     def reconcile(self) -> dict:
         return {}
 
+    def waiting_for(self, run_id: str) -> None:
+        return None
+
 
 def test_waiting_survives_redis_not_answering(capsys, monkeypatch):
     monkeypatch.setattr(cli_runs.time, "sleep", lambda s: None)
