@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -455,9 +456,11 @@ def run_embedded(
             ).start()
             stack.callback(proc.stop)
         try:
-            summary = _submit_and_wait(settings, spec, show_progress, timeout)
+            summary = _submit_and_wait(settings, spec, show_progress, timeout, private=True)
         except BaseException:
             click.echo(f"worker logs: {log_dir}", err=True)
+            # A second Ctrl-C must not leave workers or the private Redis behind.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             raise
         if summary.get("state") != "succeeded":
             click.echo(f"worker logs: {log_dir}", err=True)
@@ -475,10 +478,51 @@ def _service(settings):
     ), app
 
 
+def _await_workers(service, timeout: float = 60) -> None:
+    """Until the private workers announce every queue (else the run's first look would find
+    no worker on its queues while they start)."""
+    from groundswell.shared.runs.service import QUEUES
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not set(QUEUES) <= (
+        service.runs.consumed_queues() or set()
+    ):
+        time.sleep(0.1)
+
+
+EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
+
+
+def _interrupted(service, run_id: str, private: bool) -> None:
+    """Ctrl-C while waiting: say what becomes of the run, then exit 130."""
+    state = service.get(run_id).state
+    if private:
+        where = service.output_url
+        _fail(
+            f"interrupted: run {run_id} is left {state} in the store {where}; the private "
+            "stack (workers and Redis) is stopped. Run the corpus again to finish the work "
+            f"(what it computed is reused); cancel it with `groundswell cancel {run_id}`",
+            EXIT_INTERRUPTED,
+        )
+    _fail(
+        f"interrupted: run {run_id} stays {state} and goes on in the workers of "
+        f"{service.settings.broker_url}; follow it with `groundswell status {run_id}`, cancel "
+        f"it with `groundswell cancel {run_id}`",
+        EXIT_INTERRUPTED,
+    )
+
+
 def _submit_and_wait(
-    settings, spec, show_progress: bool, timeout: float | None = None
+    settings, spec, show_progress: bool, timeout: float | None = None, private: bool = False
 ) -> dict[str, Any]:
     service, _ = _service(settings)
+    if private:
+        try:
+            _await_workers(service)
+        except KeyboardInterrupt:
+            _fail(
+                "interrupted while the private workers started: no run was made", EXIT_INTERRUPTED
+            )
     record, _ = service.submit(spec)
     what = (
         f" (only {spec.only}{', dry run' if spec.dry_run else ''})"
@@ -488,6 +532,8 @@ def _submit_and_wait(
     click.echo(f"run {record.id}: {spec.corpus} under {record.policy['ref']}{what}", err=True)
     try:
         _wait(service, record.id, show_progress, timeout=timeout)
+    except KeyboardInterrupt:
+        _interrupted(service, record.id, private)
     except WaitTimeout:
         progress = service.progress(record.id)
         _fail(
@@ -728,6 +774,30 @@ def status(run_id: str, as_json: bool) -> None:
         from groundswell.shared.runs.waiting import describe
 
         click.echo(describe(waiting))
+
+
+@main.command()
+@click.argument("run_id")
+def cancel(run_id: str) -> None:
+    """Cancel a run that has not finished (its done work stays in the store).
+
+    Through the API when GROUNDSWELL_API_KEY is set and no broker is; else in the
+    configured Redis, or, with neither, in the local store (a private-stack run left
+    unfinished)."""
+    settings = _settings()
+    if settings.api_key and not settings.broker_url:
+        run = _api_call(lambda c: c.cancel(run_id))
+        click.echo(f"{run.id}  {run.state}")
+        return
+    from groundswell.shared.cli.policies import _registry_service
+    from groundswell.shared.runs.service import RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        record = service.cancel(run_id)
+    except RunNotFound:
+        _fail(f"no run {run_id} in {service.output_url}", 2)
+    click.echo(f"{record.id}  {record.state}")
 
 
 @main.command()

@@ -892,5 +892,11 @@ class StorageOnly:
     def known(self, run_id: str) -> bool:
         return False
 
+    def update(self, run_id: str, **fields: Any) -> RunRecord | None:
+        return None  # the caller writes the record to storage
+
+    def finish(self, record: RunRecord) -> None:
+        pass
+
     def latest_run_of_corpus(self, corpus: str) -> str | None:
         return None
