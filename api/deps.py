@@ -19,6 +19,7 @@ from groundswell.shared.settings import (
     ApiKey,
     Settings,
     get_settings,
+    hash_api_key,
 )
 
 api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
@@ -61,8 +62,8 @@ def require_api_key(
     key: Annotated[str | None, Security(api_key_header)],
 ) -> ApiKey:
     """The caller's key (name, digest, scopes); 401 without a key, 403 with a wrong one, 429
-    past a rate limit (per client address for everyone, tighter for failed keys, then per
-    key). Without the header, the review page's session cookie stands for its key; an unsafe
+    past a rate limit (per client address for everyone, tighter for failures per address
+    and per presented key digest, then per key). Without the header, the review page's session cookie stands for its key; an unsafe
     method signed in so needs the session's CSRF token (403 naming what is missing)."""
     refuse_key_in_url(request)
     limits = limits_for(settings)
@@ -71,15 +72,16 @@ def require_api_key(
     if not key and session.cookie_of(request, settings) is not None:
         return _session_key(request, settings, limits, address)
     if not key:
-        limits.hit(limits.failed_auth, "failed", address)
+        limits.failed(address, None)
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "missing API key: send it in the X-API-Key header",
             headers={"WWW-Authenticate": "APIKey"},
         )
-    found = session.key_for(settings, key)
+    presented = hash_api_key(key)
+    found = session.find_key(settings, presented)
     if found is None:
-        limits.hit(limits.failed_auth, "failed", address)
+        limits.failed(address, presented)
         raise HTTPException(status.HTTP_403_FORBIDDEN, "invalid API key")
     limits.hit(limits.per_key, "key", found.digest)
     return found
@@ -90,11 +92,9 @@ def _session_key(request: Request, settings: Settings, limits: Any, address: str
     try:
         found = session.open_session(settings, value)
     except redis.RedisError as exc:
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "sessions cannot be checked now: retry"
-        ) from exc
+        raise session.unavailable() from exc
     if found is None:
-        limits.hit(limits.failed_auth, "failed", address)
+        limits.failed(address, None)
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "the session has expired or its key is no longer configured: sign in again at "

@@ -2,7 +2,11 @@
 
 Rates are counted with the ``limits`` library in the run-state Redis (a moving window), so
 they hold across API replicas: per API key, per client address (wrong and missing keys
-included, which also have a tighter limit of their own), and for run submissions per key.
+included), failed authentications per client address and per presented key digest (a
+tighter limit), and run submissions per key. While Redis is unreachable each API process
+counts them itself: an outage makes nothing free. Failures never refuse the right key: a
+key is 256 random bits, so the failures limit bounds the load of guessing, and must not let
+others' failures (behind one proxy or NAT) lock a reviewer out.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 from fastapi import HTTPException, Request, status
 from limits import parse
-from limits.storage import storage_from_string
+from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -42,31 +46,39 @@ class Limits:
     def __init__(self, settings: Settings) -> None:
         storage = storage_from_string(settings.state_redis_url)
         self.limiter = MovingWindowRateLimiter(storage)
+        self.local = MovingWindowRateLimiter(MemoryStorage())  # while Redis is unreachable
         self.per_key = parse(settings.api_rate_per_key)
         self.per_address = parse(settings.api_rate_per_address)
         self.failed_auth = parse(settings.api_rate_failed_auth)
         self.runs = parse(settings.api_rate_runs)
 
+    def failed(self, address: str, digest: str | None) -> None:
+        """One failed authentication, counted per client address and per the digest of the
+        key presented (one key tried from many addresses); 429 past either limit."""
+        refused = None
+        for identity in (("failed", address), ("failed-key", digest)):
+            if identity[1] is None:
+                continue
+            try:
+                self.hit(self.failed_auth, *identity)
+            except HTTPException as exc:
+                refused = refused or exc
+        if refused is not None:
+            raise refused
+
     def hit(self, limit: Any, *identity: str) -> None:
         """Count one request; 429 with Retry-After once the limit is reached."""
-        self._check(limit, identity, count=True)
-
-    def check(self, limit: Any, *identity: str) -> None:
-        """429 with Retry-After when the limit is reached already, counting nothing (before
-        a guess is tried: a key guessed past the limit of failures is refused unchecked)."""
-        self._check(limit, identity, count=False)
-
-    def _check(self, limit: Any, identity: tuple[str, ...], count: bool) -> None:
+        limiter = self.limiter
         try:
-            test = self.limiter.hit if count else self.limiter.test
-            allowed = test(limit, "groundswell", *identity)
-        except Exception as exc:  # Redis down: the API cannot work anyway; do not mask that
-            log.warning("rate limit not checked: %s", exc)
-            return
+            allowed = limiter.hit(limit, "groundswell", *identity)
+        except Exception as exc:  # Redis down: counted here, so limits still hold
+            log.warning("rate limit counted in this process (Redis: %s)", exc)
+            limiter = self.local
+            allowed = limiter.hit(limit, "groundswell", *identity)
         if allowed:
             return
         try:
-            reset = self.limiter.get_window_stats(limit, "groundswell", *identity).reset_time
+            reset = limiter.get_window_stats(limit, "groundswell", *identity).reset_time
             retry = max(1, math.ceil(reset - time.time()))
         except Exception:
             retry = 1

@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
+    docs,
     health,
     ledger,
     metrics,
@@ -50,6 +51,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Verify quotations and admit extracted facts at corpus scale. "
         "Every /v1 route needs an X-API-Key header.",
+        # /docs is routes/docs.py (assets served here, its own policy); ReDoc would need a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.dependency_overrides[get_settings] = lambda: settings
     for router in (
@@ -62,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ledger.router,
         health.router,
         metrics.router,
+        docs.router,
     ):
         app.include_router(router)
 
@@ -87,6 +92,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             },
         )
 
+    for error in ledger.unavailable_errors():  # the ledger's database went away: a 503
+        app.add_exception_handler(error, ledger.unavailable)
+
     @app.exception_handler(PolicyError)
     async def _policy(_: Request, exc: PolicyError) -> JSONResponse:
         # An unknown or malformed policy reference anywhere in a request.
@@ -105,4 +113,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return response
 
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
+    if settings.forwarded_allow_ips:
+        # Outermost: the rate limits, the cookie's Secure flag and the CSRF origin check all
+        # see the client's address and scheme as the trusted proxy gives them.
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
     return app

@@ -27,7 +27,7 @@ from fastapi import HTTPException, Request, Response, status
 
 from groundswell.shared.runs.state import redis_client
 from groundswell.shared.sessions import SessionStore
-from groundswell.shared.settings import ApiKey, Settings, hash_api_key
+from groundswell.shared.settings import ApiKey, Settings
 
 COOKIE = "gs_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -55,11 +55,6 @@ def find_key(settings: Settings, digest: str) -> ApiKey | None:
         if hmac.compare_digest(digest, known.digest):
             found = known
     return found
-
-
-def key_for(settings: Settings, key: str) -> ApiKey | None:
-    """The configured key that ``key`` is, or None."""
-    return find_key(settings, hash_api_key(key))
 
 
 def sessions(settings: Settings) -> SessionStore:
@@ -103,6 +98,14 @@ def open_session(settings: Settings, value: str, now: float | None = None) -> Ap
     if key is None:
         store.revoke(nonce)
     return key
+
+
+def unavailable() -> HTTPException:
+    """What a request gets while sessions cannot be checked or recorded (Redis is down)."""
+    return HTTPException(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        "sessions cannot be checked or recorded now (the run-state Redis is unreachable): retry",
+    )
 
 
 def end(settings: Settings, value: str) -> None:

@@ -8,6 +8,7 @@ must be set before this module is imported (``groundswell worker`` does that).
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -148,7 +149,30 @@ BATCHES_RESENT = Counter(
     "Batches sent again by reconcile because their lease expired (lost message or worker).",
     ["task"],
 )
+LEASES_KEPT = Counter(
+    "groundswell_leases_kept",
+    "Expired leases left with their holder because its worker still runs it (a late renewal).",
+    ["task"],
+)
 RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state.", ["state"])
+
+# Stored records a reader skipped because it could not read them (each is logged with its
+# key); collection: schedules, beat_entries, policies.
+BAD_RECORDS = Counter(
+    "groundswell_bad_records",
+    "Stored records skipped by a reader (lists, beat, publishing) because they could not be "
+    "read, by collection (schedules, beat_entries, policies); each is logged with its key.",
+    ["collection"],
+)
+BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies")
+SCHEDULE_FIRES = Counter(
+    "groundswell_schedule_fires",
+    "Schedules fired (beat ticks and policy publications), by outcome: started (a run), "
+    "skipped (its last run still going, or this trigger already fired), refused (its corpus "
+    "is no longer under GROUNDSWELL_ALLOWED_CORPORA; last_error says so), unreadable.",
+    ["outcome"],
+)
+FIRE_OUTCOMES = ("started", "skipped", "refused", "unreadable")
 
 TASK_PEAK_RSS = Gauge(
     "groundswell_task_peak_rss_bytes",
@@ -203,9 +227,34 @@ def initialize(tasks: Iterable[tuple[str, str]]) -> None:
     if any(task == "reconcile" for task, _ in tasks):
         for kind in KINDS:
             BATCHES_RESENT.labels(kind)
+            LEASES_KEPT.labels(kind)
     if any(task == "finalize" for task, _ in tasks):
         for state in RUN_STATES:
             RUNS_FINISHED.labels(state)
+    for collection in BAD_RECORD_COLLECTIONS:
+        BAD_RECORDS.labels(collection)
+    if any(task == "schedule" for task, _ in tasks):
+        for outcome in FIRE_OUTCOMES:
+            SCHEDULE_FIRES.labels(outcome)
+
+
+def bad_record(collection: str, key: str, error: object) -> str:
+    """Log and count one unreadable record a reader skips; what is wrong with it (200
+    characters at most, never the record itself), for the reader to show beside the key."""
+    if callable(getattr(error, "errors", None)):  # pydantic: each field and what it needs
+        parts = [
+            ".".join(str(p) for p in e.get("loc", ())) + ": " + str(e.get("msg"))
+            for e in error.errors()  # type: ignore[attr-defined]
+        ]
+        message = "; ".join(p.removeprefix(": ") for p in parts)
+    else:
+        message = str(error).strip().split("\n", 1)[0] or type(error).__name__
+    message = message[:200]
+    logging.getLogger("groundswell").warning(
+        "unreadable %s record %s skipped: %s", collection, key, message
+    )
+    BAD_RECORDS.labels(collection).inc()
+    return message
 
 
 def computed_now(row: dict[str, Any]) -> bool:

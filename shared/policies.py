@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from groundswell.shared.storage import ObjectStore
     from groundswell.shared.verify import Verifier, VerifyPolicy
 
+POLICY_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 POLICY_REF = re.compile(r"^(?P<name>[a-z][a-z0-9_-]{0,63})(?:@(?P<version>[1-9][0-9]*|latest))?$")
 PREFIX = "policies/"
 # Keys of a verification policy's dict that describe it rather than configure it.
@@ -484,9 +485,33 @@ class PolicyRegistry:
                 raise PolicyError(
                     f"policy {name} has no version {version} (versions: {', '.join(map(str, known))})"
                 ) from None
-            policy = self._with_calibration(PolicyVersion.from_dict(json.loads(data)))
+            try:
+                stored = PolicyVersion.from_dict(json.loads(data))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                # A file that is not a version (written by hand, cut short): the caller's
+                # PolicyError (a 4xx), never a failure of whoever reads the registry.
+                raise PolicyError(
+                    f"{self.key(name, version)} is unreadable in the policy store "
+                    f"({type(exc).__name__}: {str(exc)[:120]})"
+                ) from None
+            policy = self._with_calibration(stored)
             self._cache[cache_key] = policy
         return policy
+
+    def listing(self) -> list[tuple[str, list[int], PolicyVersion]]:
+        """Each policy's name, versions and latest version. A name whose latest
+        version cannot be read is skipped (logged with its key, counted): one bad file in
+        the store hides no other policy."""
+        from groundswell.shared import metrics
+
+        out = []
+        for name in self.names():
+            try:
+                versions = self.versions(name)
+                out.append((name, versions, self.get(name)))
+            except PolicyError as exc:
+                metrics.bad_record("policies", f"{PREFIX}{name}/", exc)
+        return out
 
     # -- calibrations of the repair threshold -----------------------------------------------
 

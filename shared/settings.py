@@ -163,6 +163,10 @@ class Settings(BaseSettings):
     api_rate_per_address: str = "200/second"
     api_rate_failed_auth: str = "20/minute"
     api_rate_runs: str = "60/minute"
+    # The proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (addresses or
+    # networks, "*" for any): the client's address, which rate limits count, and the scheme.
+    # Empty: none, and the connection's own address counts (a forged header changes nothing).
+    forwarded_allow_ips: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # Sessions of the review page (sign in once with a key; a signed cookie after). Unset: a
     # random secret of this process, so sessions end when it restarts and one API process
@@ -175,6 +179,9 @@ class Settings(BaseSettings):
     # Schedules: the shortest and longest interval (a year; at most ten, the model's ceiling).
     min_schedule_seconds: float = Field(default=60.0, gt=0)
     max_schedule_seconds: float = Field(default=366 * 86400.0, gt=0, le=10 * 366 * 86400.0)
+    # How many schedules there may be (beat reads every one), and how many one API key may add.
+    max_schedules: int = Field(default=1000, ge=1)
+    max_schedules_per_key: int = Field(default=100, ge=1)
 
     # Planning and batching.
     batch_bytes: int = Field(default=4_000_000, ge=1, description="Byte budget of one task.")
@@ -255,6 +262,15 @@ class Settings(BaseSettings):
         description="The claims ledger's database: postgresql://... or sqlite:///PATH "
         "(default: ledger.sqlite3 in the per-user data folder).",
     )
+    # What one path search may read (API and CLI): a search reads about 400 claims on a
+    # 10M-claim ledger; 200,000 (the busiest hub there) took 2-5 s between two such hubs on
+    # the loaded 2-core machine. Past the budget it stops and says so.
+    ledger_path_budget: int = Field(
+        default=200_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Claims one ledger path search may read before it stops ('search stopped').",
+    )
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
@@ -273,7 +289,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("allowed_corpora", mode="before")
+    @field_validator("allowed_corpora", "forwarded_allow_ips", mode="before")
     @classmethod
     def _split_corpora(cls, value: object) -> object:
         if isinstance(value, str):

@@ -103,7 +103,11 @@ def test_the_api_and_workers_import_from_the_runtime_install(runtime):
         "import groundswell.api.main, groundswell.api.deps, groundswell.api.guards, "
         "groundswell.api.session, groundswell.api.routes.health, "
         "groundswell.api.routes.metrics, groundswell.api.routes.ledger, "
-        "groundswell.api.routes.review_page, groundswell.workers.tasks; print('ok')"
+        "groundswell.api.routes.review_page, groundswell.workers.tasks; "
+        # /docs serves its start script and Swagger UI's assets from the install itself.
+        "from groundswell.api.routes import docs; "
+        "assert docs.START.is_file() and (docs._assets() / 'swagger-ui-bundle.js').is_file(); "
+        "print('ok')"
     )
     done = subprocess.run(
         [str(runtime / "bin" / "python"), "-c", code], capture_output=True, text=True

@@ -85,8 +85,9 @@ def make_app(settings: Settings | None = None) -> Celery:
         task_default_queue="control",
         task_routes={name: {"queue": QUEUE_OF[kind]} for kind, name in TASK_NAMES.items()},
         task_create_missing_queues=True,
-        # Beat: a Redis-backed schedule (entries can change at run time) with a lock.
-        beat_scheduler="redbeat.RedBeatScheduler",
+        # Beat: a Redis-backed schedule (entries can change at run time) with a lock; an
+        # entry it cannot read is skipped, not fatal to every tick.
+        beat_scheduler="groundswell.workers.schedules:BeatScheduler",
         redbeat_redis_url=s.redis_url or (None if s.broker_is_amqp else s.broker_url),
         redbeat_redis_options={"retry_period": 30, "socket_timeout": 10},
         redbeat_key_prefix="gs:redbeat:",

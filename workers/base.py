@@ -124,6 +124,10 @@ class BatchTask(GroundswellTask):
         """Which delivery holds a batch's lease: the message (a retry keeps its id)."""
         return self.request.id or "local"
 
+    def execute(self, run_id: str, batch: str) -> str:
+        # The worker's node name: its parent process lists the deliveries it runs.
+        return self.service.execute(run_id, batch, self.token, self.request.hostname or "")
+
     def _give_back(self, args, why: str, retry: bool) -> None:
         try:
             run_id, batch = args[0], args[1]

@@ -4,6 +4,9 @@ The parent process of each worker refreshes ``gs:worker:<node>`` (the number of 
 processes) and ``gs:consumes:<node>`` (the queues it consumes) with a short TTL, so a worker
 that dies drops out within a TTL: the planning window (four batches per process) shrinks
 with it, and a run with work on a queue no live worker consumes says so (its waiting_for).
+It also refreshes ``gs:running:<node>``, the deliveries its pool executes, every third of a
+lease: before a batch whose lease ran out is taken back, its holder is looked up there
+(``shared.runs.liveness``).
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 
 from celery import signals
+from celery.worker import state as worker_state
 
 log = logging.getLogger("groundswell.workers")
 
@@ -38,11 +43,23 @@ def _announce(sender=None, **_: object) -> None:
 
     queues = sorted(consumed_queues(getattr(sender, "app", None)))
 
+    from groundswell.shared.settings import get_settings
+
+    # As often as a lease is renewed: a delivery that ended drops out of the list that soon.
+    every = min(TTL_SECONDS / 3, get_settings().lease_seconds / 3)
+
     def loop() -> None:
+        announced = float("-inf")
         while not _stop.is_set():
             with contextlib.suppress(Exception):  # Redis down: the window falls back to its floor
-                _runs().register_worker(node, slots, TTL_SECONDS, queues)
-            _stop.wait(TTL_SECONDS / 3)
+                runs = _runs()
+                # The pool's deliveries (this process tracks which child runs which message).
+                running = [r.id for r in list(worker_state.active_requests)]
+                runs.announce_running(node, running, every)
+                if time.monotonic() - announced >= TTL_SECONDS / 3:
+                    runs.register_worker(node, slots, TTL_SECONDS, queues)
+                    announced = time.monotonic()
+            _stop.wait(every)
 
     threading.Thread(target=loop, name="worker-registry", daemon=True).start()
     log.info("worker %s announced %d pool processes on %s", node, slots, ",".join(queues))

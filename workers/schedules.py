@@ -16,12 +16,39 @@ from celery import Celery
 from celery.schedules import crontab
 from celery.schedules import schedule as interval
 from pydantic import ValidationError
-from redbeat import RedBeatSchedulerEntry
+from redbeat import RedBeatScheduler, RedBeatSchedulerEntry
 from redbeat.decoder import RedBeatJSONEncoder
+from redis.exceptions import RedisError
 
+from groundswell.shared import metrics
 from groundswell.shared.runs.service import SCHEDULE, RunService
 from groundswell.shared.schedules import Schedule, ScheduleSpec
 from groundswell.workers.app import QUEUE_OF, TASK_NAMES
+
+
+class BeatEntry(RedBeatSchedulerEntry):
+    """An entry that beat could not load or compute is skipped (logged with its key and
+    counted), not an error of the whole tick: one bad entry stops no schedule, nor
+    reconcile. redbeat drops a skipped key from its schedule; removing the schedule (or
+    ``groundswell schedule remove``) deletes the entry itself."""
+
+    @classmethod
+    def from_key(cls, key, app=None):
+        try:
+            entry = super().from_key(key, app=app)
+            entry.is_due()  # what each tick computes
+        except (KeyError, RedisError):
+            raise  # gone (redbeat drops it), or Redis itself: not a bad entry
+        except Exception as exc:
+            metrics.bad_record("beat_entries", key, exc)
+            raise KeyError(key) from None
+        return entry
+
+
+class BeatScheduler(RedBeatScheduler):
+    """redbeat's scheduler (the Redis-backed schedule, with its lock) over ``BeatEntry``."""
+
+    Entry = BeatEntry
 
 
 def _entry_name(schedule_id: str) -> str:
@@ -98,14 +125,25 @@ def _save_entry(entry: RedBeatSchedulerEntry):
     return queue
 
 
-def add_schedule(service: RunService, app: Celery, spec: ScheduleSpec) -> Schedule:
+def add_schedule(
+    service: RunService, app: Celery, spec: ScheduleSpec, created_by: str | None = None
+) -> Schedule:
+    """Add a schedule and its beat entry: by the API key ``created_by`` (its corpus is then
+    checked again at each fire), or by an operator (None). TooManySchedules past the
+    deployment's bounds."""
     check_interval(service, spec)
     try:  # validated again: a spec made without validation (model_construct) is caught here
-        schedule = service.schedules.new(spec)
+        schedule = service.schedules.new(spec, created_by)
     except ValidationError as exc:
         raise ScheduleRefused(f"schedule: {exc.errors()[0]['msg']}") from None
     entry = beat_entry(app, schedule)
-    return service.schedules.commit(schedule, also=_save_entry(entry))
+    settings = service.settings
+    return service.schedules.commit(
+        schedule,
+        also=_save_entry(entry),
+        max_total=settings.max_schedules,
+        max_per_key=settings.max_schedules_per_key,
+    )
 
 
 def remove_schedule(service: RunService, app: Celery, schedule_id: str) -> bool:

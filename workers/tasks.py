@@ -20,22 +20,22 @@ def plan(self: GroundswellTask, run_id: RunId) -> None:
 
 @app.task(base=BatchTask, bind=True, name="groundswell.read", pydantic=True)
 def read(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.service.execute(run_id, batch, self.token)
+    self.execute(run_id, batch)
 
 
 @app.task(base=BatchTask, bind=True, name="groundswell.verify", pydantic=True)
 def verify(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.service.execute(run_id, batch, self.token)
+    self.execute(run_id, batch)
 
 
 @app.task(base=BatchTask, bind=True, name="groundswell.admit", pydantic=True)
 def admit(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.service.execute(run_id, batch, self.token)
+    self.execute(run_id, batch)
 
 
 @app.task(base=BatchTask, bind=True, name="groundswell.ledger", pydantic=True)
 def ledger(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.service.execute(run_id, batch, self.token)
+    self.execute(run_id, batch)
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)

@@ -9,12 +9,13 @@ import datetime as dt
 import logging
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundswell.api.deps import Principal, Reviewer, SettingsDep, require_api_key
+from groundswell.api.params import Cursor
 from groundswell.api.streaming import streamed
 from groundswell.shared.ledger.queries import BadCursor
 from groundswell.shared.ledger.store import Ledger, database_url
@@ -37,10 +38,29 @@ def get_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_ap
             found = _ledgers[url] = Ledger.open(url)
         except Exception as exc:
             log.warning("the ledger %s cannot be opened: %s", _shown(url), exc)
-            raise HTTPException(
-                status.HTTP_503_SERVICE_UNAVAILABLE, "ledger database unavailable"
-            ) from None
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, UNAVAILABLE) from None
     return found
+
+
+UNAVAILABLE = "ledger database unavailable"
+
+
+def unavailable_errors() -> tuple[type[Exception], ...]:
+    """What a ledger that cannot be reached raises in a route (SQLAlchemy's, and psycopg's
+    own from the path search's raw cursor)."""
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    return OperationalError, psycopg.OperationalError
+
+
+def unavailable(_request: Request, exc: Exception) -> JSONResponse:
+    """The app's answer to ``unavailable_errors``: a 503 that names no host, port or user;
+    the cause (the driver's first line: host and port, never the password) goes to the log."""
+    log.warning("the ledger database is unavailable: %s", str(exc).splitlines()[0])
+    return JSONResponse(
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE, content={"detail": UNAVAILABLE}
+    )
 
 
 def _shown(url: str) -> str:
@@ -72,7 +92,7 @@ def list_claims(
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
     modality: str | None = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
     """Claims in id order, each with its asserter, modality, document and span."""
@@ -108,7 +128,7 @@ def list_disagreements(
         int | None,
         Query(ge=1, le=1000, description="objects, facts: the claims each side shows (10)"),
     ] = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """Disagreements of one kind, each side with its asserter, modality, document and span
@@ -135,6 +155,7 @@ def list_disagreements(
 def find_path(
     _: Principal,
     ledger: LedgerDep,
+    settings: SettingsDep,
     start: str,
     goal: str,
     modality: Annotated[list[str] | None, Query()] = None,
@@ -142,11 +163,18 @@ def find_path(
     max_hops: Annotated[int, Query(ge=1, le=32)] = 8,
 ) -> dict[str, Any]:
     """The shortest chain of claims between two entities (``found`` false, with the reason,
-    when there is none)."""
+    when there is none; ``stopped`` true too when the search read its budget of claims,
+    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer)."""
     from groundswell.shared.ledger.path import path
 
     return path(
-        ledger, start, goal, modality=modality, relations=relation, max_hops=max_hops
+        ledger,
+        start,
+        goal,
+        modality=modality,
+        relations=relation,
+        max_hops=max_hops,
+        budget=settings.ledger_path_budget,
     ).as_dict()
 
 
@@ -155,7 +183,7 @@ def search_claims(
     _: Principal,
     ledger: LedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 15,
 ) -> dict[str, Any]:
     """Claims whose evidence quote has any word of ``q`` (stemmed), best first."""
@@ -174,7 +202,7 @@ def fact_history(
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
     """The values one document's field (and key) had across the runs and policy versions that
@@ -241,7 +269,7 @@ def list_review(
     _: Principal,
     ledger: LedgerDep,
     status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """The merges the last ``resolve`` held (open and deferred, or ``status``), weightiest

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Response, status
 from pydantic import BaseModel, Field
 
 from groundswell.api.deps import Admin, Principal, ServiceDep
+from groundswell.api.params import policy_name_or_404
 from groundswell.shared.policies import PolicyConflict, PolicyDocument, PolicyError
 
 router = APIRouter(prefix="/v1/policies", tags=["policies"])
@@ -28,13 +29,10 @@ class PolicyName(BaseModel):
 
 @router.get("", response_model=list[PolicyName], operation_id="list_policies")
 def list_policies(service: ServiceDep, _: Principal) -> list[PolicyName]:
-    out = []
-    for name in service.policies.names():
-        versions = service.policies.versions(name)
-        out.append(
-            PolicyName(name=name, versions=versions, latest=service.policies.get(name).as_dict())
-        )
-    return out
+    return [
+        PolicyName(name=name, versions=versions, latest=latest.as_dict())
+        for name, versions, latest in service.policies.listing()
+    ]
 
 
 @router.post(
@@ -76,7 +74,7 @@ def put_calibration(body: dict[str, Any], service: ServiceDep, _: Admin) -> dict
 @router.get("/{name}", response_model=PolicyName, operation_id="get_policy")
 def get_policy(name: str, service: ServiceDep, _: Principal) -> PolicyName:
     try:
-        latest = service.policies.get(name)
+        latest = service.policies.get(policy_name_or_404(name))
     except PolicyError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     return PolicyName(name=name, versions=service.policies.versions(name), latest=latest.as_dict())
@@ -85,6 +83,6 @@ def get_policy(name: str, service: ServiceDep, _: Principal) -> PolicyName:
 @router.get("/{name}/versions/{version}", operation_id="get_policy_version")
 def get_policy_version(name: str, version: int, service: ServiceDep, _: Principal) -> dict:
     try:
-        return service.policies.get(name, version).as_dict()
+        return service.policies.get(policy_name_or_404(name), version).as_dict()
     except PolicyError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None

@@ -7,8 +7,11 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
+from pydantic import ConfigDict, Field, TypeAdapter
+from typing_extensions import TypedDict
 
 from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.params import Cursor, decode_cursor
 from groundswell.api.routes.runs import get_run
 from groundswell.api.schemas import DocumentReceipts, ReceiptPage, ReceiptRow
 from groundswell.shared.receipts import ReceiptError
@@ -21,14 +24,22 @@ def _encode(cursor: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
+class _IndexCursor(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    k: Annotated[list[str], Field(min_length=2, max_length=2)]  # the last (doc_id, kind)
+
+
+class _LiveCursor(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    s: str | None  # the listing key before a group of segments
+    o: Annotated[int, Field(ge=0, le=10**9)]  # rows of that group already shown
+
+
+_CURSOR = TypeAdapter(_IndexCursor | _LiveCursor)
+
+
 def _decode(cursor: str) -> dict[str, Any]:
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, UnicodeDecodeError):
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "invalid cursor") from None
-    if not isinstance(value, dict) or not ({"k"} <= value.keys() or {"s", "o"} <= value.keys()):
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "invalid cursor")
-    return value
+    return dict(decode_cursor(cursor, _CURSOR))
 
 
 @router.get("/receipts", response_model=ReceiptPage, operation_id="list_receipts")
@@ -36,7 +47,7 @@ def list_receipts(
     run_id: str,
     service: ServiceDep,
     _: Principal,
-    cursor: str | None = None,
+    cursor: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> ReceiptPage:
     """A finished run's units in (doc_id, kind) order; a running run's units recorded so far,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_
 from pydantic_core import PydanticCustomError
 
 from groundswell.api.deps import Reviewer, ServiceDep
+from groundswell.api.params import run_id_or_404
 from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
 from groundswell.shared.review.store import (
     InputsChanged,
@@ -65,7 +66,7 @@ class AnswerIn(BaseModel):
 
 
 def run_review(service: Any, run_id: str) -> RunReview:
-    record = service.get_or_none(run_id)
+    record = service.get_or_none(run_id_or_404(run_id))
     if record is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
     return RunReview(service, record)

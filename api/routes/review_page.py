@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import anyio
+import redis
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -25,7 +26,7 @@ from groundswell.shared.policies import PolicyError
 from groundswell.shared.review.explain import explain_code
 from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
 from groundswell.shared.runs.report_pages import receipt_url
-from groundswell.shared.settings import ApiKey, Settings
+from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
 
@@ -126,26 +127,30 @@ def sign_in(request: Request, settings: SettingsDep) -> Response:
         or (origin == "null" and site is None)
     ):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "sign-in from another site")
-    # As the API counts every request of an address, and refuses an address past its
-    # failures before it tries the key (a correct guess past the limit is not let in).
+    # As the API counts every request of an address and every failure (guards.py: the
+    # right key is never refused for failures, others' included).
     limits, address = limits_for(settings), client_address(request)
     limits.hit(limits.per_address, "address", address)
-    limits.check(limits.failed_auth, "failed", address)
     fields = session.form_fields(_body(request)) if session.is_form(request) else {}
     target = _safe_next(fields.get("next"))
-    key = session.key_for(settings, fields.get("key", "")) if fields.get("key") else None
+    presented = hash_api_key(fields["key"]) if fields.get("key") else None
+    key = session.find_key(settings, presented) if presented else None
     error = None
     if key is None:
         error = "That is not a key of this service."
     elif not key.allows("review"):
         error = f"The key {key.name!r} may not review: it needs the scope review (or admin)."
     if error is not None:
-        limits.hit(limits.failed_auth, "failed", address)
+        limits.failed(address, presented)
         page = _render("review_sign_in.html", next=target, error=error, reviewer=None, csrf="")
         return _html(page, status.HTTP_403_FORBIDDEN)
     assert key is not None
+    try:
+        value = session.issue(settings, key)
+    except redis.RedisError as exc:
+        raise session.unavailable() from exc
     done = RedirectResponse(target, status.HTTP_303_SEE_OTHER)
-    session.set_cookie(done, request, settings, session.issue(settings, key))
+    session.set_cookie(done, request, settings, value)
     return done
 
 

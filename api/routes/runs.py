@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.guards import limits_for
+from groundswell.api.params import run_id_or_404
 from groundswell.api.schemas import (
     Pagination,
     RunCreate,
@@ -68,7 +69,7 @@ def run_out(service: RunService, record: RunRecord) -> RunOut:
 
 def get_run(service: RunService, run_id: str) -> RunRecord:
     try:
-        return service.get(run_id)
+        return service.get(run_id_or_404(run_id))
     except RunNotFound:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}") from None
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.guards import limits_for
 from groundswell.api.routes.runs import refuse_unallowed_corpus
-from groundswell.shared.schedules import Schedule, ScheduleSpec
+from groundswell.shared.schedules import (
+    Schedule,
+    ScheduleList,
+    ScheduleSpec,
+    TooManySchedules,
+    UnreadableSchedule,
+)
 
 router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
 
@@ -17,33 +24,50 @@ def _app(service):
     return make_app(service.settings)
 
 
-@router.get("", response_model=list[Schedule], operation_id="list_schedules")
-def list_schedules(service: ServiceDep, _: Principal) -> list[Schedule]:
+@router.get("", response_model=ScheduleList, operation_id="list_schedules")
+def list_schedules(service: ServiceDep, _: Principal) -> ScheduleList:
+    """The schedules (``items``) and the ids of stored records that are not one
+    (``unreadable``): each is skipped, logged and counted; DELETE removes it."""
     return service.schedules.list()
 
 
 @router.post(
-    "", status_code=status.HTTP_201_CREATED, response_model=Schedule, operation_id="add_schedule"
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Schedule,
+    operation_id="add_schedule",
+    responses={409: {"description": "GROUNDSWELL_MAX_SCHEDULES(_PER_KEY) reached"}},
 )
 def add_schedule(
-    body: ScheduleSpec, response: Response, service: ServiceDep, _: Principal
+    body: ScheduleSpec, response: Response, service: ServiceDep, principal: Principal
 ) -> Schedule:
     from groundswell.workers.schedules import ScheduleRefused
     from groundswell.workers.schedules import add_schedule as add
 
+    # Each schedule starts runs: adding one counts against the key's run submissions.
+    limits = limits_for(service.settings)
+    limits.hit(limits.runs, "runs", principal.digest)
     refuse_unallowed_corpus(service, body.corpus)
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
     try:
-        schedule = add(service, _app(service), body)
+        schedule = add(service, _app(service), body, created_by=principal.name)
     except ScheduleRefused as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+    except TooManySchedules as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     response.headers["Location"] = f"/v1/schedules/{schedule.id}"
     return schedule
 
 
 @router.get("/{schedule_id}", response_model=Schedule, operation_id="get_schedule")
 def get_schedule(schedule_id: str, service: ServiceDep, _: Principal) -> Schedule:
-    schedule = service.schedules.get(schedule_id)
+    try:
+        schedule = service.schedules.get(schedule_id)
+    except UnreadableSchedule as exc:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"{exc}: DELETE /v1/schedules/{schedule_id} removes it",
+        ) from None
     if schedule is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
     return schedule

@@ -398,20 +398,38 @@ def disagreements_cmd(
 )
 @click.option("--relation", "relations", multiple=True, help="Walk only this relation.")
 @click.option("--max-hops", default=8, show_default=True, type=click.IntRange(1, 32))
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=None,
+    help="Claims the search may read before it stops (default: GROUNDSWELL_LEDGER_PATH_BUDGET).",
+)
 @json_option
-def path_cmd(start, goal, db, modality, relations, max_hops, as_json) -> None:
-    """The chain of claims linking two entities, with modality on every hop."""
+def path_cmd(start, goal, db, modality, relations, max_hops, budget, as_json) -> None:
+    """The chain of claims linking two entities, with modality on every hop (exit 1 when
+    there is none, or when the search stopped at its budget)."""
     from groundswell.shared.ledger.path import path
 
     result = _read(
         db,
-        lambda s: path(s, start, goal, modality=modality, relations=relations, max_hops=max_hops),
+        lambda s: path(
+            s,
+            start,
+            goal,
+            modality=modality,
+            relations=relations,
+            max_hops=max_hops,
+            budget=budget,
+        ),
     )
     if as_json:
         _echo_json(result.as_dict())
         if not result.found:
             sys.exit(1)
         return
+    if result.stopped:
+        click.echo(f"{start} to {goal}: {result.reason}")
+        sys.exit(1)
     if not result.found:
         click.echo(f"no chain from {start} to {goal}: {result.reason}")
         sys.exit(1)

@@ -52,12 +52,8 @@ def policy_list(as_json: bool) -> None:
     """Every policy and its versions."""
     service, _ = _registry_service()
     rows = [
-        {
-            "name": name,
-            "versions": service.policies.versions(name),
-            **service.policies.get(name).identity(),
-        }
-        for name in service.policies.names()
+        {"name": name, "versions": versions, **latest.identity()}
+        for name, versions, latest in service.policies.listing()
     ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -220,7 +216,7 @@ def schedule_add(
     from pydantic import ValidationError
 
     from groundswell.shared.policies import PolicyError
-    from groundswell.shared.schedules import ScheduleSpec, parse_every
+    from groundswell.shared.schedules import ScheduleSpec, TooManySchedules, parse_every
     from groundswell.workers.schedules import ScheduleRefused, add_schedule
 
     try:
@@ -242,7 +238,7 @@ def schedule_add(
         _fail(str(exc), 2)
     try:
         click.echo(add_schedule(service, app, spec).id)
-    except ScheduleRefused as exc:
+    except (ScheduleRefused, TooManySchedules) as exc:
         _fail(str(exc), 2)
 
 
@@ -252,15 +248,23 @@ def schedule_list(as_json: bool) -> None:
     """The schedules (they live in Redis, with beat's entries)."""
     _require_broker(_settings(), "schedule list")
     service, _ = _registry_service()
-    items = service.schedules.list()
+    listing = service.schedules.list()
+    for bad in listing.unreadable:
+        click.echo(
+            f"groundswell: schedule {bad.id} is unreadable ({bad.error}): skipped; "
+            f"groundswell schedule remove {bad.id} removes it",
+            err=True,
+        )
     if as_json:
-        click.echo(json.dumps([s.model_dump() for s in items], indent=2))
+        click.echo(listing.model_dump_json(indent=2))
         return
-    for s in items:
+    for s in listing.items:
         when = f"every {s.every_seconds:g}s" if s.every_seconds else f"cron {s.cron}"
         click.echo(
             f"{s.id}  {s.corpus}  {s.policy}  {when}  only {s.only}{'  ledger' if s.ledger else ''}"
             f"  runs {s.runs}  last {s.last_run_id or '-'}"
+            + (f"  by {s.created_by}" if s.created_by else "")
+            + (f"  error: {s.last_error}" if s.last_error else "")
         )
 
 

@@ -244,8 +244,15 @@ def api(host: str, port: int) -> None:
     _require_broker(_settings(), "api")
     import uvicorn
 
+    # Forwarded headers are applied by the app itself, from GROUNDSWELL_FORWARDED_ALLOW_IPS
+    # only (uvicorn's own default would believe any process on 127.0.0.1).
     uvicorn.run(
-        "groundswell.api.main:create_app", factory=True, host=host, port=port, log_level="info"
+        "groundswell.api.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        log_level="info",
+        proxy_headers=False,
     )
 
 

@@ -58,6 +58,8 @@ class PathResult:
     hops: list[dict[str, Any]] | None
     reason: str = ""
     unknown: list[str] = field(default_factory=list)
+    stopped: bool = False  # the search spent its budget before it could answer
+    claims_read: int = 0
 
     @property
     def found(self) -> bool:
@@ -76,6 +78,8 @@ class PathResult:
             "reported_or_hedged": len(hops) - asserted,
             "reason": self.reason,
             "unknown": self.unknown,
+            "stopped": self.stopped,
+            "claims_read": self.claims_read,
         }
 
 
@@ -87,13 +91,23 @@ def path(
     modality: Iterable[str] | None = None,
     relations: Iterable[str] | None = None,
     max_hops: int = MAX_HOPS,
+    budget: int | None = None,
 ) -> PathResult:
     """A shortest chain of claims linking ``start`` and ``goal`` (names or entity ids), at
     most ``max_hops`` long, walking claims either way. Without ``modality``, claims that deny
     (polarity ``denied``, modality ``rejected``) are not walked: a denial links nothing; name
     them in ``modality`` to walk them. ``relations`` walks only those relations. Each hop is
-    the first claim (by id) joining its two nodes."""
+    the first claim (by id) joining its two nodes.
+
+    ``budget``: the claims the search may read (default: the ``ledger_path_budget``
+    setting); past it the search stops and says so (``stopped``, with the shortest length
+    still possible), so one request between two hubs of a huge ledger cannot read it all."""
     from groundswell.shared.ledger.queries import entity_ids
+
+    if budget is None:
+        from groundswell.shared.settings import get_settings
+
+        budget = get_settings().ledger_path_budget
 
     modality = sorted(set(modality or []))
     with ledger.engine.connect() as conn:
@@ -103,20 +117,41 @@ def path(
             return PathResult(
                 start, goal, None, f"no entity named {' or '.join(map(repr, unknown))}", unknown
             )
-        graph = _Graph(conn, modality, sorted(set(relations or [])))
+        graph = _Graph(conn, modality, sorted(set(relations or [])), budget)
         node = graph.nodes_of(src_ids | dst_ids)
         src = {node[e] for e in src_ids}
         dst = {node[e] for e in dst_ids}
         if src & dst:
             return PathResult(start, goal, [])
-        chain = _Search(graph, src, dst, max_hops).run()
+        search = _Search(graph, src, dst, max_hops)
+        try:
+            chain = search.run()
+        except _Stopped:
+            return PathResult(
+                start,
+                goal,
+                None,
+                f"search stopped: it read {graph.claims_read:,} claims, past its budget of "
+                f"{budget:,} claims (ledger_path_budget), before finding a chain; any chain is "
+                f"at least {search.bound()} hops long",
+                stopped=True,
+                claims_read=graph.claims_read,
+            )
         hops = graph.describe(chain) if chain is not None else None
     if hops is None:
         walked = " or ".join(modality) if modality else "affirming"
         return PathResult(
-            start, goal, None, f"no chain within {max_hops} hops walking only {walked} claims"
+            start,
+            goal,
+            None,
+            f"no chain within {max_hops} hops walking only {walked} claims",
+            claims_read=graph.claims_read,
         )
-    return PathResult(start, goal, hops)
+    return PathResult(start, goal, hops, claims_read=graph.claims_read)
+
+
+class _Stopped(Exception):
+    """The search read more claims than its budget."""
 
 
 # -- SQL for either backend ----------------------------------------------------------------
@@ -149,8 +184,12 @@ class _Graph:
     """Claims as edges between nodes (an entity's resolution group, itself when ungrouped),
     filtered by modality and relation."""
 
-    def __init__(self, conn: Connection, modality: list[str], relations: list[str]) -> None:
+    def __init__(
+        self, conn: Connection, modality: list[str], relations: list[str], budget: int
+    ) -> None:
         self.conn = conn
+        self.budget = budget
+        self.claims_read = 0  # by every chunk, against the budget
         self.sql = _Sql(conn)
         sql = self.sql
         self.filters = ["subject_entity_id <> object_entity_id"]
@@ -242,12 +281,16 @@ class _Graph:
         if stream.after is not None:
             after = resume
             params.update({f"k{i}": v for i, v in enumerate(stream.after)})
-        bound = ""
-        if limit is not None and self.sql.postgres:
-            bound = self.limit_sql
-            params["limit"] = limit
-        rows = self.sql.rows(sql.format(after=after, limit=bound), params)
-        if bound and len(rows) == limit:
+        resumable = limit is not None and self.sql.postgres
+        # One claim past the budget at most (how the search knows it is spent), on either
+        # backend: a SQLite level is otherwise read whole.
+        n = self.budget - self.claims_read + 1
+        if resumable and limit < n:
+            n = limit
+        params["limit"] = n
+        rows = self.sql.rows(sql.format(after=after, limit=self.limit_sql), params)
+        self.claims_read += len(rows)
+        if resumable and len(rows) == n:
             last = rows[-1]
             stream.after = (last[0], last[2], last[1]) if stream.forward else last
             stream.todo = stream.todo[bisect_left(stream.todo, last[0]) :]
@@ -424,6 +467,8 @@ class _Search:
                     self.best = (length, meet)
             if self.best is not None and self.best[0] <= self.bound():
                 continue  # taken above, before the bound rises with a finished level
+            if self.graph.claims_read > self.graph.budget:
+                raise _Stopped  # the chunk was cut at the budget: its level is not whole
             if side.level_done:
                 if not side.reached:
                     return self._exhausted(side)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,9 +56,22 @@ def decode_cursor(cursor: str | None, size: int) -> list[Any] | None:
         value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, UnicodeDecodeError):
         raise BadCursor("invalid cursor") from None
-    if not isinstance(value, list) or len(value) != size:
+    if not isinstance(value, list) or len(value) != size or not all(map(_bindable, value)):
         raise BadCursor("invalid cursor")
     return value
+
+
+# A cursor's parts are bound as SQL parameters: only what a page's key is made of (text,
+# booleans, 64-bit integers, finite numbers, null), never objects, lists or numbers a database refuses.
+_INT64 = 2**63
+
+
+def _bindable(part: Any) -> bool:
+    if part is None or isinstance(part, str | bool):
+        return True
+    if isinstance(part, int):
+        return -_INT64 <= part < _INT64
+    return isinstance(part, float) and math.isfinite(part)
 
 
 @dataclass(frozen=True)

@@ -144,11 +144,20 @@ def _screen(
 
 def _stored_documents(conn: Connection, ids: Sequence[str]) -> dict[str, str]:
     """id -> document of the claims of ``ids`` stored already (by primary key)."""
+    if conn.dialect.name == "postgresql":
+        with conn.connection.driver_connection.cursor() as cur:  # type: ignore[union-attr]
+            return _owners(cur, ids)
     found: dict[str, str] = {}
     for part in chunks(ids):
         rows = conn.execute(select(ClaimRow.id, ClaimRow.document_id).where(ClaimRow.id.in_(part)))
         found.update((i, d) for i, d in rows)
     return found
+
+
+def _owners(cur: Any, ids: Sequence[str]) -> dict[str, str]:
+    """``_stored_documents`` on a psycopg cursor: one statement for the whole batch."""
+    cur.execute("SELECT id, document_id FROM claims WHERE id = ANY(%s)", (list(ids),))
+    return dict(cur.fetchall())
 
 
 class Ledger:
@@ -718,8 +727,7 @@ class _BulkLoad:
         those were sent already, and stay (an entity names no claim)."""
         if self.refuse is None:
             return batch
-        self.cur.execute("SELECT id, document_id FROM claims WHERE id = ANY(%s)", (batch.ids,))
-        kept = _screen(batch.by_id, dict(self.cur.fetchall()), self.refuse)
+        kept = _screen(batch.by_id, _owners(self.cur, batch.ids), self.refuse)
         if len(kept) == len(batch.by_id):
             return batch
         return _Prepared(

@@ -140,10 +140,12 @@ def given_up(spec: BatchSpec, deliveries: int, why: str) -> Segment:
     return Segment(spec.batch, spec.kind, [result.row()], result.counters())
 
 
-def run_batch(service: RunService, run_id: str, batch: str, token: str) -> str:
-    """Execute one delivery of a batch; return what happened (for logs and tests)."""
+def run_batch(service: RunService, run_id: str, batch: str, token: str, node: str = "") -> str:
+    """Execute one delivery of a batch on worker ``node``; return what happened (for logs
+    and tests). An earlier delivery its worker still runs keeps the batch ("busy"), so the
+    redelivery cap below only ever counts deliveries that are gone."""
     settings, runs = service.settings, service.runs
-    begun = runs.begin(run_id, batch, token, settings.lease_seconds)
+    begun = runs.begin(run_id, batch, token, settings.lease_seconds, node)
     if begun.status != "run":
         return begun.status
     assert begun.spec is not None

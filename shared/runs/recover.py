@@ -1,7 +1,7 @@
 """Reconcile and rebuild: lost messages, dead workers and a lost Redis cost time, not results.
 
 ``reconcile`` (every few seconds, from beat or a waiting client) sends again only the
-batches whose lease expired, restarts planning or finalizing that stopped moving, and
+batches whose lease expired and whose holder is no longer running, restarts planning or finalizing that stopped moving, and
 rebuilds from storage any unfinished run that Redis no longer knows. Storage holds, per
 run, the record, every planning step, every split and every batch's segment, so the
 Redis state of a run can be derived from it exactly: the planning cursor and step, the
@@ -48,7 +48,8 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
 
     now = now or time.time()
     runs, settings = service.runs, service.settings
-    stats = {"runs": 0, "batches": 0, "plans": 0, "finalized": 0, "rebuilt": 0, "reviews": 0}
+    names = ("runs", "batches", "kept", "plans", "finalized", "rebuilt", "reviews")
+    stats = dict.fromkeys(names, 0)
     stats["rebuilt"] = sync_from_storage(service)
     for run_id in runs.active_run_ids():
         record = runs.get(run_id)
@@ -63,16 +64,26 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
                 waiting["queue"],
                 waiting["since"],
             )
-        lost = runs.expired(run_id, service.queued_lease_until())
+        # A holder still running keeps its batch for another lease (its renewals were late).
+        expired = runs.expired(
+            run_id, service.queued_lease_until(), time.time() + settings.lease_seconds
+        )
+        lost = expired.resent
         for spec in lost:
             service.enqueue(spec.kind, [run_id, spec.batch])
-        if lost:
+        if lost or expired.kept:
             from groundswell.shared import metrics
 
             for spec in lost:
                 metrics.BATCHES_RESENT.labels(spec.kind).inc()
+            for spec in expired.kept:
+                metrics.LEASES_KEPT.labels(spec.kind).inc()
             stats["batches"] += len(lost)
+            stats["kept"] += len(expired.kept)
+        if lost:
             log.warning("run %s: sent %d batches again (expired leases)", run_id, len(lost))
+        if expired.kept:
+            log.info("run %s: %d late leases kept (still running)", run_id, len(expired.kept))
         stalled = now - runs.idle_since(run_id) >= settings.stall_seconds
         if not stalled:
             continue

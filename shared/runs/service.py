@@ -20,7 +20,7 @@ from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
-from groundswell.shared.schedules import ScheduleStore
+from groundswell.shared.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.settings import ApiKey, Settings
 from groundswell.shared.storage import ObjectStore, open_store
 
@@ -237,10 +237,10 @@ class RunService:
 
         return plan_run(self, run_id)
 
-    def execute(self, run_id: str, batch: str, token: str) -> str:
+    def execute(self, run_id: str, batch: str, token: str, node: str = "") -> str:
         from groundswell.shared.runs.execute import run_batch
 
-        return run_batch(self, run_id, batch, token)
+        return run_batch(self, run_id, batch, token, node)
 
     def release(self, run_id: str, batch: str, token: str, why: str, *, retry: bool) -> None:
         """A delivery ends without recording: a retry is not a death; a failure is, and is
@@ -302,16 +302,33 @@ class RunService:
         return policy, created
 
     def fire_schedule(self, schedule_id: str, trigger: str = "tick") -> RunRecord | None:
-        """Start the run of a schedule (None if it is gone, still running, or already fired)."""
-        schedule = self.schedules.get(schedule_id)
+        """Start the run of a schedule (None if it is gone, unreadable, still running, or
+        already fired)."""
+        try:
+            schedule = self.schedules.get(schedule_id)
+        except UnreadableSchedule:  # logged and counted; kept until someone removes it
+            metrics.SCHEDULE_FIRES.labels("unreadable").inc()
+            return None
         if schedule is None:
+            return None
+        if schedule.origin == "api" and not self.settings.corpus_allowed(schedule.corpus):
+            # Checked now, not only when it was added: the allow-list may have changed since.
+            error = (
+                f"corpus {schedule.corpus} is not under GROUNDSWELL_ALLOWED_CORPORA now: "
+                f"{trigger} started no run"
+            )
+            log.warning("schedule %s: %s", schedule_id, error)
+            self.schedules.refused(schedule_id, error)
+            metrics.SCHEDULE_FIRES.labels("refused").inc()
             return None
         if trigger == "tick" and schedule.last_run_id:
             last = self.get_or_none(schedule.last_run_id)
             if last is not None and not last.terminal:
                 log.info("schedule %s: run %s still going, tick skipped", schedule_id, last.id)
+                metrics.SCHEDULE_FIRES.labels("skipped").inc()
                 return None
         if not self.schedules.claim_fire(schedule, trigger):
+            metrics.SCHEDULE_FIRES.labels("skipped").inc()
             return None
         spec = RunSpec(
             corpus=schedule.corpus,
@@ -321,5 +338,6 @@ class RunService:
         )
         record, _ = self.submit(spec, schedule=schedule.id)
         self.schedules.fired(schedule.id, record.id)
+        metrics.SCHEDULE_FIRES.labels("started").inc()
         log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)
         return record

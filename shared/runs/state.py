@@ -18,13 +18,15 @@ Every transition is one Lua script, so each is atomic and costs one round trip:
   exactly once, however often the batch is delivered; recording a read batch releases the
   batches it holds (they get a queued lease; the caller sends them);
 - ``split``: replace a pending batch by its two halves (a delivery of it died);
-- ``expired``: the pending batches whose lease ran out (lost messages, dead workers).
+- ``expired``: the pending batches whose lease ran out (lost messages, dead workers); a
+  holder its worker still lists as running keeps its batch (``shared.runs.liveness``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -33,6 +35,7 @@ from typing import Any
 
 import redis
 
+from groundswell.shared.runs.liveness import Holder, Running, holder_alive
 from groundswell.shared.runs.models import RunRecord, listed_at
 
 PREFIX = "gs"
@@ -92,7 +95,8 @@ return 1
 """
 
 _BEGIN = """
--- KEYS: run, pending, leases, attempts; ARGV: batch, token, now, lease until
+-- KEYS: run, pending, leases, attempts
+-- ARGV: batch, token, now, lease until, node, the holder the caller found not running
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
   return {'gone'}
@@ -107,11 +111,19 @@ if not spec then
 end
 local owner = redis.call('HGET', KEYS[4], ARGV[1] .. '|owner')
 local lease = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1]) or '0')
-if owner and owner ~= ARGV[2] and lease > tonumber(ARGV[3]) then
-  return {'busy'}
+if owner and owner ~= ARGV[2] then
+  if lease > tonumber(ARGV[3]) then
+    return {'busy'}
+  end
+  if owner ~= ARGV[6] then
+    -- Its lease ran out, but it may still run (a late renewal): the caller asks its node.
+    local holder = redis.call('HMGET', KEYS[4], ARGV[1] .. '|node', ARGV[1] .. '|since')
+    return {'ask', owner, holder[1] or '', holder[2] or '0'}
+  end
 end
 local n = redis.call('HINCRBY', KEYS[4], ARGV[1], 1)
-redis.call('HSET', KEYS[4], ARGV[1] .. '|owner', ARGV[2])
+redis.call('HSET', KEYS[4], ARGV[1] .. '|owner', ARGV[2], ARGV[1] .. '|node', ARGV[5],
+           ARGV[1] .. '|since', ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 return {'run', n, spec, redis.call('HGET', KEYS[4], ARGV[1] .. '|why') or ''}
 """
@@ -152,7 +164,8 @@ if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then
   return 0
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why')
+redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why',
+           ARGV[1] .. '|node', ARGV[1] .. '|since')
 local n = 0
 for i = 4, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
@@ -174,7 +187,8 @@ end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('SREM', KEYS[6], ARGV[1])
-redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why')
+redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why',
+           ARGV[1] .. '|node', ARGV[1] .. '|since')
 -- A read batch releases the batches that wait for it (each once: a half of a split read
 -- batch finds them released by the other half).
 local released = {}
@@ -226,14 +240,25 @@ return 1
 """
 
 _EXPIRED = """
--- KEYS: pending, leases, attempts; ARGV: now, lease until, limit
+-- KEYS: pending, leases, attempts; ARGV: now, lease until, limit, kept until, then the
+-- holders found still running
 -- Pending batches whose lease ran out get a fresh (queued) lease and no owner: the caller
--- sends them again. Leases of batches no longer pending are dropped.
+-- sends them again; those whose holder still runs keep it, with a lease until "kept
+-- until". Leases of batches no longer pending are dropped.
+local running = {}
+for i = 5, #ARGV do
+  running[ARGV[i]] = true
+end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-local out = {}
+local out, kept = {}, {}
 for _, batch in ipairs(expired) do
   local spec = redis.call('HGET', KEYS[1], batch)
-  if spec then
+  local owner = redis.call('HGET', KEYS[3], batch .. '|owner')
+  if spec and owner and running[owner] then
+    redis.call('ZADD', KEYS[2], ARGV[4], batch)
+    kept[#kept + 1] = batch
+    kept[#kept + 1] = spec
+  elseif spec then
     redis.call('ZADD', KEYS[2], ARGV[2], batch)
     redis.call('HDEL', KEYS[3], batch .. '|owner')
     out[#out + 1] = batch
@@ -242,7 +267,7 @@ for _, batch in ipairs(expired) do
     redis.call('ZREM', KEYS[2], batch)
   end
 end
-return out
+return {out, kept}
 """
 
 _LIST_VIEW = """
@@ -354,6 +379,16 @@ class Recorded:
     resume_planning: bool
     run_complete: bool
     released: tuple[BatchSpec, ...] = ()  # held batches this record released: send them
+
+
+@dataclass(frozen=True)
+class Expired:
+    resent: list[BatchSpec]  # their holders are gone: send them again
+    kept: list[BatchSpec]  # their holders still run (a late renewal): left to finish
+
+
+def _specs(flat: list[str]) -> list[BatchSpec]:
+    return [BatchSpec.loads(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
 
 
 @dataclass(frozen=True)
@@ -615,11 +650,26 @@ class RunStore:
 
     # -- batches ------------------------------------------------------------------------
 
-    def begin(self, run_id: str, batch: str, token: str, lease_seconds: float) -> Begun:
-        now = time.time()
-        out = self._begin(
-            keys=self._batch_keys(run_id), args=[batch, token, now, now + lease_seconds]
-        )
+    def begin(
+        self, run_id: str, batch: str, token: str, lease_seconds: float, node: str = ""
+    ) -> Begun:
+        """Take a batch's lease for the delivery ``token`` on worker ``node``. An earlier
+        holder whose lease ran out keeps the batch while its node lists it as running."""
+        not_running = ""
+        for _ in range(3):  # a new holder between two calls: ask again, then leave it
+            now = time.time()
+            out = self._begin(
+                keys=self._batch_keys(run_id),
+                args=[batch, token, now, now + lease_seconds, node, not_running],
+            )
+            if out[0] != "ask":
+                break
+            holder = Holder(out[1], out[2], float(out[3]))
+            if self.holders_running([holder], now):
+                return Begun("busy")
+            not_running = holder.token
+        else:
+            return Begun("busy")
         if out[0] != "run":
             return Begun(out[0])
         return Begun("run", int(out[1]), BatchSpec.loads(batch, out[2]), out[3])
@@ -674,14 +724,32 @@ class RunStore:
         )
         fresh, outstanding, resume, complete = out[:4]
         raw = out[4] if len(out) > 4 else []
-        released = tuple(BatchSpec.loads(raw[i], raw[i + 1]) for i in range(0, len(raw), 2))
+        released = tuple(_specs(raw))
         return Recorded(fresh == 1, int(outstanding), resume == 1, complete == 1, released)
 
-    def expired(self, run_id: str, lease_until: float, limit: int = 1000) -> list[BatchSpec]:
-        """Pending batches whose lease ran out; they get a new lease (the caller resends them)."""
+    def expired(
+        self, run_id: str, lease_until: float, kept_until: float, limit: int = 1000
+    ) -> Expired:
+        """Pending batches whose lease ran out: those whose holder still runs keep it until
+        ``kept_until``; the others get a new lease until ``lease_until`` (the caller resends
+        them)."""
+        now = time.time()
         keys = self._batch_keys(run_id)[1:]
-        out = self._expired(keys=keys, args=[time.time(), lease_until, limit])
-        return [BatchSpec.loads(out[i], out[i + 1]) for i in range(0, len(out), 2)]
+        due = self.r.zrangebyscore(keys[1], "-inf", now, start=0, num=limit)
+        if not due:
+            return Expired([], [])
+        fields = [f"{b}|{part}" for b in due for part in ("owner", "node", "since")]
+        values = self.r.hmget(keys[2], fields)
+        holders = [
+            Holder(owner, node or "", float(since or 0))
+            for owner, node, since in zip(*[iter(values)] * 3, strict=True)
+            if owner
+        ]
+        running = self.holders_running(holders, now)
+        out, kept = self._expired(
+            keys=keys, args=[now, lease_until, limit, kept_until, *sorted(running)]
+        )
+        return Expired(_specs(out), _specs(kept))
 
     def pending(self, run_id: str) -> list[BatchSpec]:
         raw = self.r.hgetall(self._k(run_id, "pending"))
@@ -822,7 +890,27 @@ class RunStore:
         pipe.execute()
 
     def unregister_worker(self, node: str) -> None:
-        self.r.delete(f"{PREFIX}:worker:{node}", f"{PREFIX}:consumes:{node}")
+        self.r.delete(
+            f"{PREFIX}:worker:{node}", f"{PREFIX}:running:{node}", f"{PREFIX}:consumes:{node}"
+        )
+
+    def announce_running(
+        self, node: str, tokens: Iterable[str], every: float, at: float | None = None
+    ) -> None:
+        """What a worker's parent says its pool executes, every ``every`` seconds (see
+        :mod:`shared.runs.liveness`); the key outlives it only while it is not stale."""
+        at = time.time() if at is None else at
+        record = Running(at=at, every=every, tokens=frozenset(tokens))
+        self.r.set(f"{PREFIX}:running:{node}", record.dumps(), ex=math.ceil(record.stale_after))
+
+    def holders_running(self, holders: list[Holder], now: float) -> set[str]:
+        """The tokens of ``holders`` that their nodes list as running (one round trip)."""
+        nodes = sorted({h.node for h in holders if h.node})
+        if not nodes:
+            return set()
+        raw = self.r.mget([f"{PREFIX}:running:{n}" for n in nodes])
+        records = {n: Running.loads(r) for n, r in zip(nodes, raw, strict=True)}
+        return {h.token for h in holders if holder_alive(h, records.get(h.node), now)}
 
     def consumed_queues(self) -> set[str] | None:
         """The queues the live workers consume; None when one of them did not say (a worker

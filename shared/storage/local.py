@@ -30,7 +30,22 @@ _TMP = ".tmp-"
 
 
 def _snapshot_dir() -> Path:
-    return Path(tempfile.gettempdir()) / "groundswell-listings"
+    """This user's private folder of snapshots (0700, made here): a shared, predictable
+    folder would let another user read the listings or plant a snapshot a run then plans
+    from. Under the temporary folder, not $XDG_RUNTIME_DIR: a snapshot of a million keys is
+    ~100 MB, too much for that small RAM-backed folder."""
+    uid = os.getuid()
+    folder = Path(tempfile.gettempdir()) / f"groundswell-listings-{uid}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or stat.S_IMODE(st.st_mode) & 0o077:
+        raise StorageRefused(
+            f"{folder}: the listing snapshots' folder must be a folder of uid {uid} with mode "
+            f"0700 (it is {_kind(st.st_mode) if not stat.S_ISDIR(st.st_mode) else 'a folder'} "
+            f"of uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):04o}): remove it"
+        )
+    return folder
 
 
 class LocalStore:
@@ -39,7 +54,7 @@ class LocalStore:
         self.url = str(self.root)
 
     def _path(self, key: str) -> Path:
-        if not key or key.startswith("/") or ".." in key.split("/"):
+        if not key or key.startswith("/") or ".." in key.split("/") or "\0" in key:
             raise StorageError(f"invalid object key {key!r}")
         return self.root / key
 
@@ -61,16 +76,30 @@ class LocalStore:
                 raise KeyError(key)
             if not stat.S_ISREG(st.st_mode):
                 raise StorageRefused(f"{key}: not a regular file ({_kind(st.st_mode)})")
-            if self._outside(path):
+            if self._outside(path.parent):
                 raise StorageRefused(f"{key}: reached through a symbolic link to a folder")
             if max_bytes is not None and st.st_size > max_bytes:
                 raise StorageRefused(f"{key}: {st.st_size} bytes, over the limit of {max_bytes}")
             return fh.read()
 
-    def _outside(self, path: Path) -> bool:
-        """Whether a folder on the way is a link that leads out of the root."""
-        parent = os.path.realpath(path.parent)
-        return parent != str(self.root) and not parent.startswith(str(self.root) + os.sep)
+    def _outside(self, folder: Path) -> bool:
+        """Whether ``folder`` (or one on the way to it) is a link that leads out of the root."""
+        real = os.path.realpath(folder)
+        return real != str(self.root) and not real.startswith(str(self.root) + os.sep)
+
+    def _listing_top(self, prefix: str) -> tuple[Path, str]:
+        """The folder a listing of ``prefix`` walks, and its key prefix. Refused as keys are
+        (``..``, absolute, NUL), and when the folder is a link out of the root: a linked
+        ``claims/`` would list another folder's names into the run's errors."""
+        if prefix.startswith("/") or ".." in prefix.split("/") or "\0" in prefix:
+            raise StorageRefused(f"invalid listing prefix {prefix[:200]!r}")
+        base = prefix.rpartition("/")[0]
+        top = self.root / base if base else self.root
+        if base and self._outside(top):
+            raise StorageRefused(
+                f"{base}/: a symbolic link to a folder outside the store, not listed"
+            )
+        return top, base + "/" if base else ""
 
     def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
         path = self._path(key)
@@ -148,11 +177,10 @@ class LocalStore:
 
     def _walk_infos(self, prefix: str, start_after: str | None) -> Iterator[ObjectInfo]:
         after = start_after.encode() if start_after is not None else None
-        base = prefix.rpartition("/")[0]
-        top = self.root / base if base else self.root
+        top, rel = self._listing_top(prefix)
         if not top.is_dir():
             return
-        for key, st in _walk_sorted(top, base + "/" if base else "", prefix.encode(), after):
+        for key, st in _walk_sorted(top, rel, prefix.encode(), after):
             yield ObjectInfo(key, st.st_size, f"{st.st_mtime_ns:x}-{st.st_size:x}")
 
     # A snapshot file holds one line per key: ``key \t size \t etag``, sorted by key bytes.
@@ -168,6 +196,7 @@ class LocalStore:
     def _snapshot_infos(
         self, prefix: str, start_after: str | None, snapshot: str
     ) -> Iterator[ObjectInfo]:
+        self._listing_top(prefix)  # refused before a snapshot of it is read
         path = self._snapshot_path(prefix, snapshot)
         if not path.exists():
             self._build_snapshot(prefix, path)
@@ -180,7 +209,6 @@ class LocalStore:
 
     def _build_snapshot(self, prefix: str, path: Path) -> None:
         """Walk once and sort externally: memory is one sort chunk, whatever the folder."""
-        path.parent.mkdir(parents=True, exist_ok=True)
         _prune_old_snapshots(path.parent)
         chunks: list[str] = []
         buffer: list[bytes] = []
@@ -193,10 +221,9 @@ class LocalStore:
             chunks.append(name)
             buffer.clear()
 
-        base = prefix.rpartition("/")[0]
-        top = self.root / base if base else self.root
+        top, rel = self._listing_top(prefix)
         try:
-            for key, st in _walk_any_order(top, base + "/" if base else "", prefix):
+            for key, st in _walk_any_order(top, rel, prefix):
                 etag = f"{st.st_mtime_ns:x}-{st.st_size:x}"
                 buffer.append(f"{key}\t{st.st_size}\t{etag}\n".encode())
                 if len(buffer) >= SNAPSHOT_SORT_CHUNK:

@@ -305,3 +305,58 @@ def test_an_unreachable_ledger_is_a_503_that_names_no_host_and_only_after_the_ke
         assert secret not in down.text
     assert f"127.0.0.1:{port}" in caplog.text or f"port {port}" in caplog.text  # for operators
     assert "s3cret-pw" not in caplog.text
+
+
+def test_a_path_search_past_its_budget_answers_that_it_stopped(redis_server, tmp_path, monkeypatch):
+    from groundswell.shared.ledger import path as path_module
+    from tests.shared.ledger.graphs import two_stars
+
+    monkeypatch.setattr(path_module, "PROBE_PAIRS", 0)
+    db = tmp_path / "stars.sqlite3"
+    with Ledger.open(str(db)) as ledger:
+        record(ledger, two_stars(40))
+    settings = Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        ledger_url=f"sqlite:///{db}",
+        ledger_path_budget=30,
+        api_key_hashes=f"ops:runs:{hash_api_key(RUNS)}",
+    )
+    with TestClient(create_app(settings), headers={"X-API-Key": RUNS}) as client:
+        done = client.get("/v1/ledger/path", params={"start": "Hub A", "goal": "Hub B"})
+    close_ledgers()
+    assert done.status_code == 200
+    body = done.json()
+    assert body["found"] is False and body["stopped"] is True
+    assert body["reason"].startswith("search stopped: it read 31 claims")
+
+
+def test_a_ledger_database_that_goes_away_is_a_503_too(redis_server, tmp_path, caplog):
+    from groundswell.shared.ledger.pgserver import PostgresServer
+
+    server = PostgresServer(prefix="gs-ledger-gone-")
+    url = server.start()
+    try:
+        settings = Settings(
+            broker_url=redis_server.url,
+            storage_url=str(tmp_path / "out"),
+            ledger_url=url,
+            api_key_hashes=f"ops:runs:{hash_api_key(RUNS)}",
+        )
+        with TestClient(create_app(settings), headers={"X-API-Key": RUNS}) as client:
+            assert client.get("/v1/ledger/claims").status_code == 200
+            server.stop()
+            with caplog.at_level("WARNING", logger="groundswell.api.routes.ledger"):
+                gone = [
+                    client.get("/v1/ledger/claims"),
+                    client.get("/v1/ledger/path", params={"start": "a", "goal": "b"}),
+                ]
+    finally:
+        close_ledgers()
+        server.stop()
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    for answer in gone:
+        assert answer.status_code == 503, answer.text
+        assert answer.json() == {"detail": "ledger database unavailable"}
+        assert port not in answer.text and "127.0.0.1" not in answer.text
+    assert port in caplog.text  # the operator's log names the database

@@ -110,7 +110,7 @@ def test_schedules_are_added_listed_and_removed(client):
     schedule = created.json()
     assert schedule["policy"] == "default@latest" and schedule["cron"] == "0 3 * * *"
     assert schedule["ledger"] is False  # its runs load no ledger unless asked
-    assert [s["id"] for s in client.get("/v1/schedules").json()] == [schedule["id"]]
+    assert [s["id"] for s in client.get("/v1/schedules").json()["items"]] == [schedule["id"]]
     assert client.get(f"/v1/schedules/{schedule['id']}").json()["runs"] == 0
     both = client.post("/v1/schedules", json={**body, "every_seconds": 60})
     assert both.status_code == 422 and "exactly one of every_seconds" in both.json()["detail"]
@@ -129,12 +129,12 @@ def test_schedules_are_added_listed_and_removed(client):
     assert run_typo.status_code == 422 and "polcy" in run_typo.json()["detail"]
     policy_typo = client.post("/v1/policies", json={"name": "x", "verfy": {}})
     assert policy_typo.status_code == 422 and "verfy" in policy_typo.json()["detail"]
-    assert len(client.get("/v1/schedules").json()) == 1  # only the good one was saved
+    assert len(client.get("/v1/schedules").json()["items"]) == 1  # only the good one was saved
     unknown = client.post("/v1/schedules", json={**body, "policy": "nope"})
     assert unknown.status_code == 422
     assert client.delete(f"/v1/schedules/{schedule['id']}").status_code == 204
     assert client.delete(f"/v1/schedules/{schedule['id']}").status_code == 404
-    assert client.get("/v1/schedules").json() == []
+    assert client.get("/v1/schedules").json() == {"items": [], "unreadable": []}
     # With the ledger on: stored with the schedule (the runs it starts carry it).
     loading = client.post("/v1/schedules", json={**body, "ledger": True})
     assert loading.status_code == 201 and loading.json()["ledger"] is True
@@ -179,3 +179,28 @@ def test_diff_of_two_runs_with_pagination(client, pipeline, tmp_path):
     shown = client.get(f"/v1/runs/{ids[0]}").json()
     assert shown["output"] is None
     assert client.get(f"/v1/runs/{ids[0]}/summary").json()["output"] is None
+
+
+def test_one_unreadable_policy_version_hides_no_other_policy(client, service_settings):
+    from pathlib import Path
+
+    from tests.api.test_schedules import _metric
+
+    store = Path(service_settings["storage_url"]) / "policies"
+    assert client.get("/v1/policies").status_code == 200  # the built-ins are registered
+    for name, data in (("broken", "{not json"), ("half", '{"name": "half"}')):
+        (store / name).mkdir(parents=True)
+        (store / name / "1.json").write_text(data)
+    before = _metric(client, "groundswell_bad_records_total", collection="policies")
+    listed = client.get("/v1/policies")
+    assert listed.status_code == 200, listed.text
+    assert [p["name"] for p in listed.json()] == ["default", "guarded", "permissive", "strict"]
+    assert _metric(client, "groundswell_bad_records_total", collection="policies") == before + 2
+    one = client.get("/v1/policies/broken")
+    assert one.status_code == 404 and "policies/broken/1.json is unreadable" in one.text
+    assert client.get("/v1/policies/half/versions/1").status_code == 404
+    # Publishing over an unreadable latest version is refused with what is wrong (not a 500).
+    over = client.post("/v1/policies", json={"name": "broken", "extends": "default@1"})
+    assert over.status_code == 422 and "unreadable" in over.json()["detail"]
+    other = client.post("/v1/policies", json={"name": "fresh", "extends": "default@1"})
+    assert other.status_code == 201, other.text

@@ -182,9 +182,10 @@ def test_the_page_needs_a_session(settings):
     assert script.status_code == 200 and "X-CSRF-Token" in script.text
 
 
-def test_sign_in_past_the_failures_limit_lets_no_key_in(service_settings):
-    """Guessing keys at the sign-in form is bounded: past the address's failures, even the
-    right key is refused (429) without being tried, and every attempt counts toward the
+def test_sign_in_past_the_failures_limit_refuses_guesses_not_the_key(service_settings):
+    """Guessing keys at the sign-in form is bounded: past the address's failures a wrong key
+    gets 429, but the right key still signs in (others' failures behind one address must not
+    lock a reviewer out; tests/api/test_auth_lockout.py), and every attempt counts toward the
     address's limit, as a request of the API does."""
     keys = [f"rita:runs+review:{hash_api_key(RITA)}"]
     guarded = _settings(service_settings, keys).model_copy(
@@ -192,9 +193,10 @@ def test_sign_in_past_the_failures_limit_lets_no_key_in(service_settings):
     )
     client = _client(guarded)
     assert [_sign_in(client, f"gs_guess_{n}").status_code for n in range(2)] == [403, 403]
-    refused = _sign_in(client, RITA)
+    refused = _sign_in(client, "gs_guess_2")
     assert refused.status_code == 429 and "set-cookie" not in refused.headers
     assert "retry-after" in refused.headers
+    assert _sign_in(client, RITA).status_code == 303
 
     busy = _settings(service_settings, keys).model_copy(update={"api_rate_per_address": "2/minute"})
     client = _client(busy)

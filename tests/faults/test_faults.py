@@ -15,9 +15,11 @@ over its time limit, with only that unit failed and named with its cause:
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -65,8 +67,15 @@ def _values(service_settings: dict, s3_endpoint: str, **extra: object) -> dict:
     return {**service_settings, "storage_url": f"s3://{bucket}/out", **extra}
 
 
-def _wait(pipeline: Pipeline, run_id: str, timeout: float = 180, on_progress=None) -> dict:
-    """Wait like a client that survives Redis going away: retry, reconcile, carry on."""
+def _wait(
+    pipeline: Pipeline,
+    run_id: str,
+    timeout: float = 180,
+    on_progress=None,
+    reconciled: Counter | None = None,
+) -> dict:
+    """Wait like a client that survives Redis going away: retry, reconcile, carry on.
+    ``reconciled`` sums what each reconcile did (batches sent again, leases kept)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -77,7 +86,9 @@ def _wait(pipeline: Pipeline, run_id: str, timeout: float = 180, on_progress=Non
                 return summary
             if on_progress:
                 on_progress(pipeline.service.progress(run_id))
-            pipeline.service.reconcile()
+            stats = pipeline.service.reconcile()
+            if reconciled is not None:
+                reconciled.update(stats)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             pass
         time.sleep(0.2)
@@ -157,32 +168,114 @@ def _slow_corpus(folder: Path, shared_corpus: Path, claims: int) -> None:
         )
 
 
+class SlowUnit:
+    """Watches the slow unit's batch in the run state while the run goes: how many
+    deliveries began it, and (with ``expire``) takes its lease away while it runs, as a
+    renewal thread that is always late would."""
+
+    def __init__(self, pipeline: Pipeline, run_id: str, expire: bool = False) -> None:
+        self.r, self.run_id, self.expire = pipeline.service.runs.r, run_id, expire
+        self.runs = pipeline.service.runs
+        self.batch: str | None = None
+        self.deliveries = 0
+        self.expired = 0
+
+    def __call__(self, progress) -> None:
+        if self.batch is None:
+            slow = [s for s in self.runs.pending(self.run_id) if s.doc_ids == ["slow"]]
+            self.batch = next((s.batch for s in slow if s.kind == "verify"), None)
+            if self.batch is None:
+                return
+        attempts = f"gs:run:{self.run_id}:attempts"
+        self.deliveries = max(self.deliveries, int(self.r.hget(attempts, self.batch) or 0))
+        if self.expire and self.r.hget(attempts, f"{self.batch}|owner"):
+            leases = f"gs:run:{self.run_id}:leases"
+            self.expired += self.r.zadd(leases, {self.batch: 0}, xx=True, ch=True)
+
+
+def _slow_run(
+    pipeline: Pipeline, folder: Path, values: dict, expire: bool = False
+) -> tuple[dict, float, SlowUnit, Counter]:
+    for name in ("w1", "w2"):
+        pipeline.start_worker(name, concurrency=2)
+    record, _ = pipeline.service.submit(RunSpec(corpus=str(folder)))
+    watch, reconciled = SlowUnit(pipeline, record.id, expire), Counter()
+    started = time.monotonic()
+    summary = _wait(pipeline, record.id, on_progress=watch, reconciled=reconciled)
+    return summary, time.monotonic() - started, watch, reconciled
+
+
+def _timed_clean_run(folder: Path, tmp_path: Path) -> tuple[dict, dict, float]:
+    """The in-process summary of the slow corpus, time limits that leave the slow unit
+    eight times what it took here (a loaded machine took 31 s where a quiet one takes 6 s,
+    past the fixture's 20 s soft limit), and how long it took."""
+    started = time.monotonic()
+    clean = run_in_process(str(folder), "default", str(tmp_path / "clean"), Settings())
+    took = time.monotonic() - started
+    soft = max(20, math.ceil(8 * took))
+    limits = {"task_soft_time_limit": soft, "task_time_limit": soft + 10}
+    return clean, {**limits, "visibility_timeout": soft + 20}, took
+
+
 def test_a_unit_slower_than_the_stall_interval_is_left_to_finish(
     service_settings, shared_corpus, tmp_path
 ):
     folder = tmp_path / "corpus"
     _slow_corpus(folder, shared_corpus, claims=20_000)
-    clean = run_in_process(str(folder), "default", str(tmp_path / "clean"), Settings())
+    clean, limits, took_here = _timed_clean_run(folder, tmp_path)
+    # The lease is a quarter of what the unit took here, measured on this machine as it is
+    # now: a busy machine computes slower and gets a longer lease, so the unit still outlives
+    # several leases and its renewals (every third of one) keep the same margin.
+    lease = max(1.5, took_here / 4)
     values = {
         **service_settings,
+        **limits,
         "storage_url": str(tmp_path / "out"),
-        "stall_seconds": 0.5,  # reconcile looks at the run every 0.2 s
-        "lease_seconds": 1.5,  # renewed every 0.5 s while the unit computes
+        "stall_seconds": lease / 3,  # reconcile looks at the run every 0.2 s
+        "lease_seconds": lease,
         "batch_max_units": 1,
     }
     pipeline = Pipeline(values, tmp_path)
     try:
-        for name in ("w1", "w2"):
-            pipeline.start_worker(name, concurrency=2)
-        record, _ = pipeline.service.submit(RunSpec(corpus=str(folder)))
-        started = time.monotonic()
-        summary = _wait(pipeline, record.id)
-        took = time.monotonic() - started
+        summary, took, watch, reconciled = _slow_run(pipeline, folder, values)
     finally:
         pipeline.stop()
-    assert took > 3 * values["stall_seconds"]  # it really was slow
+    # The figures (shown with pytest -rP): how slow, and what reconcile did meanwhile.
+    print(f"unit here {took_here:.1f} s, run {took:.1f} s, lease {lease:.2f} s, {reconciled}")
+    assert took > 2 * lease  # it really was slow: it outlived two leases, six stall intervals
     _same(summary, clean)
     assert summary["failed_units"] == 0 and summary["units"]["verify"]["computed"] == 4
+    # Left to finish: one delivery, never sent again, never given up.
+    assert watch.batch is not None and watch.deliveries == 1, vars(watch)
+    assert reconciled["batches"] == 0, reconciled
+
+
+def test_a_unit_whose_renewals_are_late_is_kept_while_its_worker_runs_it(
+    service_settings, shared_corpus, tmp_path
+):
+    """Issue 25: a late renewal thread let the lease expire, and the valid unit was given
+    up. Here its lease is taken away whenever it runs and no redelivery is allowed: its
+    worker still lists the delivery, so reconcile keeps the lease and nothing is lost."""
+    folder = tmp_path / "corpus"
+    _slow_corpus(folder, shared_corpus, claims=20_000)
+    clean, limits, _ = _timed_clean_run(folder, tmp_path)
+    values = {
+        **service_settings,
+        **limits,
+        "storage_url": str(tmp_path / "out"),
+        "max_redeliveries": 0,  # a second delivery of the unit would give it up
+        "batch_max_units": 1,
+    }
+    pipeline = Pipeline(values, tmp_path)
+    try:
+        summary, _, watch, reconciled = _slow_run(pipeline, folder, values, expire=True)
+    finally:
+        pipeline.stop()
+    _same(summary, clean)
+    assert summary["failed_units"] == 0 and summary["units"]["verify"]["computed"] == 4
+    print(f"lease taken away {watch.expired} times, {reconciled}")  # pytest -rP shows it
+    assert watch.expired >= 2 and reconciled["kept"] >= 2, (vars(watch), reconciled)
+    assert watch.deliveries == 1 and reconciled["batches"] == 0, (vars(watch), reconciled)
 
 
 def test_a_unit_over_its_time_limit_fails_alone_and_says_why(

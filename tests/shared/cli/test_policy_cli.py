@@ -95,3 +95,27 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
     assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 0
     assert schedule_id not in groundswell("schedule", "list", env=env).stdout
     assert groundswell("schedule", "remove", schedule_id, env=env).returncode == 2
+
+
+def test_schedule_list_and_remove_survive_an_unreadable_schedule(pipeline):
+    from groundswell.shared.schedules import PREFIX
+    from tests.api.test_schedules import OLD_BAD_RECORD
+
+    env = service_env(**pipeline.values)
+    added = groundswell("schedule", "add", str(SAMPLE_CORPUS), "--every", "1h", env=env)
+    assert added.returncode == 0, added.stderr
+    good = added.stdout.strip()
+    pipeline.service.runs.r.hset(PREFIX + "s", OLD_BAD_RECORD["id"], json.dumps(OLD_BAD_RECORD))
+
+    listed = groundswell("schedule", "list", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert good in listed.stdout and "s-0badf00d" not in listed.stdout
+    assert "schedule s-0badf00d is unreadable" in listed.stderr
+    assert "groundswell schedule remove s-0badf00d" in listed.stderr
+    as_json = json.loads(groundswell("schedule", "list", "--json", env=env).stdout)
+    assert [s["id"] for s in as_json["items"]] == [good]
+    assert [u["id"] for u in as_json["unreadable"]] == ["s-0badf00d"]
+
+    removed = groundswell("schedule", "remove", "s-0badf00d", env=env)
+    assert removed.returncode == 0 and "removed s-0badf00d" in removed.stdout
+    assert "unreadable" not in groundswell("schedule", "list", env=env).stderr

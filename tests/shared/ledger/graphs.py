@@ -60,6 +60,14 @@ class C:
     subject_type: str = TYPE
 
 
+def two_stars(n: int) -> list[C]:
+    """Two stars of ``n`` leaves joined leaf to leaf far from their hubs: a search between
+    the hubs (without the frontier probe) reads every leaf's claims before it can meet."""
+    claims = [C(f"a{i:03d}", "Hub A", "OWNS", f"A {i:03d}") for i in range(n)]
+    claims += [C(f"b{i:03d}", "Hub B", "OWNS", f"B {i:03d}") for i in range(n)]
+    return [*claims, C("j", f"A {n - 1:03d}", "OWNS", f"B {n - 1:03d}")]
+
+
 def name(rng: random.Random) -> str:
     return "".join(rng.choice(_LETTERS) for _ in range(7)).capitalize()
 

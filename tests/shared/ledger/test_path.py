@@ -14,7 +14,7 @@ from sqlalchemy import insert
 from groundswell.shared.ledger import path as path_module
 from groundswell.shared.ledger.models import EntityGroupRow, entity_id
 from groundswell.shared.ledger.path import path
-from tests.shared.ledger.graphs import RELATIONS, TYPE, C, record
+from tests.shared.ledger.graphs import RELATIONS, TYPE, C, record, two_stars
 
 NAMES = [f"Node {chr(65 + i // 26)}{chr(65 + i % 26)}" for i in range(120)]
 
@@ -130,3 +130,59 @@ def test_a_side_that_reaches_everything_it_can_ends_the_search(ledger, monkeypat
     record(ledger, [C("x1", "Island", "OWNS", "Islet")])
     missing = path(ledger, "Island", "Leaf 007")
     assert not missing.found and "within 8 hops" in missing.reason
+
+
+def test_a_search_past_its_budget_stops_and_says_so(ledger, monkeypatch):
+    monkeypatch.setattr(path_module, "PROBE_PAIRS", 0)  # a chain only by reading levels
+    record(ledger, two_stars(40))
+    whole = path(ledger, "Hub A", "Hub B")
+    assert whole.found and len(whole.hops) == 3 and not whole.as_dict()["stopped"]
+    assert whole.claims_read > 40
+    stopped = path(ledger, "Hub A", "Hub B", budget=30)
+    answer = stopped.as_dict()
+    assert answer["found"] is False and answer["stopped"] is True and answer["hops"] == []
+    assert "search stopped" in answer["reason"] and "30 claims" in answer["reason"]
+    assert 30 < stopped.claims_read <= 31  # one claim past the budget is how it knows
+    # A search the budget does not bind answers as before (Hub A's 40 claims hold the goal).
+    assert path(ledger, "Hub A", "A 001", budget=45).found
+    missing = path(ledger, "Hub A", "Nowhere", budget=1)
+    assert not missing.found and not missing.as_dict()["stopped"]
+
+
+def test_the_budget_is_a_setting(ledger, monkeypatch):
+    from groundswell.shared.settings import Settings, get_settings
+
+    record(ledger, two_stars(40))
+    monkeypatch.setattr(path_module, "PROBE_PAIRS", 0)
+    monkeypatch.setenv("GROUNDSWELL_LEDGER_PATH_BUDGET", "25")
+    get_settings.cache_clear()
+    try:
+        assert get_settings().ledger_path_budget == 25
+        assert path(ledger, "Hub A", "Hub B").as_dict()["stopped"] is True
+    finally:
+        get_settings.cache_clear()
+    assert Settings().ledger_path_budget == 25
+    monkeypatch.delenv("GROUNDSWELL_LEDGER_PATH_BUDGET")
+    assert Settings().ledger_path_budget == 200_000  # a search reads about 400 at 10M claims
+
+
+def test_the_cli_says_a_search_stopped(ledger, ledger_url, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli import main
+
+    monkeypatch.setattr(path_module, "PROBE_PAIRS", 0)
+    record(ledger, two_stars(40))
+
+    def run(*args: str):
+        asked = ["ledger", "path", "Hub A", "Hub B", "--db", ledger_url, *args]
+        return CliRunner().invoke(main, asked, catch_exceptions=False)
+
+    done = run("--budget", "30")
+    assert done.exit_code == 1
+    assert done.output.startswith("Hub A to Hub B: search stopped: it read 31 claims")
+    answer = json.loads(run("--budget", "30", "--json").output)
+    assert answer["stopped"] is True and answer["found"] is False
+    assert run().exit_code == 0 and run("--budget", "0").exit_code == 2  # at least 1

@@ -470,7 +470,7 @@ def test_a_path_walks_affirming_claims_through_the_indexes_only(postgres_url):
             assert defs[name].endswith("INCLUDE (polarity, modality)"), defs[name]
         ids = [entity_id("Party", f"E{i}") for i in range(3)]
         with store.engine.connect() as conn:
-            graph = _Graph(conn, [], [])
+            graph = _Graph(conn, [], [], budget=1_000)
             cur = graph.sql.cursor
             cur.execute("SET enable_seqscan = off")
             cur.execute("SET enable_bitmapscan = off")

@@ -9,6 +9,7 @@ import pytest
 
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.runs.layout import segment_key
+from groundswell.shared.runs.liveness import LISTING_GRACE_SECONDS, MIN_STALE_SECONDS
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.runs.state import BatchSpec, RunStore, redis_client
@@ -45,6 +46,11 @@ def _plan(runs: RunStore, run_id: str, step: int, batches: list[BatchSpec], fini
         finished=finished,
         lease_until=time.time() + 3600,
     )
+
+
+def _expired(runs: RunStore, run_id: str) -> list[BatchSpec]:
+    """What reconcile sends again: the expired batches whose holder is gone."""
+    return runs.expired(run_id, time.time() + 60, kept_until=time.time() + 30).resent
 
 
 def test_a_batch_counts_once_however_often_it_is_recorded(runs):
@@ -87,8 +93,8 @@ def test_a_live_lease_turns_a_duplicate_delivery_away_and_an_expired_one_is_rese
     assert runs.begin("r1", a.batch, "delivery-2", lease_seconds=30).status == "busy"
     # Only the batch whose lease ran out is sent again; b still waits in its queue.
     time.sleep(0.4)
-    assert [s.batch for s in runs.expired("r1", time.time() + 60)] == [a.batch]
-    assert runs.expired("r1", time.time() + 60) == []  # it got a new lease
+    assert [s.batch for s in _expired(runs, "r1")] == [a.batch]
+    assert _expired(runs, "r1") == []  # it got a new lease
     again = runs.begin("r1", a.batch, "delivery-2", lease_seconds=30)
     assert again.status == "run" and again.attempts == 2  # the first delivery died
     runs.record("r1", a.batch, 1, 0, {})
@@ -105,7 +111,7 @@ def test_a_retry_gives_its_lease_back_without_counting_a_death(runs):
     runs.release("r1", a.batch, "m1", lease_until=time.time() + 60, why="", uncount=True)
     assert runs.begin("r1", a.batch, "m1", 30).attempts == 1  # the retry, not a redelivery
     runs.release("r1", a.batch, "m1", lease_until=0, why="ValueError: boom", uncount=False)
-    assert [s.batch for s in runs.expired("r1", time.time() + 60)] == [a.batch]
+    assert [s.batch for s in _expired(runs, "r1")] == [a.batch]
     begun = runs.begin("r1", a.batch, "m2", 30)
     assert begun.attempts == 2 and begun.why == "ValueError: boom"
 
@@ -144,7 +150,7 @@ def test_a_unit_that_keeps_killing_its_worker_is_isolated_by_splits_and_given_up
         assert runs.begin("r9", batch, token, 30).status == "run"
         # It ends without recording, and its lease runs out (what a SIGKILL leaves).
         runs.release("r9", batch, token, lease_until=0, why="", uncount=False)
-        assert batch in [s.batch for s in runs.expired("r9", time.time() + 60)]
+        assert batch in [s.batch for s in _expired(runs, "r9")]
 
     def deliver(batch: str) -> str:
         return service.execute("r9", batch, f"live-{time.monotonic()}")
@@ -226,3 +232,36 @@ def test_a_run_is_listed_at_the_time_of_its_id() -> None:
         listed_at("legacy", "2026-11-30T17:43:29Z")
         == datetime(2026, 11, 30, 17, 43, 29, tzinfo=UTC).timestamp()
     )
+
+
+def test_an_expired_lease_stays_with_a_holder_its_worker_still_runs(runs):
+    """A late renewal: the lease ran out, but the holder's worker lists it as running, so
+    reconcile keeps it and a second delivery is turned away; once the worker no longer lists
+    it, the batch is sent again and the next delivery counts."""
+    runs.create(_record())
+    a = BatchSpec("0000000000", "verify", ["x"])
+    _plan(runs, "r1", 1, [a])
+    assert runs.begin("r1", a.batch, "m1", lease_seconds=0.2, node="w1@host").status == "run"
+    runs.announce_running("w1@host", ["m1"], every=1)
+    time.sleep(0.3)  # its renewals are late: the lease ran out
+    expired = runs.expired("r1", time.time() + 60, kept_until=time.time() + 0.2)
+    assert expired.resent == [] and [s.batch for s in expired.kept] == [a.batch]
+    time.sleep(0.3)  # late again; a second delivery (a redelivered message) comes
+    assert runs.begin("r1", a.batch, "m2", lease_seconds=30, node="w2@host").status == "busy"
+    # The holder is gone (killed): a later record of its worker lists another delivery.
+    runs.announce_running("w1@host", ["m7"], every=1, at=time.time() + LISTING_GRACE_SECONDS)
+    assert [s.batch for s in _expired(runs, "r1")] == [a.batch]
+    again = runs.begin("r1", a.batch, "m2", lease_seconds=30, node="w2@host")
+    assert again.status == "run" and again.attempts == 2
+
+
+def test_a_new_delivery_takes_over_from_a_holder_whose_worker_is_gone(runs):
+    runs.create(_record())
+    a = BatchSpec("0000000000", "verify", ["x"])
+    _plan(runs, "r1", 1, [a])
+    runs.begin("r1", a.batch, "m1", lease_seconds=0.2, node="w1@host")
+    stopped = time.time() - MIN_STALE_SECONDS - 1
+    runs.announce_running("w1@host", ["m1"], every=1, at=stopped)  # it stopped announcing
+    time.sleep(0.3)
+    begun = runs.begin("r1", a.batch, "m2", lease_seconds=30, node="w2@host")
+    assert begun.status == "run" and begun.attempts == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import pytest
@@ -104,3 +105,73 @@ def test_a_local_snapshot_lists_like_the_walk_and_resumes_by_binary_search(tmp_p
     drop_snapshot(store, "documents/", "run-1")
     fresh = [i.key for p in store.list_pages("documents/", snapshot="run-1") for i in p]
     assert "documents/zz-late.txt" in fresh and len(fresh) == len(walked) + 1
+
+
+@pytest.mark.parametrize("snapshot", [None, "pass-1"])
+def test_a_local_listing_refuses_prefixes_that_escape_its_root(tmp_path, snapshot):
+    """As keys are: ``..`` segments, an absolute prefix or a NUL never list outside the root
+    (``GET /v1/policies/..`` once listed the whole output store)."""
+    from groundswell.shared.storage import StorageRefused
+
+    store = open_store(str(tmp_path / "store"))
+    store.put("policies/default/1.json", b"{}")
+    (tmp_path / "secret.txt").write_text("outside")
+    for prefix in ("policies/../", "../", "policies/../../", "/etc/", "/", "a\0b/", ".."):
+        with pytest.raises(StorageRefused, match="invalid listing prefix"):
+            list(store.list_pages(prefix, snapshot=snapshot))
+    listed = [i.key for p in store.list_pages("policies/", snapshot=snapshot) for i in p]
+    assert listed == ["policies/default/1.json"]
+
+
+@pytest.mark.parametrize("snapshot", [None, "pass-1"])
+def test_a_symlinked_folder_of_a_corpus_is_not_listed_into_errors(tmp_path, snapshot):
+    """``claims/`` as a link to another folder: that folder's names never become keys (and
+    then errors naming them); the listing is refused, naming the folder."""
+    from groundswell.shared.storage import StorageRefused
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "private-payroll.jsonl").write_text("{}\n")
+    corpus = tmp_path / "corpus"
+    (corpus / "documents").mkdir(parents=True)
+    (corpus / "documents" / "d.txt").write_text("text")
+    (corpus / "claims").symlink_to(elsewhere)
+    (corpus / "nested").mkdir()
+    (corpus / "nested" / "deeper").symlink_to(elsewhere)
+    store = open_store(str(corpus))
+    for prefix in ("claims/", "claims/private", "nested/deeper/"):
+        with pytest.raises(StorageRefused, match="a symbolic link to a folder") as refused:
+            list(store.list_pages(prefix, snapshot=snapshot))
+        assert "payroll" not in str(refused.value)
+    # Walking past a link (a listing of the whole corpus) lists the link, never its names.
+    everything = [i.key for p in store.list_pages("", snapshot=snapshot) for i in p]
+    assert not [k for k in everything if "payroll" in k]
+    assert "documents/d.txt" in everything
+
+
+def test_listing_snapshots_live_in_a_private_folder_of_this_user(tmp_path, monkeypatch):
+    """Not a shared, predictable /tmp/groundswell-listings: a folder of this user, 0700; one
+    that another user could write into (or owns) is refused, not used."""
+    import stat
+
+    from groundswell.shared.storage import StorageRefused, local
+
+    monkeypatch.setattr(local.tempfile, "gettempdir", lambda: str(tmp_path))
+    store = open_store(str(tmp_path / "store"))
+    store.put("documents/a.txt", b"a")
+    assert [i.key for p in store.list_pages("documents/", snapshot="s") for i in p]
+    (folder,) = [p for p in tmp_path.iterdir() if p.name.startswith("groundswell-listings")]
+    assert folder.name == f"groundswell-listings-{os.getuid()}"
+    st = folder.stat()
+    assert st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == 0o700
+    assert [p.suffix for p in folder.iterdir()] == [".lst"]
+    folder.chmod(0o777)  # as a folder another user made for us would be
+    with pytest.raises(StorageRefused, match="0700"):
+        list(store.list_pages("documents/", snapshot="t"))
+    folder.chmod(0o700)
+    for entry in folder.iterdir():
+        entry.unlink()
+    folder.rmdir()
+    folder.symlink_to(tmp_path / "store")  # a link planted where the folder would be
+    with pytest.raises(StorageRefused, match="0700"):
+        list(store.list_pages("documents/", snapshot="u"))
