@@ -464,14 +464,43 @@ def run_embedded(
             stack.callback(proc.stop)
         try:
             summary = _submit_and_wait(settings, spec, show_progress, timeout, private=True)
-        except BaseException:
+        except BaseException as exc:
             click.echo(f"worker logs: {log_dir}", err=True)
+            if not isinstance(exc, Interrupted):
+                raise
             # A second Ctrl-C must not leave workers or the private Redis behind.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            raise
-        if summary.get("state") != "succeeded":
-            click.echo(f"worker logs: {log_dir}", err=True)
-        return summary
+            click.echo("interrupted: stopping the private stack (workers and Redis)...", err=True)
+            interrupted = exc.run_id
+        else:
+            if summary.get("state") != "succeeded":
+                click.echo(f"worker logs: {log_dir}", err=True)
+            return summary
+    _left_in_store(settings, interrupted)
+    raise AssertionError("unreachable")  # _left_in_store exits
+
+
+def _left_in_store(settings, run_id: str) -> None:
+    """After Ctrl-C on a private stack, once it stopped: the run's state as the store has it
+    (workers finish their current batch as they stop: the run may even have ended)."""
+    from groundswell.shared.runs.layout import run_json
+    from groundswell.shared.runs.models import RunRecord
+    from groundswell.shared.storage import open_store
+
+    where = settings.storage_url
+    record = RunRecord.model_validate_json(open_store(where, settings).get(run_json(run_id)))
+    if record.terminal:
+        _fail(
+            f"interrupted: run {run_id} ended {record.state} as the private stack stopped; "
+            f"`groundswell report {run_id}` shows it",
+            EXIT_INTERRUPTED,
+        )
+    _fail(
+        f"interrupted: run {run_id} is left {record.state} in the store {where}; the private "
+        "stack (workers and Redis) is stopped. Run the corpus again to finish the work "
+        f"(what it computed is reused); cancel it with `groundswell cancel {run_id}`",
+        EXIT_INTERRUPTED,
+    )
 
 
 def _service(settings):
@@ -500,21 +529,23 @@ def _await_workers(service, timeout: float = 60) -> None:
 EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 
 
+class Interrupted(Exception):
+    """Ctrl-C while a private-stack run was waited for (said once the stack stopped)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+
+
 def _interrupted(service, run_id: str, private: bool) -> None:
-    """Ctrl-C while waiting: say what becomes of the run, then exit 130."""
-    state = service.get(run_id).state
+    """Ctrl-C while waiting: say what becomes of the run, then exit 130 (on a private stack,
+    once it stopped)."""
     if private:
-        where = service.output_url
-        _fail(
-            f"interrupted: run {run_id} is left {state} in the store {where}; the private "
-            "stack (workers and Redis) is stopped. Run the corpus again to finish the work "
-            f"(what it computed is reused); cancel it with `groundswell cancel {run_id}`",
-            EXIT_INTERRUPTED,
-        )
+        raise Interrupted(run_id)
     _fail(
-        f"interrupted: run {run_id} stays {state} and goes on in the workers of "
-        f"{service.settings.broker_url}; follow it with `groundswell status {run_id}`, cancel "
-        f"it with `groundswell cancel {run_id}`",
+        f"interrupted: run {run_id} stays {service.get(run_id).state} and goes on in the "
+        f"workers of {service.settings.broker_url}; follow it with `groundswell status "
+        f"{run_id}`, cancel it with `groundswell cancel {run_id}`",
         EXIT_INTERRUPTED,
     )
 

@@ -58,7 +58,7 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
         plan = runs.plan_state(run_id)
         waiting = service.waiting_for(run_id)  # noted for /metrics, and logged
         if waiting is not None:
-            log.warning(
+            log.info(  # info: `run --wait` says it to its user in its own words
                 "run %s: waiting for a worker on queue %r since %s (no live worker consumes it)",
                 run_id,
                 waiting["queue"],

@@ -108,7 +108,6 @@ def test_a_run_waiting_on_an_unconsumed_queue_says_so_within_a_stall_interval(
             )
             assert waiter.wait(timeout=120) == 0, "".join(lines)
             reader.join(timeout=10)
-            assert any("a worker consumes queue 'read' now" in x for x in lines), lines
             metrics = api.get("/metrics").text
             assert 'groundswell_queues_unconsumed{queue="read"} 0.0' in metrics
     finally:

@@ -106,7 +106,7 @@ def test_ctrl_c_on_a_private_stack_stops_it_and_says_what_becomes_of_the_run(tmp
     corpus = tmp_path / "corpus"
     for sub in ("documents", "claims"):
         (corpus / sub).mkdir(parents=True)
-    for i in range(400):  # long enough to be interrupted while it runs
+    for i in range(1500):  # long enough to be interrupted while it runs
         (corpus / "documents" / f"d{i}.txt").write_text(TEXT)
         (corpus / "claims" / f"d{i}.jsonl").write_text('{"id": "g", "claim": "The rate"}\n')
     env = {**os.environ, "GROUNDSWELL_STORAGE_URL": str(tmp_path / "out")}
