@@ -476,11 +476,11 @@ def run_embedded(
             if summary.get("state") != "succeeded":
                 click.echo(f"worker logs: {log_dir}", err=True)
             return summary
-    _left_in_store(settings, interrupted)
-    raise AssertionError("unreachable")  # _left_in_store exits
+    _fail(_left_in_store(settings, interrupted), EXIT_INTERRUPTED)
+    return {}  # not reached: _fail exits
 
 
-def _left_in_store(settings, run_id: str) -> None:
+def _left_in_store(settings, run_id: str) -> str:
     """After Ctrl-C on a private stack, once it stopped: the run's state as the store has it
     (workers finish their current batch as they stop: the run may even have ended)."""
     from groundswell.shared.runs.layout import run_json
@@ -490,16 +490,14 @@ def _left_in_store(settings, run_id: str) -> None:
     where = settings.storage_url
     record = RunRecord.model_validate_json(open_store(where, settings).get(run_json(run_id)))
     if record.terminal:
-        _fail(
+        return (
             f"interrupted: run {run_id} ended {record.state} as the private stack stopped; "
-            f"`groundswell report {run_id}` shows it",
-            EXIT_INTERRUPTED,
+            f"`groundswell report {run_id}` shows it"
         )
-    _fail(
+    return (
         f"interrupted: run {run_id} is left {record.state} in the store {where}; the private "
         "stack (workers and Redis) is stopped. Run the corpus again to finish the work "
-        f"(what it computed is reused); cancel it with `groundswell cancel {run_id}`",
-        EXIT_INTERRUPTED,
+        f"(what it computed is reused); cancel it with `groundswell cancel {run_id}`"
     )
 
 
