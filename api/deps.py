@@ -87,6 +87,18 @@ def require_api_key(
     return found
 
 
+def optional_api_key(
+    request: Request,
+    settings: SettingsDep,
+    key: Annotated[str | None, Security(api_key_header)],
+) -> ApiKey | None:
+    """The caller's key when it sends one (checked as :func:`require_api_key` checks it),
+    else None: for routes that answer without a key and narrow what a team's key sees."""
+    if not key and session.cookie_of(request, settings) is None:
+        return None
+    return require_api_key(request, settings, key)
+
+
 def _session_key(request: Request, settings: Settings, limits: Any, address: str) -> ApiKey:
     value = session.cookie_of(request, settings) or ""
     try:

@@ -157,14 +157,15 @@ LEASES_KEPT = Counter(
 RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state.", ["state"])
 
 # Stored records a reader skipped because it could not read them (each is logged with its
-# key); collection: schedules, beat_entries, policies.
+# key); collection: schedules, beat_entries, policies, runs.
 BAD_RECORDS = Counter(
     "groundswell_bad_records",
     "Stored records skipped by a reader (lists, beat, publishing) because they could not be "
-    "read, by collection (schedules, beat_entries, policies); each is logged with its key.",
+    "read, by collection (schedules, beat_entries, policies, runs); each is logged with its "
+    "key.",
     ["collection"],
 )
-BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies")
+BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies", "runs")
 SCHEDULE_FIRES = Counter(
     "groundswell_schedule_fires",
     "Schedules fired (beat ticks and policy publications), by outcome: started (a run), "

@@ -45,13 +45,16 @@ API_KEY_FORMS = (
 
 def corpus_under(corpus: str, root: str) -> bool:
     """Whether ``corpus`` lies at or under ``root``: a local folder (after resolving links, so
-    a link cannot lead out) or an s3://bucket[/prefix] (whole path parts only)."""
+    a link cannot lead out) or an s3://bucket[/prefix] (whole path parts only; a "." or ".."
+    part is under nothing: S3-compatible stores normalize them, so they could lead out)."""
     import os
 
     if corpus.startswith("s3://") or root.startswith("s3://"):
         if not (corpus.startswith("s3://") and root.startswith("s3://")):
             return False
         bucket, _, prefix = corpus[5:].partition("/")
+        if {".", ".."} & set(prefix.split("/")):
+            return False
         a_bucket, _, a_prefix = root[5:].rstrip("/").partition("/")
         prefix = prefix.rstrip("/")
         return bucket == a_bucket and (
@@ -254,6 +257,9 @@ class Settings(BaseSettings):
     # no audit, one answer settles, no lead, no task for a rejected slot. A run keeps the
     # policy its tasks were made under.
     review_policy: dict[str, Any] | None = None
+    # The most answers one reviewer may give one task: past them an answer is refused (409),
+    # never stored and ignored. The reviewer's latest answer is the one that counts.
+    review_max_answers: int = Field(default=100, ge=1, le=100_000)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).

@@ -225,6 +225,8 @@ def service_settings(redis_server: RedisServer, s3_endpoint: str, tmp_path) -> d
         "batch_max_units": 8,
         "batch_bytes": 400_000,
         "min_schedule_seconds": 1,
+        # Tests read /metrics before and after an action: each read is a fresh scrape.
+        "metrics_cache_seconds": 0,
     }
 
 

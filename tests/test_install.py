@@ -8,6 +8,7 @@ but ``groundswell``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -39,10 +40,20 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
 @pytest.fixture(scope="module")
 def runtime(tmp_path_factory) -> Path:
     """A fresh venv with ``pip install <repository>``: the runtime dependencies only."""
-    venv = tmp_path_factory.mktemp("runtime") / "venv"
+    root = tmp_path_factory.mktemp("runtime")
+    venv = root / "venv"
+    # Built from a copy: setuptools builds in the source tree's build/, and two test processes
+    # (xdist puts this module's tests on several) building one tree at once collide there.
+    source = shutil.copytree(
+        REPO,
+        root / "source",
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache"
+        ),
+    )
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     done = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", str(REPO)],
+        [str(venv / "bin" / "pip"), "install", "-q", str(source)],
         capture_output=True,
         text=True,
         timeout=900,

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 _ledgers: dict[str, Ledger] = {}
 
 
-def get_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
+def open_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_api_key)]) -> Ledger:
     """One open ledger (an engine and its pool) per URL, migrated when first opened. Only for
     a caller with a key (the dependency is the routes' own, run once a request), and a 503
     that says no more than that: the database's host, port and user are logged here."""
@@ -73,8 +73,31 @@ def _shown(url: str) -> str:
         return "(an unreadable URL)"
 
 
+def get_ledger(
+    ledger: Annotated[Ledger, Depends(open_ledger)],
+    key: Annotated[ApiKey, Depends(require_api_key)],
+) -> Ledger:
+    """The ledger, for a key without corpora: the routes that do not filter claims by their
+    corpus yet refuse a team's key (403) rather than show every team's claims."""
+    if key.limited:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"the API key {key.name!r} sees only its corpora: this ledger route shows every "
+            "team's claims and needs a key without corpora (claims, search and history show "
+            "a team its own)",
+        )
+    return ledger
+
+
 LedgerDep = Annotated[Ledger, Depends(get_ledger)]
+# The ledger for the routes that show a team's key only its corpora's claims.
+TeamLedgerDep = Annotated[Ledger, Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+def _sees(key: ApiKey):
+    """What a team's key sees of the ledger's claims (None: a key without corpora, all)."""
+    return key.sees if key.limited else None
 
 
 def _paged(query) -> dict[str, Any]:
@@ -86,8 +109,8 @@ def _paged(query) -> dict[str, Any]:
 
 @router.get("/claims", operation_id="ledger_claims")
 def list_claims(
-    _: Principal,  # the scope before the ledger: a refusal never waits for the database
-    ledger: LedgerDep,
+    key: Principal,  # the scope before the ledger: a refusal never waits for the database
+    ledger: TeamLedgerDep,
     document: str | None = None,
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
@@ -95,7 +118,8 @@ def list_claims(
     cursor: Cursor = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
-    """Claims in id order, each with its asserter, modality, document and span."""
+    """Claims in id order, each with its asserter, modality, document and span; for a team's
+    key, the claims of its corpora only."""
     from groundswell.shared.ledger.queries import claims
 
     return _paged(
@@ -107,6 +131,7 @@ def list_claims(
             modality=modality,
             cursor=cursor,
             limit=limit,
+            sees=_sees(key),
         )
     )
 
@@ -180,25 +205,26 @@ def find_path(
 
 @router.get("/search", operation_id="ledger_search")
 def search_claims(
-    _: Principal,
-    ledger: LedgerDep,
+    key: Principal,
+    ledger: TeamLedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     cursor: Cursor = None,
     limit: Limit = 15,
 ) -> dict[str, Any]:
-    """Claims whose evidence quote has any word of ``q`` (stemmed), best first."""
+    """Claims whose evidence quote has any word of ``q`` (stemmed), best first; for a team's
+    key, the claims of its corpora only."""
     from groundswell.shared.ledger.search import search
 
     try:
-        return search(ledger, q, cursor=cursor, limit=limit).as_dict()
+        return search(ledger, q, cursor=cursor, limit=limit, sees=_sees(key)).as_dict()
     except ValueError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
 
 
 @router.get("/history", operation_id="ledger_history")
 def fact_history(
-    _: Principal,
-    ledger: LedgerDep,
+    principal: Principal,
+    ledger: TeamLedgerDep,
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
@@ -206,10 +232,14 @@ def fact_history(
     limit: Limit = 100,
 ) -> dict[str, Any]:
     """The values one document's field (and key) had across the runs and policy versions that
-    loaded them, oldest first, each with its run, policy version, receipt digest and span."""
+    loaded them, oldest first, each with its run, policy version, receipt digest and span (for
+    a team's key, of its corpora only)."""
     from groundswell.shared.ledger.history import history_page
 
-    return _paged(lambda: history_page(ledger, document, field, key, cursor=cursor, limit=limit))
+    sees = _sees(principal)
+    return _paged(
+        lambda: history_page(ledger, document, field, key, cursor=cursor, limit=limit, sees=sees)
+    )
 
 
 @router.get("/state", operation_id="ledger_state")

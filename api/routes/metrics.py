@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from groundswell.api.deps import SettingsDep
+from groundswell.api.deps import ServiceDep, SettingsDep, optional_api_key
+from groundswell.shared.settings import ApiKey
 
 router = APIRouter(tags=["metrics"])
 
@@ -70,6 +71,13 @@ class QueueCollector:
             "groundswell_queue_length", "Messages waiting per queue.", labels=["queue"]
         )
         active = GaugeMetricFamily("groundswell_runs_active", "Runs not yet finished.")
+        pending = GaugeMetricFamily(
+            "groundswell_pending_batches",
+            "Batches the active runs have sent to each queue and not yet recorded: waiting, "
+            "reserved by a worker or running (what the autoscaler scales on; a queue's length "
+            "misses the reserved ones).",
+            labels=["queue"],
+        )
         idle = GaugeMetricFamily(
             "groundswell_run_idle_seconds",
             "Seconds since the active run that has gone longest without progress last "
@@ -87,12 +95,14 @@ class QueueCollector:
             (key, GaugeMetricFamily(name, text, labels=labels)) for name, key, text in POLICY_GAUGES
         ]
         try:
-            from groundswell.workers.app import queue_depths
+            from groundswell.workers.app import QUEUE_OF, queue_depths
 
             for queue, n in queue_depths(self._app()).items():
                 depth.add_metric([queue], n)
             run_ids = service.runs.active_run_ids()
             active.add_metric([], len(run_ids))
+            for kind, n in service.runs.outstanding_batches(run_ids).items():
+                pending.add_metric([QUEUE_OF[kind]], n)
             progressed = [t for t in service.runs.progressed_at(run_ids) if t]
             idle.add_metric([], max(0.0, time.time() - min(progressed)) if progressed else 0.0)
             for queue, n in unconsumed_queues(service.runs, run_ids).items():
@@ -108,6 +118,7 @@ class QueueCollector:
         yield from (
             depth,
             active,
+            pending,
             idle,
             unconsumed,
             *(family for _, family in per_policy),
@@ -188,6 +199,33 @@ def scrape(max_age: float) -> bytes:
         return body
 
 
+class TeamView:
+    """The registry as a team's key sees it: every series, but of those labelled by corpus
+    only the series of the key's corpora."""
+
+    def __init__(self, labels: set[str]) -> None:
+        self.labels = labels
+
+    def collect(self):
+        for family in REGISTRY.collect():
+            family.samples = [
+                s for s in family.samples if s.labels.get("corpus", None) in (None, *self.labels)
+            ]
+            yield family
+
+
 @router.get("/metrics", include_in_schema=False)
-def metrics(settings: SettingsDep) -> Response:
-    return Response(scrape(settings.metrics_cache_seconds), media_type=CONTENT_TYPE_LATEST)
+def metrics(
+    settings: SettingsDep,
+    service: ServiceDep,
+    key: Annotated[ApiKey | None, Depends(optional_api_key)],
+) -> Response:
+    """Every series for the operator's scrape (no key) and an unlimited key; for a team's
+    key, the per-corpus series of its corpora only (made for the request: a key's requests
+    are rate limited)."""
+    if key is None or not key.limited:
+        return Response(scrape(settings.metrics_cache_seconds), media_type=CONTENT_TYPE_LATEST)
+    from groundswell.shared.metrics import corpus_label
+
+    labels = {corpus_label(c) for c in service.runs.corpora() if key.sees(c)}
+    return Response(generate_latest(TeamView(labels)), media_type=CONTENT_TYPE_LATEST)

@@ -46,13 +46,13 @@ def _decode(cursor: str) -> dict[str, Any]:
 def list_receipts(
     run_id: str,
     service: ServiceDep,
-    _: Principal,
+    key: Principal,
     cursor: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> ReceiptPage:
     """A finished run's units in (doc_id, kind) order; a running run's units recorded so far,
     in batch order. Each page reads one piece of the index (or a few segments)."""
-    get_run(service, run_id)
+    get_run(service, run_id, key)
     rows, following = service.receipts_page(run_id, _decode(cursor) if cursor else None, limit)
     return ReceiptPage(
         items=[
@@ -69,10 +69,10 @@ def list_receipts(
     operation_id="document_receipts",
 )
 def document_receipts(
-    run_id: str, doc_id: str, service: ServiceDep, _: Principal
+    run_id: str, doc_id: str, service: ServiceDep, key: Principal
 ) -> DocumentReceipts:
     """The verification and admission receipts of one document in a run."""
-    get_run(service, run_id)
+    get_run(service, run_id, key)
     try:
         found = service.document_receipts(run_id, doc_id)
     except ReceiptError as exc:

@@ -15,22 +15,82 @@ from pydantic_core import PydanticCustomError
 
 from groundswell.api.deps import Reviewer, ServiceDep
 from groundswell.api.params import run_id_or_404
+from groundswell.shared.canonical import canonical_text
 from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
 from groundswell.shared.review.store import (
     InputsChanged,
     ReviewStore,
     ReviewUnavailable,
     RunReview,
+    TooManyAnswers,
     UnknownTask,
     latest_by_reviewer,
     task_state,
     utc_time,
 )
+from groundswell.shared.settings import ApiKey
 
 router = APIRouter(tags=["review"])
 
 SERVER_MEMBERS = ("format", "task", "reviewer", "time", "sequence", "previous", "entry_sha256")
 Code = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=100)]
+Short = Annotated[str, Field(max_length=1000)]
+# A correction is one value and its evidence: a few hundred bytes, rarely a few thousand.
+MAX_CANDIDATE_BYTES = 16_384
+
+
+class SpanIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start: StrictInt
+    end: StrictInt
+
+
+class EvidenceIn(BaseModel):
+    """One evidence item of a candidate (groundgate's spec, section 2.5): its members only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["document", "reference", "external", "knowledge"] | None = None
+    role: Literal["value", "sign", "scale", "unit", "key", "field"] | None = None
+    ref: Short | None = None
+    start: StrictInt | None = None
+    end: StrictInt | None = None
+    text: str | None = None
+    url: Short | None = None
+    retrieved: Short | None = None
+
+
+class CorrectionIn(BaseModel):
+    """The candidate of a correction: a candidate's members (groundgate's section 2.5) and
+    ``proposer``, which the server sets (the key's name), at most MAX_CANDIDATE_BYTES."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Annotated[str, Field(max_length=200)] | StrictInt | None = None
+    proposer: Short | None = None
+    field: Short
+    value: StrictInt | Annotated[str, Field(max_length=10_000)]
+    unit: Short | None = None
+    key: Short | None = None
+    evidence: EvidenceIn | Annotated[list[EvidenceIn], Field(max_length=16)] | None = None
+    search_region: SpanIn | None = None
+    confidence: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> CorrectionIn:
+        size = len(canonical_text(self.given()).encode("utf-8"))
+        if size > MAX_CANDIDATE_BYTES:
+            raise PydanticCustomError(
+                "candidate_size",
+                "{size} bytes of JSON, at most {most}: a correction is one value and its evidence",
+                {"size": size, "most": MAX_CANDIDATE_BYTES},
+            )
+        return self
+
+    def given(self) -> dict[str, Any]:
+        """The candidate as given (members left out stay out: they are part of its digest)."""
+        return self.model_dump(exclude_unset=True)
 
 
 class AnswerIn(BaseModel):
@@ -42,7 +102,7 @@ class AnswerIn(BaseModel):
 
     verdict: Literal["confirm", "choose", "correct", "adjust_span", "not_in_document", "unsure"]
     decision: StrictInt | None = Field(default=None, ge=0)
-    candidate: dict[str, Any] | None = None
+    candidate: CorrectionIn | None = None
     codes_kept: list[Code] = Field(default_factory=list, max_length=100)
     reason_seen: StrictBool = False
     keys: StrictInt = Field(default=0, ge=0, le=1_000_000)
@@ -65,9 +125,10 @@ class AnswerIn(BaseModel):
         return value
 
 
-def run_review(service: Any, run_id: str) -> RunReview:
+def run_review(service: Any, run_id: str, key: ApiKey) -> RunReview:
+    """The run's review, when the key sees the run's corpus (else 404, as for no run)."""
     record = service.get_or_none(run_id_or_404(run_id))
-    if record is None:
+    if record is None or not key.sees(record.corpus):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
     return RunReview(service, record)
 
@@ -83,9 +144,9 @@ def run_manifest(review: RunReview) -> dict[str, Any]:
         raise _conflict(exc) from None
 
 
-def _run_step(service: Any, run_id: str, step: Any) -> dict[str, Any]:
+def _run_step(service: Any, run_id: str, key: ApiKey, step: Any) -> dict[str, Any]:
     """``step(review)`` of a run's review; 409 when its tasks cannot be made (yet)."""
-    review = run_review(service, run_id)
+    review = run_review(service, run_id, key)
     run_manifest(review)
     try:
         return step(review)
@@ -96,23 +157,33 @@ def _run_step(service: Any, run_id: str, step: Any) -> dict[str, Any]:
 def _store(service: Any) -> ReviewStore:
     """The review objects of this deployment's output store: tasks and answers are filed by
     key, whichever run made them."""
-    return ReviewStore(service.store(service.output_url), service.settings.list_page_size)
+    settings = service.settings
+    output = service.store(service.output_url)
+    return ReviewStore(output, settings.list_page_size, settings.review_max_answers)
 
 
-def _stored_task(store: ReviewStore, task_key: str) -> dict[str, Any]:
+def _stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -> dict[str, Any]:
+    """The stored task, when the key sees the corpus of the run that made it (else 404, as
+    for no task: another team's tasks are not there)."""
     try:
-        return store.task(task_key)
+        stored = store.task(task_key)
     except ValueError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key[:80]}: {exc}") from None
     except UnknownTask:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}") from None
+    if key.limited:
+        record = service.get_or_none(stored["origin"]["run"])
+        if record is None or not key.sees(record.corpus):
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}")
+    return stored
 
 
-def _latest_run(service: Any, policy: str, most: int = 1000) -> str:
-    """The newest finished run under the policy version ``policy`` (or NAME@latest)."""
+def _latest_run(service: Any, policy: str, key: ApiKey, most: int = 1000) -> str:
+    """The newest finished run under the policy version ``policy`` (or NAME@latest) among
+    the runs the key sees."""
     ref = service.policies.resolve(policy).ref
     for offset in range(0, most, 100):
-        records, total = service.list_runs(offset, 100)
+        records, total = service.list_runs(offset, 100, key)
         for record in records:
             finished = record.state in ("succeeded", "partially_failed")
             if finished and record.policy.get("ref") == ref:
@@ -125,7 +196,7 @@ def _latest_run(service: Any, policy: str, most: int = 1000) -> str:
 @router.get("/v1/review/tasks", operation_id="list_review_tasks")
 def list_tasks(
     service: ServiceDep,
-    _: Reviewer,
+    key: Reviewer,
     run: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     code: Annotated[str | None, Query(max_length=100)] = None,
     field: Annotated[str | None, Query(max_length=1000)] = None,
@@ -139,7 +210,7 @@ def list_tasks(
     state; ``next_cursor`` continues it (a rare filter may give a short page and a cursor).
     Without ``run``, the latest finished run under the ``policy`` version (NAME@N)."""
     filters = {"code": code, "field": field, "doc_id": document}
-    return queue(service, run, policy, filters, state, cursor, limit)
+    return queue(service, run, policy, filters, state, cursor, limit, key)
 
 
 def queue(
@@ -150,6 +221,7 @@ def queue(
     state: str | None,
     cursor: str | None,
     limit: int,
+    key: ApiKey,
 ) -> dict[str, Any]:
     """A page of a run's tasks under the filters (document, field, code), the policy version
     and the answer state: what ``GET /v1/review/tasks`` answers, and the review page shows."""
@@ -159,8 +231,8 @@ def queue(
                 status.HTTP_422_UNPROCESSABLE_ENTITY,
                 "run: give a run, or a policy version whose latest finished run to list",
             )
-        run = _latest_run(service, policy)
-    review = run_review(service, run)
+        run = _latest_run(service, policy, key)
+    review = run_review(service, run, key)
     manifest = run_manifest(review)
     ref = manifest.get("policy_ref") or ""
     out: dict[str, Any] = {"run": run, "policy": ref, "tasks": manifest["tasks"]}
@@ -172,25 +244,45 @@ def queue(
     return {**out, "items": page.rows, "next_cursor": page.cursor}
 
 
-def task_with_answers(service: Any, task_key: str) -> dict[str, Any]:
-    """The stored task (404 when there is none), every answer to it in order, each
-    reviewer's latest and the state."""
+def task_with_answers(service: Any, task_key: str, key: ApiKey) -> dict[str, Any]:
+    """The stored task (404 when there is none, or the key does not see it), each reviewer's
+    latest answer (oldest first, and by reviewer), how many answers each gave, and the state."""
     store = _store(service)
-    stored = _stored_task(store, task_key)
-    answers = store.answers(task_key)
+    stored = _stored_task(service, store, task_key, key)
+    current = store.current(task_key)
+    answers = [c["answer"] for c in current]
     return {
         **stored,
         "answers": answers,
         "latest": latest_by_reviewer(answers),
+        "counts": {c["reviewer"]: c["count"] for c in current},
         "state": task_state(answers),
     }
 
 
 @router.get("/v1/review/tasks/{task_key}", operation_id="get_review_task")
-def get_task(task_key: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
-    """The task@1, where it was made (run, document, receipt), every answer to it in order,
-    each reviewer's latest and the state (disputed when they disagree)."""
-    return task_with_answers(service, task_key)
+def get_task(task_key: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
+    """The task@1, where it was made (run, document, receipt), each reviewer's latest
+    answer (the ones that count) and how many they gave, and the state (disputed when they
+    disagree); every answer given is in ``GET .../answers``."""
+    return task_with_answers(service, task_key, key)
+
+
+@router.get("/v1/review/tasks/{task_key}/answers", operation_id="list_review_answers")
+def list_answers(
+    task_key: str,
+    service: ServiceDep,
+    key: Reviewer,
+    reviewer: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    cursor: Annotated[str | None, Query(pattern=r"^[0-9a-f]{64}/[0-9]{9}$")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    """Every answer given to the task, a page at a time: each reviewer's in the order they
+    were given (``reviewer``: only theirs); ``next_cursor`` continues it."""
+    store = _store(service)
+    _stored_task(service, store, task_key, key)
+    page = store.history(task_key, reviewer, cursor, limit)
+    return {"task": task_key, "reviewer": reviewer, "items": page.rows, "next_cursor": page.cursor}
 
 
 @router.post(
@@ -202,17 +294,22 @@ def answer_task(
     task_key: str, body: AnswerIn, service: ServiceDep, key: Reviewer
 ) -> dict[str, Any]:
     """Add an answer (append-only: an earlier answer, this reviewer's or another's, is kept;
-    each reviewer's latest counts). 422 names the member when the answer breaks its task."""
+    each reviewer's latest counts). 422 names the member when the answer breaks its task;
+    409 past the answers one reviewer may give one task (never stored and then ignored)."""
     from groundswell.shared.review.resolve import AnswerError, Resolver
 
-    stored = _stored_task(_store(service), task_key)
+    store = _store(service)
+    stored = _stored_task(service, store, task_key, key)
+    if store.answer_count(task_key, key.name) >= store.max_answers:
+        raise _conflict(TooManyAnswers(task_key, key.name, store.max_answers))
     origin = stored["origin"]
-    review = run_review(service, origin["run"])
+    review = run_review(service, origin["run"], key)
     record = {
         "format": "answer@1",
         "task": task_key,
         "reviewer": key.name,
         **body.model_dump(),
+        "candidate": _proposed(body.candidate, key.name),
         "time": utc_time(datetime.now(UTC)),
     }
     try:
@@ -227,19 +324,37 @@ def answer_task(
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_ENTITY, f"{exc.member}: {exc.reason}"
         ) from None
-    stored_as = review.store.add_answer(record)
+    try:
+        stored_as = store.add_answer(record)
+    except TooManyAnswers as exc:  # a concurrent answer of the same reviewer took the last
+        raise _conflict(exc) from None
     service.runs.mark_reviewed(origin["run"])  # its gauges are refreshed by reconcile
-    answers = review.store.answers(task_key)
+    current = store.current(task_key)  # one object per reviewer, not every answer
     return {
         "answer": record,
         "stored_as": stored_as,
-        "answers": len(answers),
-        "state": task_state(answers),
+        "answers": sum(c["count"] for c in current),
+        "state": task_state([c["answer"] for c in current]),
     }
 
 
+def _proposed(candidate: CorrectionIn | None, name: str) -> dict[str, Any] | None:
+    """A correction's candidate as stored: proposed by the key's reviewer, whatever the body
+    says; a body naming another proposer is refused rather than silently renamed."""
+    if candidate is None:
+        return None
+    given, proposer = candidate.given(), f"person:{name}"
+    if given.get("proposer", proposer) != proposer:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"candidate.proposer: the proposer is the API key's name ({proposer}), set by the "
+            "server: leave it out",
+        )
+    return {**given, "proposer": proposer}
+
+
 @router.get("/v1/runs/{run_id}/review/measures", operation_id="get_review_measures")
-def measures(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def measures(run_id: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """The run's review load (tasks, answered, open, disputed, reviewers, median wait) and
     groundgate's measures over its answers."""
     from groundswell.shared.review import gauges
@@ -249,20 +364,20 @@ def measures(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
         gauges.record(service, review.record, result)
         return result
 
-    return _run_step(service, run_id, measured)
+    return _run_step(service, run_id, key, measured)
 
 
 @router.post("/v1/runs/{run_id}/review/resolve", operation_id="resolve_review")
-def resolve(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def resolve(run_id: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """Resolve each packet of the run from the answers so far; each resolution@1 is stored
     under its key (``receipts/review/``) and the run's list is returned."""
-    return _run_step(service, run_id, RunReview.resolve)
+    return _run_step(service, run_id, key, RunReview.resolve)
 
 
 @router.get("/v1/runs/{run_id}/review/resolution", operation_id="get_review_resolution")
-def resolution(run_id: str, service: ServiceDep, _: Reviewer) -> dict[str, Any]:
+def resolution(run_id: str, service: ServiceDep, key: Reviewer) -> dict[str, Any]:
     """The run's latest resolution (404 before the first resolve)."""
-    found = run_review(service, run_id).store.run_resolution(run_id)
+    found = run_review(service, run_id, key).store.run_resolution(run_id)
     if found is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"run {run_id} has not been resolved: POST .../resolve"

@@ -122,11 +122,14 @@
       return;
     }
     const template = task.dataset.template ? JSON.parse(task.dataset.template) : {};
-    const candidate = Object.assign({}, template);
+    // Only a candidate's members: the server refuses others, and names the proposer itself.
+    const candidate = {};
+    for (const name of ["unit", "key", "evidence", "search_region"]) {
+      if (template[name] !== undefined) candidate[name] = template[name];
+    }
     const field = document.getElementById("field").textContent;
     const slotKey = document.getElementById("slot-key");
     candidate.id = "review-" + Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 8);
-    candidate.proposer = "person:" + document.getElementById("reviewer").textContent;
     candidate.field = field;
     if (slotKey) candidate.key = slotKey.textContent;
     const number = Number(value.replace(/,/g, ""));

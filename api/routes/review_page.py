@@ -217,8 +217,8 @@ def queue_query(
 QueueDep = Annotated[QueueQuery, Depends(queue_query)]
 
 
-def _recent_runs(service: Any, most: int = 20) -> list[Any]:
-    records, _ = service.list_runs(0, most)
+def _recent_runs(service: Any, key: ApiKey, most: int = 20) -> list[Any]:
+    records, _ = service.list_runs(0, most, key)
     return [r for r in records if r.state in ("succeeded", "partially_failed")]
 
 
@@ -247,13 +247,15 @@ def queue_page(
     }
     if q.run or q.policy:
         try:
-            context["page"] = queue(service, q.run, q.policy, q.rows(), q.state, cursor, PAGE_ROWS)
+            context["page"] = queue(
+                service, q.run, q.policy, q.rows(), q.state, cursor, PAGE_ROWS, key
+            )
         except HTTPException as exc:
             context["problem"] = exc.detail
         except PolicyError as exc:  # the filter form's policy: said on the page, as a run's is
             context["problem"] = str(exc)
     if context["page"] is None:
-        context["runs"] = _recent_runs(service)
+        context["runs"] = _recent_runs(service, key)
     elif context["page"]["next_cursor"] is not None:
         more = {**q.params(), "cursor": context["page"]["next_cursor"]}
         context["next_url"] = "/review?" + urlencode(more)
@@ -272,13 +274,19 @@ STEP_LOOKUPS = 20
 
 
 def _neighbour(
-    service: Any, run: str, filters: dict[str, Any], state: str | None, at: str, to: str
+    service: Any,
+    run: str,
+    filters: dict[str, Any],
+    state: str | None,
+    at: str,
+    to: str,
+    key: ApiKey,
 ) -> str | None:
     """The task before or after task ``at`` among the run's tasks that pass the filters and
     the state (``to``: ``next`` or ``prev``); None at an end of the queue, or past
     STEP_SCAN rows. The task's row is found from its document (a few pieces read), and
     only the rows between it and its neighbour are read after it."""
-    review = run_review(service, run)
+    review = run_review(service, run, key)
     store = review.store
     manifest = run_manifest(review)
     try:
@@ -339,7 +347,7 @@ def step(
         return key
     if q.run is None:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "run: the queue's run")
-    found = _neighbour(service, q.run, q.rows(), q.state, at, to)
+    found = _neighbour(service, q.run, q.rows(), q.state, at, to, key)
     if found is None:
         return RedirectResponse(f"/review?{q.query()}&end={to}", status.HTTP_303_SEE_OTHER)
     return RedirectResponse(f"/review/tasks/{found}?{q.query()}", status.HTTP_303_SEE_OTHER)
@@ -456,10 +464,10 @@ def task_page(
         return key
     from groundswell.shared.receipts import open_receipt
 
-    stored = task_with_answers(service, task_key)
+    stored = task_with_answers(service, task_key, key)
     origin = stored["origin"]
     run = q.run or origin["run"]
-    review = run_review(service, origin["run"])
+    review = run_review(service, origin["run"], key)
     try:
         unit = open_receipt(review.output.get(origin["receipt"]), origin["receipt"])
     except Exception:
@@ -473,6 +481,7 @@ def task_page(
         "run": run,
         "answers": stored["answers"],
         "latest": stored["latest"],
+        "counts": stored.get("counts", {}),
         "state": stored["state"],
         "codes": [(c, explain_code(c)) for c in stored["task"]["codes"]],
         "source": _source(review, stored, unit),

@@ -25,6 +25,7 @@ from groundswell.shared.runs.finalize import unit_counts
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.read import RunsNotComparable
 from groundswell.shared.runs.service import RunNotFinished, RunNotFound, RunService
+from groundswell.shared.settings import ApiKey
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 MAX_PAGE = 1_000_000
@@ -39,13 +40,21 @@ def public(data: dict) -> dict:
     return data
 
 
-def refuse_unallowed_corpus(service: RunService, corpus: str) -> None:
-    """403 unless the corpus lies under GROUNDSWELL_ALLOWED_CORPORA (deny by default)."""
+def refuse_unallowed_corpus(service: RunService, corpus: str, key: ApiKey) -> None:
+    """403 unless the corpus lies under GROUNDSWELL_ALLOWED_CORPORA (deny by default) and
+    among the key's corpora (a team's key): the corpus is the caller's own, so saying why
+    leaks nothing."""
     if not service.settings.corpus_allowed(corpus):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
             f"corpus {corpus} is not under GROUNDSWELL_ALLOWED_CORPORA, the folders and "
             "s3://bucket/prefixes this API may read (none unless an operator sets them)",
+        )
+    if not key.sees(corpus):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"corpus {corpus} is not among the corpora of the API key {key.name!r}: "
+            + ", ".join(key.corpora),
         )
 
 
@@ -67,11 +76,16 @@ def run_out(service: RunService, record: RunRecord) -> RunOut:
     )
 
 
-def get_run(service: RunService, run_id: str) -> RunRecord:
+def get_run(service: RunService, run_id: str, key: ApiKey) -> RunRecord:
+    """The run, when the key sees its corpus; else 404, as for a run that does not exist
+    (another team's run ids tell nothing)."""
     try:
-        return service.get(run_id_or_404(run_id))
+        record = service.get(run_id_or_404(run_id))
     except RunNotFound:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}") from None
+        record = None
+    if record is None or not key.sees(record.corpus):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
+    return record
 
 
 @router.post(
@@ -90,7 +104,7 @@ def create_run(
 ) -> RunOut:
     limits = limits_for(service.settings)
     limits.hit(limits.runs, "runs", principal.digest)
-    refuse_unallowed_corpus(service, body.corpus)
+    refuse_unallowed_corpus(service, body.corpus, principal)
     try:
         policy = service.policies.resolve(body.policy)
     except PolicyError as exc:
@@ -98,10 +112,12 @@ def create_run(
     record, created = service.submit(body, idempotency_key)
     if not created:
         if record.corpus != body.corpus or record.policy.get("ref") != policy.ref:
+            # Another team's run is not named: its id and corpus are not this key's to see.
+            seen = f" (run {record.id}: {record.corpus} under {record.policy.get('ref')})"
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
-                "this Idempotency-Key was used for another request "
-                f"(run {record.id}: {record.corpus} under {record.policy.get('ref')})",
+                "this Idempotency-Key was used for another request"
+                + (seen if principal.sees(record.corpus) else ""),
             )
         response.headers["Idempotent-Replayed"] = "true"
     response.headers["Location"] = f"/v1/runs/{record.id}"
@@ -111,11 +127,11 @@ def create_run(
 @router.get("", response_model=RunList, operation_id="list_runs")
 def list_runs(
     service: ServiceDep,
-    _: Principal,
+    principal: Principal,
     page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> RunList:
-    records, total = service.list_runs((page - 1) * limit, limit)
+    records, total = service.list_runs((page - 1) * limit, limit, principal)
     return RunList(
         items=[run_out(service, r) for r in records],
         pagination=Pagination(
@@ -125,13 +141,13 @@ def list_runs(
 
 
 @router.get("/{run_id}", response_model=RunOut, operation_id="get_run")
-def read_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
-    return run_out(service, get_run(service, run_id))
+def read_run(run_id: str, service: ServiceDep, key: Principal) -> RunOut:
+    return run_out(service, get_run(service, run_id, key))
 
 
 @router.post("/{run_id}/cancel", response_model=RunOut, operation_id="cancel_run")
-def cancel_run(run_id: str, service: ServiceDep, _: Principal) -> RunOut:
-    record = get_run(service, run_id)
+def cancel_run(run_id: str, service: ServiceDep, key: Principal) -> RunOut:
+    record = get_run(service, run_id, key)
     if record.terminal and record.state != "cancelled":
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -145,13 +161,13 @@ def diff_runs(
     run_a: str,
     run_b: str,
     service: ServiceDep,
-    _: Principal,
+    key: Principal,
     page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict:
     """Run B against run A: rates side by side (change in points), and what moved (paginated)."""
-    get_run(service, run_a)
-    get_run(service, run_b)
+    get_run(service, run_a, key)
+    get_run(service, run_b, key)
     try:
         diff = service.diff(run_a, run_b, (page - 1) * limit, limit)
     except RunNotFinished as exc:
@@ -169,7 +185,7 @@ def diff_runs(
 def read_report(
     run_id: str,
     service: ServiceDep,
-    _: Principal,
+    key: Principal,
     documents: Annotated[int, Query(ge=1, le=1000, description="Documents a page.")] = 50,
     verdict: Annotated[str | None, Query(max_length=100)] = None,
     outcome: Annotated[str | None, Query(max_length=100)] = None,
@@ -182,7 +198,7 @@ def read_report(
     decisions), a page of documents in id order with their counts and spans highlighted in
     the source (filtered by claim verdict, candidate outcome, code or document; paged with
     ``after``/``before`` cursors), and the failed units with their errors."""
-    get_run(service, run_id)
+    get_run(service, run_id, key)
     query = {
         "verdict": verdict,
         "outcome": outcome,
@@ -200,8 +216,8 @@ def read_report(
 
 
 @router.get("/{run_id}/summary", operation_id="get_run_summary")
-def read_summary(run_id: str, service: ServiceDep, _: Principal) -> dict:
-    record = get_run(service, run_id)
+def read_summary(run_id: str, service: ServiceDep, key: Principal) -> dict:
+    record = get_run(service, run_id, key)
     summary = service.summary(run_id)
     if summary is None:
         detail = (

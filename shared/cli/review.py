@@ -304,6 +304,7 @@ def _run_resolutions(run_id: str, answers: Sequence[str]) -> list[dict[str, Any]
     from groundswell.shared.review.store import (
         InputsChanged,
         ReviewUnavailable,
+        TooManyAnswers,
         UnknownTask,
         resolution_object,
     )
@@ -335,12 +336,16 @@ def _run_resolutions(run_id: str, answers: Sequence[str]) -> list[dict[str, Any]
                             f"{where[pk, name, seq]}: time: not a UTC time like "
                             "2026-12-01T09:30:00Z"
                         )
-        added = sum(
-            review.store.import_answer({k: v for k, v in r.items() if k not in CHAIN})
-            for by_reviewer in logs.values()
-            for records in by_reviewer.values()
-            for r in records
-        )
+        added = 0
+        for pk, by_reviewer in logs.items():
+            for name, records in by_reviewer.items():
+                for seq, r in enumerate(records, 1):
+                    try:
+                        added += review.store.import_answer(
+                            {k: v for k, v in r.items() if k not in CHAIN}
+                        )
+                    except TooManyAnswers as exc:  # the answers before it are stored
+                        raise InputError(f"{where[pk, name, seq]}: {exc}") from None
         total = sum(len(rs) for by_reviewer in logs.values() for rs in by_reviewer.values())
         body = review.resolve()
     except (ReviewUnavailable, InputsChanged) as exc:

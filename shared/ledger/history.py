@@ -10,11 +10,17 @@ receipt), the value each gave and the last run that loaded it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import text
-
-from groundswell.shared.ledger.queries import BadCursor, Page, decode_cursor, encode_cursor
+from groundswell.shared.ledger.queries import (
+    BadCursor,
+    Page,
+    _expanding,
+    corpus_clause,
+    decode_cursor,
+    encode_cursor,
+)
 from groundswell.shared.ledger.store import Ledger
 
 _HISTORY = """
@@ -45,26 +51,36 @@ def history_page(
     *,
     cursor: str | None = None,
     limit: int = 100,
+    sees: Callable[[str], bool] | None = None,
 ) -> Page:
     """``fact_history`` a page at a time (the cursor holds the offset: a fact has as many
-    entries as runs and policy versions that loaded it, a handful to some hundreds)."""
+    entries as runs and policy versions that loaded them, a handful to some hundreds); with
+    ``sees`` (a team key's), the facts of the corpora it accepts only."""
     offset = (decode_cursor(cursor, 1) or [0])[0]
     if not isinstance(offset, int) or offset < 0:
         raise BadCursor("invalid cursor")
-    rows = _history(ledger, doc_id, field, key, f"LIMIT {limit + 1} OFFSET {offset}")
+    rows = _history(ledger, doc_id, field, key, f"LIMIT {limit + 1} OFFSET {offset}", sees)
     more = len(rows) > limit
     return Page(rows[:limit], encode_cursor([offset + limit]) if more else None)
 
 
 def _history(
-    ledger: Ledger, doc_id: str, field: str, key: str | None, page: str
+    ledger: Ledger,
+    doc_id: str,
+    field: str,
+    key: str | None,
+    page: str,
+    sees: Callable[[str], bool] | None = None,
 ) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"doc": doc_id, "field": field}
     where = ""
     if key is not None:
         where, params["key"] = "AND f.key = :key", key
     with ledger.engine.connect() as conn:
-        rows = conn.execute(text(_HISTORY.format(key=where, page=page)), params).mappings().all()
+        if sees is not None:
+            where += f" AND {corpus_clause(conn, sees, params)}"
+        sql = _expanding(_HISTORY.format(key=where, page=page), params)
+        rows = conn.execute(sql, params).mappings().all()
     return [
         {
             "claim_id": r["claim_id"],

@@ -441,6 +441,7 @@ def import_into(
             )
             report.refusals.extend(refusals)
             for claim in claims:
+                claim.claim["corpus"] = corpus  # whose claims they are (a team's key sees its own)
                 # The store sees one claim per id of a batch: another document's line with
                 # a pending id is refused here, as the store refuses one with a stored id.
                 cid, document = claim.claim["id"], claim.claim["document_id"]

@@ -121,6 +121,7 @@ def load_document(
     admit: tuple[str, dict[str, Any]] | None,
     verify: tuple[str, dict[str, Any]] | None,
     now: datetime | None = None,
+    corpus: str | None = None,
 ) -> Loaded:
     """The ledger rows of one document from its (receipt key, receipt) pairs."""
     now = now or datetime.now(UTC)
@@ -146,6 +147,7 @@ def load_document(
             "origin": origin,
             "extra": extra,
             "recorded_at": now,
+            "corpus": corpus,
         }
 
     def span(cid: str, start: int, end: int, quote: str, tier: str) -> list[dict[str, Any]]:

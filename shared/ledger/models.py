@@ -140,6 +140,7 @@ class ClaimRow(Base):
             postgresql_include=["polarity", "modality"],
         ),
         Index("ix_claims_document", "document_id"),
+        Index("ix_claims_corpus", "corpus"),
         Index(
             "ix_claims_dissent",
             "id",
@@ -166,6 +167,9 @@ class ClaimRow(Base):
     verifier_note: Mapped[str | None] = mapped_column(Text, nullable=True)
     vocabulary: Mapped[str | None] = mapped_column(String(200), nullable=True)
     origin: Mapped[str] = mapped_column(Text)  # file:line it was imported from
+    # The corpus it came from (a run's, an import's; None: a file outside any corpus, or
+    # loaded before claims kept it), so a team's key is shown its corpora's claims only.
+    corpus: Mapped[str | None] = mapped_column(Text, nullable=True)
     extra: Mapped[dict[str, Any]] = mapped_column(Json)  # fields of the line not read
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

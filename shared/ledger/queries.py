@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,9 +155,10 @@ def claims(
     modality: str | None = None,
     cursor: str | None = None,
     limit: int = 100,
+    sees: Callable[[str], bool] | None = None,
 ) -> Page:
     """Claims in id order, filtered by document, relation, modality or an entity (an id or a
-    label, either side)."""
+    label, either side); with ``sees`` (a team key's), of the corpora it accepts only."""
     after = decode_cursor(cursor, 1)
     where, params = ["1 = 1"], {"limit": limit + 1}
     if after is not None:
@@ -172,6 +173,8 @@ def claims(
             where.append(f"{column} = :{column[2:]}")
             params[column[2:]] = value
     with ledger.engine.connect() as conn:
+        if sees is not None:
+            where.append(corpus_clause(conn, sees, params))
         if entity is not None:
             ids = sorted(entity_ids(conn, entity)) or [entity]
             where.append("(c.subject_entity_id IN :ids OR c.object_entity_id IN :ids)")
@@ -186,6 +189,20 @@ def claims(
             for r in conn.execute(stmt, params).mappings()
         ]
     return _page(rows, limit, lambda r: [r["claim_id"]])
+
+
+def seen_corpora(conn: Any, sees: Callable[[str], bool]) -> list[str]:
+    """The corpora of the ledger's claims that ``sees`` accepts (a few distinct values, read
+    from their index)."""
+    rows = conn.execute(text("SELECT DISTINCT corpus FROM claims WHERE corpus IS NOT NULL"))
+    return sorted(corpus for (corpus,) in rows if sees(corpus))
+
+
+def corpus_clause(conn: Any, sees: Callable[[str], bool], params: dict[str, Any]) -> str:
+    """SQL true of a claim ``c`` of a corpus ``sees`` accepts (a team key's), its list
+    parameter set in ``params`` (bind it expanding)."""
+    params["corpora"] = seen_corpora(conn, sees) or [""]
+    return "c.corpus IN :corpora"
 
 
 # -- disagreements -----------------------------------------------------------------------

@@ -15,12 +15,17 @@ from.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import text
-
 from groundswell.shared.ledger.models import SEARCH_SHARDS
-from groundswell.shared.ledger.queries import Page, decode_cursor, encode_cursor
+from groundswell.shared.ledger.queries import (
+    Page,
+    _expanding,
+    corpus_clause,
+    decode_cursor,
+    encode_cursor,
+)
 from groundswell.shared.ledger.store import Ledger
 
 _WORD = re.compile(r"\w+")
@@ -43,8 +48,16 @@ _JOINS = """JOIN claims c ON c.id = e.claim_id
     JOIN entities o ON o.id = c.object_entity_id"""
 
 
-def search(ledger: Ledger, query: str, *, cursor: str | None = None, limit: int = 15) -> Page:
-    """Claims whose evidence quote has any word of ``query`` (stemmed), best first."""
+def search(
+    ledger: Ledger,
+    query: str,
+    *,
+    cursor: str | None = None,
+    limit: int = 15,
+    sees: Callable[[str], bool] | None = None,
+) -> Page:
+    """Claims whose evidence quote has any word of ``query`` (stemmed), best first; with
+    ``sees`` (a team key's), of the corpora it accepts only."""
     words = terms(query)
     offset = (decode_cursor(cursor, 1) or [0])[0]
     if not isinstance(offset, int) or offset < 0:
@@ -52,6 +65,8 @@ def search(ledger: Ledger, query: str, *, cursor: str | None = None, limit: int 
     if not words:
         return Page([], None)
     params: dict[str, Any] = {"limit": limit + 1, "offset": offset}
+    with ledger.engine.connect() as conn:
+        team = f"AND {corpus_clause(conn, sees, params)}" if sees is not None else ""
     if ledger.dialect == "postgresql":
         # Each word as a tsquery of its own (plainto_tsquery drops stop words and punctuation),
         # joined with OR.
@@ -68,16 +83,16 @@ def search(ledger: Ledger, query: str, *, cursor: str | None = None, limit: int 
         sql = f"""WITH q AS (SELECT ({" || ".join(parts)}) AS q)
             SELECT {_COLUMNS}, h.rank
             FROM ({shards}) h JOIN evidence e ON e.claim_id = h.claim_id AND e.seq = h.seq
-            {_JOINS}
+            {_JOINS} WHERE 1 = 1 {team}
             ORDER BY h.rank DESC, c.id, e.seq LIMIT :limit OFFSET :offset"""
     else:
         params["match"] = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         sql = f"""SELECT {_COLUMNS}, -bm25(evidence_fts) AS rank
             FROM evidence_fts JOIN evidence e ON e.rowid = evidence_fts.rowid {_JOINS}
-            WHERE evidence_fts MATCH :match
+            WHERE evidence_fts MATCH :match {team}
             ORDER BY rank DESC, c.id, e.seq LIMIT :limit OFFSET :offset"""
     with ledger.engine.connect() as conn:
-        rows = [dict(r) for r in conn.execute(text(sql), params).mappings()]
+        rows = [dict(r) for r in conn.execute(_expanding(sql, params), params).mappings()]
     for row in rows:
         row["rank"] = float(row["rank"])
     more = len(rows) > limit

@@ -121,6 +121,9 @@ class ClaimIn:
     evidence: list[dict[str, Any]]
     entities: list[tuple[str, str, str]]  # (id, type, label)
 
+    def __post_init__(self) -> None:
+        self.claim.setdefault("corpus", None)  # a claim of no corpus, unless its maker says
+
 
 # Told of a claim not written because its id is another document's claim (and that document).
 Refuse = Callable[[ClaimIn, str], None]

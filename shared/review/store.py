@@ -5,7 +5,11 @@ Everything lives in the run's output store, so it survives the loss of Redis:
 ```
 review/tasks/<h[:2]>/<h>.json          one task@1 (h: the hex of its key), with where it was
                                        first made (run, document, unit receipt); create-once
-review/answers/<h>/<stamp>-<uuid>.json one answer@1 to task h, create-once, never changed
+review/current/<h>/<v>.json            reviewer v's latest answer to task h (v: the hex of the
+                                       reviewer's key), how many they gave, and when
+review/history/<h>/<v>/<n>.json        reviewer v's n-th answer to task h (n: 1, 2, ... nine
+                                       digits), create-once, never changed
+review/imported/<h>/<v>/<name>         an imported answer's content name: imported once
 receipts/review/<r[:2]>/<r>.json       one resolution@1 (r: the hex of its key), create-once
 runs/<run_id>/review/manifest.json     the run's task list: its review policy and its pieces
 runs/<run_id>/review/<n>.jsonl         one row per task: task key, document, field, key,
@@ -17,7 +21,14 @@ A task is named by its key, which covers its packet (the document, schema, polic
 candidates of one admission, and the receipt) and its slot. A reprocessing run that finds
 the same receipt therefore lists the same tasks, and their answers (filed by task key, not
 by run) come with them. Answers are only ever added: two reviewers answering one task are
-both kept, and each reviewer's latest answer counts, in time order.
+both kept, and each reviewer's latest answer counts, in time order. One reviewer may give
+one task at most ``review_max_answers`` answers: past them an answer is refused, never kept
+and ignored. Storing an answer writes two objects and reads one; reading a task reads one
+object per reviewer, never the history (which is paged: ``history``).
+
+Before issue 25 each answer was an object of its own (``review/answers/<h>/<stamp>-<id>.json``)
+and every request read them all; a task's answers of that layout are moved into this one the
+first time the task is read.
 """
 
 from __future__ import annotations
@@ -25,23 +36,24 @@ from __future__ import annotations
 import json
 import statistics
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from groundswell.shared.canonical import canonical_text
-from groundswell.shared.review.formats import KEY_RE, chain, json_key
+from groundswell.shared.review.formats import KEY_RE, chain, json_key, reviewer_key
 from groundswell.shared.review.packets import ReviewPacket
 from groundswell.shared.review.tasks import TaskMaker, task_key
 from groundswell.shared.storage import ObjectStore
 
 PIECE_ROWS = 4096
-MAX_ANSWERS = 10_000  # answers read for one task (a task has a handful)
 STATES = ("unanswered", "answered", "disputed")
 ROW_FILTERS = ("doc_id", "field", "code")
-ANSWERS = "review/answers/"
+ANSWERS = "review/answers/"  # the layout before issue 25, moved on read
+CURRENT = "review/current/"
+HISTORY = "review/history/"
+IMPORTED = "review/imported/"
 
 
 class UnknownTask(LookupError):
@@ -50,6 +62,17 @@ class UnknownTask(LookupError):
 
 class ReviewUnavailable(LookupError):
     """The run has no tasks to review yet (it has not finished)."""
+
+
+class TooManyAnswers(ValueError):
+    """A reviewer has given a task as many answers as one reviewer may."""
+
+    def __init__(self, task: str, reviewer: str, count: int) -> None:
+        super().__init__(
+            f"{reviewer} has given {count} answers to task {task}, the most one reviewer may "
+            "give one task (GROUNDSWELL_REVIEW_MAX_ANSWERS): the latest of them counts, and "
+            "this one is not stored"
+        )
 
 
 def key_hex(key: str) -> str:
@@ -66,6 +89,51 @@ def task_object(key: str) -> str:
 
 def answers_prefix(key: str) -> str:
     return f"{ANSWERS}{key_hex(key)}/"
+
+
+def reviewer_hex(name: str) -> str:
+    """A reviewer's name as a store key's part (any name, no path in it)."""
+    return reviewer_key(name)[7:]
+
+
+def current_prefix(key: str) -> str:
+    return f"{CURRENT}{key_hex(key)}/"
+
+
+def history_prefix(key: str) -> str:
+    return f"{HISTORY}{key_hex(key)}/"
+
+
+def current_object(key: str, reviewer: str) -> str:
+    return current_prefix(key) + reviewer_hex(reviewer) + ".json"
+
+
+def history_object(key: str, reviewer: str, n: int) -> str:
+    """Reviewer's n-th answer; nine digits, so a listing is in the order they were given."""
+    return f"{history_prefix(key)}{reviewer_hex(reviewer)}/{n:09d}.json"
+
+
+def imported_object(key: str, reviewer: str, name: str) -> str:
+    return f"{IMPORTED}{key_hex(key)}/{reviewer_hex(reviewer)}/{name}"
+
+
+def _content_name(record: Mapping[str, Any]) -> str:
+    return json_key("answer@1", dict(record))[7:39]
+
+
+def _stamp_of(time_: str) -> str:
+    """The stamp of an answer@1 time (2026-11-30T12:00:01.5Z -> 20261130T120001500000Z)."""
+    whole, _, fraction = time_.removesuffix("Z").partition(".")
+    return whole.replace("-", "").replace(":", "") + (fraction + "000000")[:6] + "Z"
+
+
+def _newer(current: Mapping[str, Any] | None, entry: Mapping[str, Any], n: int) -> dict:
+    """A reviewer's current answer after their n-th answer ``entry``: the answer with the
+    latest time (an imported older answer joins the history only) and the count n."""
+    base = {"format": 1, "reviewer": entry["answer"]["reviewer"], "count": n}
+    if current is not None and current["stamp"] > entry["stamp"]:
+        return {**base, "stamp": current["stamp"], "answer": current["answer"]}
+    return {**base, "stamp": entry["stamp"], "answer": entry["answer"]}
 
 
 def resolution_object(key: str) -> str:
@@ -119,9 +187,10 @@ class Page:
 class ReviewStore:
     """The review objects of one output store."""
 
-    def __init__(self, store: ObjectStore, page_size: int = 1000) -> None:
+    def __init__(self, store: ObjectStore, page_size: int = 1000, max_answers: int = 100) -> None:
         self.store = store
         self.page_size = page_size
+        self.max_answers = max_answers
         # The last task-list piece read (its key and lines): pieces never change, and a step
         # through the queue reads the piece of its task to find the row, then reads on from it.
         self._piece: tuple[str, list[str]] = ("", [])
@@ -280,53 +349,146 @@ class ReviewStore:
     # -- answers --------------------------------------------------------------------------
 
     def add_answer(self, record: Mapping[str, Any], now: datetime | None = None) -> str:
-        """Store one answer@1 record (without its log's chain members) as a new object."""
+        """Store one answer@1 record (without its log's chain members): the next entry of
+        its reviewer's history of the task, and their current answer. TooManyAnswers past
+        ``max_answers``. Returns the history object's key."""
         now = now or datetime.now(UTC)
-        stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        key = f"{answers_prefix(record['task'])}{stamp}-{uuid.uuid4().hex}.json"
-        if not self.store.put(key, canonical_text(dict(record)).encode(), create_only=True):
-            raise RuntimeError(f"{key}: an answer with this name exists")  # a uuid4 collision
-        return key
+        return self._append(record, now.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ"))
 
     def import_answer(self, record: Mapping[str, Any]) -> bool:
-        """Store an answer given elsewhere (a file, groundgate's answer log), named by its
-        own time and content, so importing it again adds nothing; False when it was there.
+        """Store an answer given elsewhere (a file, groundgate's answer log), known by its
+        own content, so importing it again adds nothing; False when it was there.
         ``record`` is an answer@1 without its log's chain members."""
-        time_, _, fraction = record["time"].removesuffix("Z").partition(".")
-        stamp = time_.replace("-", "").replace(":", "") + (fraction + "000000")[:6] + "Z"
-        name = json_key("answer@1", dict(record))[7:39]
-        key = f"{answers_prefix(record['task'])}{stamp}-{name}.json"
-        return self.store.put(key, canonical_text(dict(record)).encode(), create_only=True)
+        marker = imported_object(record["task"], record["reviewer"], _content_name(record))
+        if self.store.exists(marker):
+            return False
+        self._migrate(record["task"])
+        if self.store.exists(marker):  # an answer of the layout before, just moved
+            return False
+        stored_as = self._append(record, _stamp_of(record["time"]))
+        self.store.put(marker, stored_as.encode())
+        return True
 
-    def _stamped(self, key: str) -> list[tuple[str, dict[str, Any]]]:
-        out: list[tuple[str, dict[str, Any]]] = []
-        for page in self.store.list_pages(answers_prefix(key), page_size=self.page_size):
-            for info in page:
-                stamp = info.key.rsplit("/", 1)[-1]
-                out.append((stamp, json.loads(self.store.get(info.key))))
-                if len(out) >= MAX_ANSWERS:
-                    return out
+    def _append(self, record: Mapping[str, Any], stamp: str) -> str:
+        task, reviewer = record["task"], record["reviewer"]
+        self._migrate(task)
+        current = self._current(task, reviewer)
+        n = current["count"] if current else 0
+        entry = {"stamp": stamp, "answer": dict(record)}
+        data = canonical_text(entry).encode()
+        while True:  # a concurrent answer took number n: the next one is free
+            n += 1
+            if n > self.max_answers:
+                raise TooManyAnswers(task, reviewer, n - 1)
+            key = history_object(task, reviewer, n)
+            if self.store.put(key, data, create_only=True):
+                break
+        self._settle(task, reviewer, _newer(current, entry, n))
+        return key
+
+    def _settle(self, task: str, reviewer: str, current: dict[str, Any]) -> None:
+        """Write a reviewer's current answer, then take in any history entry a concurrent
+        writer stored after it (whose own write may have landed first)."""
+        while True:
+            self.store.put(current_object(task, reviewer), canonical_text(current).encode())
+            following = history_object(task, reviewer, current["count"] + 1)
+            if not self.store.exists(following):
+                return
+            entry = json.loads(self.store.get(following))
+            current = _newer(current, entry, current["count"] + 1)
+
+    def _current(self, task: str, reviewer: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.store.get(current_object(task, reviewer)))
+        except KeyError:
+            return None
+
+    def _migrate(self, task: str) -> None:
+        """Move a task's answers of the layout before (one object per answer, each read on
+        every request) into histories and current answers, once; an empty listing after."""
+        old = self._legacy(task)
+        if not old:
+            return
+        by_reviewer: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for key, record in old:  # named <stamp>-<id>.json, listed in name order
+            stamp = key.rsplit("/", 1)[-1].partition("-")[0]
+            by_reviewer.setdefault(record["reviewer"], []).append((stamp, record))
+        for reviewer, entries in by_reviewer.items():
+            current = self._current(task, reviewer)
+            for n, (stamp, record) in enumerate(entries, 1):
+                # The same numbers and bytes whoever moves them: moving twice is harmless.
+                entry = {"stamp": stamp, "answer": record}
+                self.store.put(
+                    history_object(task, reviewer, n),
+                    canonical_text(entry).encode(),
+                    create_only=True,
+                )
+                name = _content_name(record)
+                self.store.put(imported_object(task, reviewer, name), b"", create_only=True)
+                if current is None or current["count"] < n:
+                    current = _newer(current, entry, n)
+            assert current is not None
+            self._settle(task, reviewer, current)
+        self.store.delete_many(key for key, _ in old)
+
+    def _legacy(self, task: str) -> list[tuple[str, dict[str, Any]]]:
+        """(object key, answer) of a task's answers in the layout before, in time order."""
+        out = []
+        for page in self.store.list_pages(answers_prefix(task), page_size=self.page_size):
+            out += [(info.key, json.loads(self.store.get(info.key))) for info in page]
         return out
 
+    def current(self, key: str) -> list[dict[str, Any]]:
+        """Each reviewer's current answer to a task (``reviewer``, ``count``: answers given,
+        ``stamp``, ``answer``), oldest answer first: one object read per reviewer."""
+        self._migrate(key)
+        out = []
+        for page in self.store.list_pages(current_prefix(key), page_size=self.page_size):
+            out += [json.loads(self.store.get(info.key)) for info in page]
+        return sorted(out, key=lambda c: (c["stamp"], c["reviewer"]))
+
     def answers(self, key: str) -> list[dict[str, Any]]:
-        """The answers to a task, oldest first (by the time in their object names)."""
-        return [record for _, record in self._stamped(key)]
+        """Each reviewer's latest answer to a task (the ones that count), oldest first."""
+        return [c["answer"] for c in self.current(key)]
+
+    def answer_count(self, key: str, reviewer: str) -> int:
+        """How many answers ``reviewer`` has given the task."""
+        self._migrate(key)
+        found = self._current(key, reviewer)
+        return found["count"] if found else 0
+
+    def history(self, key: str, reviewer: str | None, cursor: str | None, limit: int) -> Page:
+        """A page of the answers given to a task, each reviewer's in the order they were
+        given (``reviewer``: only theirs); ``cursor`` continues from the last page."""
+        self._migrate(key)
+        prefix = history_prefix(key) + ("" if reviewer is None else reviewer_hex(reviewer) + "/")
+        after = None if cursor is None else f"{history_prefix(key)}{cursor}.json"
+        rows: list[dict[str, Any]] = []
+        last = None
+        for page in self.store.list_pages(prefix, start_after=after, page_size=limit + 1):
+            for info in page:
+                if len(rows) == limit:
+                    return Page(rows, last, len(rows))
+                rows.append(json.loads(self.store.get(info.key))["answer"])
+                last = info.key[len(history_prefix(key)) :].removesuffix(".json")
+        return Page(rows, None, len(rows))
 
     def answered(self) -> set[str]:
-        """The key of every task that has an answer, from one listing of all answers (a page
-        per thousand answers), rather than one listing per task."""
+        """The key of every task that has an answer, from one listing of the current answers
+        (a page per thousand reviewer-and-task pairs) and of any not yet moved."""
         out: set[str] = set()
-        for page in self.store.list_pages(ANSWERS, page_size=self.page_size):
-            out.update("sha256:" + info.key[len(ANSWERS) :].partition("/")[0] for info in page)
+        for prefix in (CURRENT, ANSWERS):
+            for page in self.store.list_pages(prefix, page_size=self.page_size):
+                out.update("sha256:" + info.key[len(prefix) :].partition("/")[0] for info in page)
         return out
 
     def logs(self, task_keys: list[str]) -> dict[str, list[dict[str, Any]]]:
-        """The answer logs of one packet's tasks: each reviewer's answers in the order they
-        were stored, chained as groundgate's answer logs are."""
-        stamped = [item for tk in dict.fromkeys(task_keys) for item in self._stamped(tk)]
+        """The answer logs of one packet's tasks: each reviewer's latest answer to each task
+        (the ones that count) in time order, chained as groundgate's answer logs are."""
+        current = [c for tk in dict.fromkeys(task_keys) for c in self.current(tk)]
         by_reviewer: dict[str, list[dict[str, Any]]] = {}
-        for _, record in sorted(stamped, key=lambda item: item[0]):
-            by_reviewer.setdefault(record["reviewer"], []).append(record)
+        for c in sorted(current, key=lambda c: c["stamp"]):
+            by_reviewer.setdefault(c["reviewer"], []).append(c["answer"])
         return {name: chain(records) for name, records in by_reviewer.items()}
 
     # -- resolutions ----------------------------------------------------------------------
@@ -426,7 +588,8 @@ class RunReview:
     def __init__(self, service: Any, record: Any) -> None:
         self.service, self.record = service, record
         self.output = service.store(record.output)
-        self.store = ReviewStore(self.output, service.settings.list_page_size)
+        settings = service.settings
+        self.store = ReviewStore(self.output, settings.list_page_size, settings.review_max_answers)
 
     @property
     def policy(self) -> dict[str, Any]:

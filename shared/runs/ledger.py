@@ -135,6 +135,7 @@ def load_batch(
                 policy_version=record.policy["ref"],
                 admit=admit,
                 verify=verify,
+                corpus=record.corpus,
             )
             refused, refusals = _write(ledger, loaded)
             errors += loaded.errors + refusals

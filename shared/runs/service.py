@@ -16,6 +16,8 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
+from pydantic import ValidationError
+
 from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
@@ -188,8 +190,17 @@ class RunService:
         sync_catalog(self)
         sees = key.sees if key is not None and key.limited else None
         ids, total = self.runs.list(offset, limit, sees)
-        records = [r for r in (self.get_or_none(i) for i in ids) if r is not None]
+        records = [r for r in (self._listed(i) for i in ids) if r is not None]
         return records, total
+
+    def _listed(self, run_id: str) -> RunRecord | None:
+        """A listed run, None if it is gone or its record unreadable (logged, counted):
+        one bad record hides no other run."""
+        try:
+            return self.get_or_none(run_id)
+        except ValidationError as exc:
+            metrics.bad_record("runs", run_id, exc)
+            return None
 
     def cancel(self, run_id: str) -> RunRecord:
         from groundswell.shared.runs.finish import write_record

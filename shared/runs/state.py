@@ -39,12 +39,15 @@ from groundswell.shared.runs.liveness import Holder, Running, holder_alive
 from groundswell.shared.runs.models import RunRecord, listed_at
 
 PREFIX = "gs"
+# The kinds of batch a run sends, each to the queue of its name (workers/app.py QUEUE_OF).
+BATCH_KINDS = ("read", "verify", "admit", "ledger")
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
 
 _COMMIT_PLAN = """
 -- KEYS: run, pending, leases, counters, held
 -- ARGV: expected step, now, lease until, next seq, units, finished, cursor,
---       verify units, admit units, counters (JSON), then (batch, spec, held) triples
+--       verify units, admit units, counters (JSON), batches sent now by kind (JSON),
+--       then (batch, spec, held) triples
 if redis.call('HEXISTS', KEYS[1], 'record') == 0 then
   return {0, 0}  -- the run is unknown (Redis lost it): reconcile rebuilds it first
 end
@@ -53,7 +56,7 @@ if step ~= tonumber(ARGV[1]) then
   return {0, redis.call('HLEN', KEYS[2])}
 end
 local n = 0
-for i = 11, #ARGV, 3 do
+for i = 12, #ARGV, 3 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   if ARGV[i + 2] == '1' then
     redis.call('SADD', KEYS[5], ARGV[i])  -- no lease: sent when its read batch is recorded
@@ -64,6 +67,9 @@ for i = 11, #ARGV, 3 do
 end
 for name, value in pairs(cjson.decode(ARGV[10])) do
   redis.call('HINCRBY', KEYS[4], name, value)
+end
+for kind, value in pairs(cjson.decode(ARGV[11])) do
+  redis.call('HINCRBY', KEYS[1], 'sent.' .. kind, value)
 end
 redis.call('HSET', KEYS[1], 'plan_step', step + 1, 'next_seq', ARGV[4], 'plan_cursor', ARGV[7],
            'updated_at', ARGV[2])
@@ -156,7 +162,7 @@ return 1
 
 _SPLIT = """
 -- KEYS: run, pending, leases, attempts
--- ARGV: batch, token, lease until, then (child, spec) pairs
+-- ARGV: batch, token, lease until, kind, then (child, spec) pairs
 if redis.call('HGET', KEYS[4], ARGV[1] .. '|owner') ~= ARGV[2] then
   return 0
 end
@@ -167,12 +173,13 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why',
            ARGV[1] .. '|node', ARGV[1] .. '|since')
 local n = 0
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[i])
   n = n + 1
 end
 redis.call('HINCRBY', KEYS[1], 'batches_planned', n - 1)
+redis.call('HINCRBY', KEYS[1], 'sent.' .. ARGV[4], n - 1)
 return 1
 """
 
@@ -186,19 +193,25 @@ if not spec then
 end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('SREM', KEYS[6], ARGV[1])
+local body = cjson.decode(spec)
+-- sent.<kind> - recorded.<kind> is the run's outstanding work per queue (the scaling
+-- signal): a held batch was never sent, so its record is not counted either.
+if redis.call('SREM', KEYS[6], ARGV[1]) == 0 then
+  redis.call('HINCRBY', KEYS[1], 'recorded.' .. body['kind'], 1)
+end
 redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. '|owner', ARGV[1] .. '|why',
            ARGV[1] .. '|node', ARGV[1] .. '|since')
 -- A read batch releases the batches that wait for it (each once: a half of a split read
 -- batch finds them released by the other half).
 local released = {}
-local held = cjson.decode(spec)['then']
+local held = body['then']
 if type(held) == 'table' then
   for _, b in ipairs(held) do
     if redis.call('SREM', KEYS[6], b) == 1 then
       local bspec = redis.call('HGET', KEYS[2], b)
       if bspec then
         redis.call('ZADD', KEYS[3], ARGV[5], b)
+        redis.call('HINCRBY', KEYS[1], 'sent.' .. cjson.decode(bspec)['kind'], 1)
         released[#released + 1] = b
         released[#released + 1] = bspec
       end
@@ -495,6 +508,8 @@ class RunStore:
         for spec in pending:
             pipe.hset(self._k(record.id, "pending"), spec.batch, spec.dumps())
             pipe.zadd(self._k(record.id, "leases"), {spec.batch: lease_until})
+            # Every restored batch has a lease, so reconcile sends it: outstanding work.
+            pipe.hincrby(key, f"sent.{spec.kind}", 1)
         self._list(pipe, {record.id: (listed_at(record.id, record.created_at), record.corpus)})
         if record.terminal:
             pipe.srem(f"{PREFIX}:active", record.id)
@@ -549,7 +564,7 @@ class RunStore:
         if sees is None:
             ids = self.r.zrevrange(f"{PREFIX}:runs", offset, offset + limit - 1)
             return list(ids), int(self.r.zcard(f"{PREFIX}:runs"))
-        lists = sorted(corpus_runs_key(c) for c in self.r.smembers(f"{PREFIX}:corpora") if sees(c))
+        lists = sorted(corpus_runs_key(c) for c in self.corpora() if sees(c))
         if not lists:
             return [], 0
         keys = lists
@@ -560,6 +575,10 @@ class RunStore:
         args = [offset, offset + limit - 1, LIST_VIEW_SECONDS]
         ids, total = self._list_view(keys=keys, args=args)
         return list(ids), int(total)
+
+    def corpora(self) -> set[str]:
+        """Every corpus with a listed run."""
+        return set(self.r.smembers(f"{PREFIX}:corpora"))
 
     def add_listed(self, runs: dict[str, tuple[float, str]]) -> None:
         """List runs: run id -> (when it was listed, its corpus)."""
@@ -610,9 +629,12 @@ class RunStore:
         # Units are what the index holds (verify, admit); read and ledger units count in
         # counters (a ledger unit that fails joins the index, and the units, when recorded).
         units = {"verify": 0, "admit": 0}
+        sent: dict[str, int] = {}  # the batches the caller sends now (held ones wait)
         args: list[Any] = []
         for spec in batches:
             units[spec.kind] = units.get(spec.kind, 0) + len(spec.doc_ids)
+            if not spec.held:
+                sent[spec.kind] = sent.get(spec.kind, 0) + 1
             args += [spec.batch, spec.dumps(), 1 if spec.held else 0]
         counters = dict(counters or {})
         for kind in ("read", "ledger"):  # no index rows: counted in counters only
@@ -635,6 +657,7 @@ class RunStore:
                 units["verify"],
                 units["admit"],
                 json.dumps(counters),
+                json.dumps(sent),
                 *args,
             ],
         )
@@ -688,7 +711,7 @@ class RunStore:
     def split(
         self, run_id: str, batch: str, token: str, children: list[BatchSpec], lease_until: float
     ) -> bool:
-        args: list[Any] = [batch, token, lease_until]
+        args: list[Any] = [batch, token, lease_until, children[0].kind]
         for child in children:
             args += [child.batch, child.dumps()]
         return bool(self._split(keys=self._batch_keys(run_id), args=args))
@@ -799,6 +822,21 @@ class RunStore:
         for run_id in run_ids:
             pipe.hget(self._k(run_id), "updated_at")
         return [float(value or 0) for value in pipe.execute()]
+
+    def outstanding_batches(self, run_ids: list[str]) -> dict[str, int]:
+        """Per batch kind, the batches these runs have sent and not yet recorded: work
+        waiting in a queue, reserved by a worker or running, however many messages the
+        broker shows (the autoscaler's signal). One read per run, whatever its size."""
+        fields = [f"{part}.{kind}" for kind in BATCH_KINDS for part in ("sent", "recorded")]
+        pipe = self.r.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hmget(self._k(run_id), fields)
+        out = dict.fromkeys(BATCH_KINDS, 0)
+        for values in pipe.execute():
+            for i, kind in enumerate(BATCH_KINDS):
+                sent, recorded = (int(v or 0) for v in values[2 * i : 2 * i + 2])
+                out[kind] += max(0, sent - recorded)
+        return out
 
     # -- what the latest runs were --------------------------------------------------------
 

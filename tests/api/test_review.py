@@ -24,6 +24,17 @@ RITA, SAM, OPS = "gs_rita_reviews", "gs_sam_reviews", "gs_ops_runs"
 
 @pytest.fixture
 def review_api(service_settings, output_bucket, tmp_path, redis_server):
+    yield from _review_api(service_settings, output_bucket, tmp_path, redis_server)
+
+
+@pytest.fixture
+def capped_review_api(service_settings, output_bucket, tmp_path, redis_server):
+    """The review API where one reviewer may give one task at most three answers."""
+    values = {**service_settings, "review_max_answers": 3}
+    yield from _review_api(values, output_bucket, tmp_path, redis_server)
+
+
+def _review_api(service_settings, output_bucket, tmp_path, redis_server):
     values = {
         **service_settings,
         "storage_url": f"s3://{output_bucket}/out",
@@ -58,6 +69,18 @@ def _all_tasks(client: httpx.Client, run_id: str, **params) -> list[dict]:
         cursor = page.json()["next_cursor"]
         if cursor is None:
             return items
+
+
+def _correction(admin: httpx.Client, rita: httpx.Client, run_id: str, row: dict) -> dict:
+    """A correction of the task of ``row``: its slot's first candidate under a new id."""
+    unit = admin.get(f"/v1/runs/{run_id}/documents/{row['doc_id']}/receipts")
+    decisions = unit.json()["admit"]["receipt"]["decisions"]
+    task = rita.get(f"/v1/review/tasks/{row['task']}").json()["task"]
+    wanted = decisions[task["slot"]["decisions"][0]]["candidate_id"]
+    candidates = json.loads((SAMPLE_CORPUS / "candidates" / f"{row['doc_id']}.json").read_text())
+    original = next(c for c in candidates if c["id"] == wanted)
+    fix = {**original, "id": "fix-rita-1", "proposer": "person:rita"}
+    return {"verdict": "correct", "candidate": fix, "codes_kept": task["codes"]}
 
 
 def test_review_over_the_api(review_api):
@@ -165,20 +188,14 @@ def test_review_over_the_api(review_api):
     # A correction is admitted again with the packet's other candidates: the reviewer's
     # candidate (a person's) is stored as given; a model's is refused naming the member.
     other = next(t for t in tasks if t["task"] != one["task"] and t["mode"] == "review")
-    unit = admin.get(f"/v1/runs/{run_id}/documents/{other['doc_id']}/receipts")
-    decisions = unit.json()["admit"]["receipt"]["decisions"]
-    other_task = rita.get(f"/v1/review/tasks/{other['task']}").json()["task"]
-    wanted = decisions[other_task["slot"]["decisions"][0]]["candidate_id"]
-    candidates = json.loads((SAMPLE_CORPUS / "candidates" / f"{other['doc_id']}.json").read_text())
-    original = next(c for c in candidates if c["id"] == wanted)
-    fix = {**original, "id": "fix-rita-1", "proposer": "person:rita"}
-    correction = {"verdict": "correct", "candidate": fix, "codes_kept": other_task["codes"]}
+    correction = _correction(admin, rita, run_id, other)
+    fix = correction["candidate"]
     model = rita.post(
         f"/v1/review/tasks/{other['task']}/answers",
         json={**correction, "candidate": {**fix, "proposer": "model:x"}},
     )
     assert model.status_code == 422
-    assert model.json()["detail"] == "candidate.proposer: does not start with person:"
+    assert model.json()["detail"].startswith("candidate.proposer: the proposer is the API key's")
     made = rita.post(f"/v1/review/tasks/{other['task']}/answers", json=correction)
     assert made.status_code == 201, made.text
     assert made.json()["answer"]["candidate"] == fix and made.json()["state"] == "answered"
@@ -215,3 +232,80 @@ def test_review_over_the_api(review_api):
     assert sorted(a["reviewer"] for a in kept["answers"]) == ["rita", "sam"]
     assert [t["task"] for t in _all_tasks(rita, run_id, state="disputed")] == [one["task"]]
     assert rita.get(f"/v1/runs/{run_id}/review/resolution").json() == body
+
+
+def test_answers_past_the_cap_are_refused_and_a_later_reviewer_counts(capped_review_api):
+    """Issue 25, item 2: one reviewer's answers to a task stop at the cap with a 409 (never
+    a 201 that is then ignored); another reviewer's answer after them counts in the latest
+    answers, the state, the resolution and the measures; each reviewer's history is paged."""
+    url, run_id, _ = capped_review_api
+    rita, sam = _client(url, RITA), _client(url, SAM)
+    tasks = _all_tasks(rita, run_id)
+    one = next(t for t in tasks if t["mode"] == "review")
+    path = f"/v1/review/tasks/{one['task']}/answers"
+    for ms in (1, 2, 3):
+        assert rita.post(path, json={"verdict": "unsure", "ms": ms}).status_code == 201
+    refused = rita.post(path, json={"verdict": "unsure", "ms": 4})
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["detail"].startswith(f"rita has given 3 answers to task {one['task']}")
+    made = sam.post(path, json={"verdict": "not_in_document"})
+    assert made.status_code == 201 and made.json()["answers"] == 4
+    shown = rita.get(f"/v1/review/tasks/{one['task']}").json()
+    assert set(shown["latest"]) == {"rita", "sam"} and shown["state"] == "answered"
+    assert shown["latest"]["rita"]["ms"] == 3
+    assert shown["counts"] == {"rita": 3, "sam": 1}
+    resolved = sam.post(f"/v1/runs/{run_id}/review/resolve").json()
+    entry = next(e for e in resolved["packets"] if e["packet"] == one["packet"])
+    assert entry["statuses"].get("not_in_document") == 1
+    measured = rita.get(f"/v1/runs/{run_id}/review/measures").json()
+    assert measured["load"]["reviewers"] == 2 and measured["load"]["answered"] == 1
+
+    # The history, paged: each reviewer's answers in the order given, nothing lost.
+    first = rita.get(path, params={"reviewer": "rita", "limit": 2}).json()
+    assert [a["ms"] for a in first["items"]] == [1, 2] and first["next_cursor"]
+    rest = rita.get(path, params={"reviewer": "rita", "cursor": first["next_cursor"]}).json()
+    assert [a["ms"] for a in rest["items"]] == [3] and rest["next_cursor"] is None
+    every = rita.get(path).json()["items"]
+    assert sorted((a["reviewer"], a["ms"]) for a in every) == [
+        ("rita", 1),
+        ("rita", 2),
+        ("rita", 3),
+        ("sam", 0),
+    ]
+    for bad in ({"cursor": "../../x"}, {"limit": 0}, {"reviewer": "x" * 300}):
+        assert rita.get(path, params=bad).status_code == 422, bad
+    assert rita.get("/v1/review/tasks/sha256:" + "2" * 64 + "/answers").status_code == 404
+
+
+def test_a_correction_is_bounded_and_proposed_by_the_key(capped_review_api):
+    """Issue 25, low item: a correction's candidate has the members of a candidate and a
+    bounded size (not 950 KB of anything), and its proposer is the key's name: one naming
+    someone else is refused, an answer without one is given the key's."""
+    url, run_id, _ = capped_review_api
+    rita, admin = _client(url, RITA), _client(url, API_KEY)
+    tasks = _all_tasks(rita, run_id)
+    row = next(t for t in tasks if t["mode"] == "review")
+    correction = _correction(admin, rita, run_id, row)
+    path = f"/v1/review/tasks/{row['task']}/answers"
+    fix = correction["candidate"]
+
+    def refused(candidate: dict) -> str:
+        got = rita.post(path, json={**correction, "candidate": candidate})
+        assert got.status_code == 422, got.text[:300]
+        return got.json()["detail"]
+
+    huge = refused({**fix, "evidence": {**fix["evidence"], "text": "x" * 950_000}})
+    assert huge.startswith("candidate: 95"), huge
+    assert "bytes of JSON, at most 16384" in huge
+    blob = refused({**fix, "notes": {"a": "b" * 100}})
+    assert blob.startswith("candidate.notes: Extra inputs are not permitted"), blob
+    forged = refused({**fix, "proposer": "person:sam"})
+    assert forged.startswith("candidate.proposer: the proposer is the API key's name"), forged
+    model = refused({**fix, "proposer": "model:x"})
+    assert model.startswith("candidate.proposer: the proposer is the API key's name"), model
+    assert rita.get(f"/v1/review/tasks/{row['task']}").json()["answers"] == []
+
+    anonymous = {k: v for k, v in fix.items() if k != "proposer"}
+    made = rita.post(path, json={**correction, "candidate": anonymous})
+    assert made.status_code == 201, made.text
+    assert made.json()["answer"]["candidate"] == {**anonymous, "proposer": "person:rita"}

@@ -126,11 +126,12 @@ def test_a_step_to_the_next_open_task_lists_its_answers_not_every_answer(monkeyp
     from groundswell.api.routes import review_page
 
     tasks = _Tasks(200, answered={1, 2, 3} | set(range(10, 150)))
-    monkeypatch.setattr(review_page, "run_review", lambda s, r: SimpleNamespace(store=tasks))
+    monkeypatch.setattr(review_page, "run_review", lambda s, r, key: SimpleNamespace(store=tasks))
     monkeypatch.setattr(review_page, "run_manifest", lambda review: {})
 
     def step(at: int, to: str) -> int | None:
-        found = review_page._neighbour(None, "r", {}, "unanswered", tasks.list[at]["task"], to)
+        task = tasks.list[at]["task"]
+        found = review_page._neighbour(None, "r", {}, "unanswered", task, to, None)
         return None if found is None else int(found[7:], 16)
 
     assert step(0, "next") == 4 and tasks.listed_all == 0

@@ -233,8 +233,8 @@ def test_the_task_page_links_a_document_of_any_name_to_its_receipts(settings, mo
 
     review = SimpleNamespace(output=SimpleNamespace(get=missing))
     source = {"windows": [], "pages": [], "problem": "gone", "template": None}
-    monkeypatch.setattr(review_page, "task_with_answers", lambda service, key: stored)
-    monkeypatch.setattr(review_page, "run_review", lambda service, run: review)
+    monkeypatch.setattr(review_page, "task_with_answers", lambda service, task, key: stored)
+    monkeypatch.setattr(review_page, "run_review", lambda service, run, key: review)
     monkeypatch.setattr(review_page, "_source", lambda review, stored, unit: source)
     client = _client(settings)
     _sign_in(client, RITA)
@@ -255,4 +255,4 @@ def test_the_queue_says_what_is_wrong_with_its_filters_on_the_page(settings):
         assert '<p class="problem">' in page.text and words in page.text
         assert 'id="filters"' in page.text
     unknown_run = client.get("/review", params={"run": "nope"})
-    assert unknown_run.status_code == 200 and "no run nope" in unknown_run.text
+    assert unknown_run.status_code == 200 and "no run &#39;nope&#39;" in unknown_run.text

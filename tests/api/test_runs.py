@@ -123,3 +123,22 @@ def test_a_cancelled_run_stays_cancelled(client, pipeline):
     assert summary.status_code == 409 and "was cancelled" in summary.json()["detail"]
     assert client.post(f"/v1/runs/{run['id']}/cancel").status_code == 200  # already: the same
     assert client.post("/v1/runs/nope/cancel").status_code == 404
+
+
+def test_one_unreadable_run_record_hides_no_other_run(client, service_settings):
+    import time
+
+    import redis
+
+    from tests.api.test_schedules import _metric, bad_records_reach
+
+    good = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS)})
+    assert good.status_code == 202, good.text
+    r = redis.Redis.from_url(service_settings["broker_url"])
+    r.hset("gs:run:r-unreadable", "record", "{not a run")
+    r.zadd("gs:runs", {"r-unreadable": time.time() + 60})  # the newest
+    before = _metric(client, "groundswell_bad_records_total", collection="runs")
+    listed = client.get("/v1/runs")
+    assert listed.status_code == 200, listed.text
+    assert [run["id"] for run in listed.json()["items"]] == [good.json()["id"]]
+    bad_records_reach(client, "runs", before + 1)

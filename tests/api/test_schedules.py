@@ -77,6 +77,16 @@ def _metric(client, name: str, **labels: str) -> float:
     return 0.0
 
 
+def bad_records_reach(client, collection: str, value: float) -> None:
+    """Wait for groundswell_bad_records_total{collection} to read ``value`` (/metrics is
+    cached for a second)."""
+    wait_until(
+        lambda: _metric(client, "groundswell_bad_records_total", collection=collection) == value,
+        timeout=15,
+        what=f"groundswell_bad_records_total{{collection={collection!r}}} == {value}",
+    )
+
+
 @pytest.fixture
 def control_worker(service_settings, tmp_path):
     """A control worker on the API's own settings: its store (the policy registry) and its
@@ -104,8 +114,7 @@ def test_one_unreadable_schedule_breaks_no_reader_and_can_be_removed(
     unreadable = {u["id"]: u["error"] for u in listed.json()["unreadable"]}
     assert set(unreadable) == {"s-0badf00d", "s-notjson"}
     assert "exactly one of every_seconds" in unreadable["s-0badf00d"]
-    after = _metric(client, "groundswell_bad_records_total", collection="schedules")
-    assert after == before + 2
+    bad_records_reach(client, "schedules", before + 2)
     one = client.get("/v1/schedules/s-0badf00d")
     assert one.status_code == 409 and "DELETE /v1/schedules/s-0badf00d" in one.json()["detail"]
 

@@ -100,6 +100,7 @@ GAUGES = {
     "groundswell_task_last_success_timestamp_seconds": {"task"},
     "groundswell_queue_length": {"queue"},
     "groundswell_runs_active": set(),
+    "groundswell_pending_batches": {"queue"},
     "groundswell_run_idle_seconds": set(),
     "groundswell_queues_unconsumed": {"queue"},
     "groundswell_policy_grounding_rate": {"corpus", "policy", "version"},
@@ -607,8 +608,17 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_task_last_success_timestamp_seconds",
         "groundswell_run_idle_seconds",
         "groundswell_queues_unconsumed",
+        "groundswell_pending_batches",
     ):
         assert series in used, series
+    # Work waiting for a batch queue's workers is its outstanding batches: its length misses
+    # what a lost worker held reserved (issue 25).
+    for alert, queue in (
+        ("GroundswellVerifyWorkersDown", "verify"),
+        ("GroundswellAdmitWorkersDown", "admit"),
+    ):
+        assert f'groundswell_pending_batches{{queue="{queue}"}}' in exprs[alert], alert
+        assert f'groundswell_queue_length{{queue="{queue}"}}' not in exprs[alert], alert
     jobs = {job for expr in exprs.values() for job in re.findall(r'up\{job="([^"]+)"', expr)}
     assert {"groundswell-api", "groundswell-worker-verify", "groundswell-worker-admit"} <= jobs
     for rule in alert_rules():
@@ -683,6 +693,9 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         def noted_waiting(self, run_ids):
             return [{"queue": "read", "since": "2026-01-02T00:00:00Z"}, None]
 
+        def outstanding_batches(self, run_ids):
+            return {"read": 0, "verify": 2, "admit": 17, "ledger": 0}
+
         def policy_latest(self):
             rates = {
                 "grounding_rate": 0.9,
@@ -724,6 +737,8 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         s.labels["queue"]: s.value for s in families["groundswell_queues_unconsumed"].samples
     }
     assert waiting == {"read": 1, "verify": 0, "admit": 0, "ledger": 0, "control": 0}
+    pending = {s.labels["queue"]: s.value for s in families["groundswell_pending_batches"].samples}
+    assert pending == {"read": 0, "verify": 2, "admit": 17, "ledger": 0}
     grounding = {
         (s.labels["corpus"], s.labels["policy"], s.labels["version"]): s.value
         for s in families["groundswell_policy_grounding_rate"].samples

@@ -51,8 +51,12 @@ OVERLAYS = ("redis", "rabbitmq")
 SCHEMAS = K8S / "schemas"
 KUBERNETES_SCHEMAS = SCHEMAS / "kubernetes-v1.35.0-strict"
 KEDA_SCHEMA = SCHEMAS / "keda-2.10.1" / "scaledobject-keda.sh-v1alpha1.json"
-# The trigger each broker's overlay scales on, and the metadata field naming the queue.
+# The trigger each broker's overlay scales control on, and the metadata field naming the queue.
 TRIGGERS = {"redis": ("redis", "listName"), "rabbitmq": ("rabbitmq", "queueName")}
+# The batch queues scale on the runs' outstanding work (issue 25: a queue's length misses the
+# messages its workers hold reserved): a Prometheus query of the API's gauge.
+SIGNAL = "groundswell_pending_batches"
+SIGNAL_QUERY = re.compile(r'^max\(groundswell_pending_batches\{queue="(\w+)"\}\)$')
 PREFIX = "GROUNDSWELL_"
 
 
@@ -147,6 +151,28 @@ def settings_of(env: dict[str, str]) -> Settings:
     """The settings a container starts with (empty values are unset, as Settings reads them)."""
     fields = {k.removeprefix(PREFIX).lower(): v for k, v in env.items() if v != ""}
     return Settings(_env_file=None, **fields)
+
+
+def trigger_queue(trigger: dict, overlay: str) -> str:
+    """The queue a trigger measures: the one its query names, or its list (queue) name."""
+    if trigger["type"] == "prometheus":
+        match = SIGNAL_QUERY.match(trigger["metadata"]["query"])
+        assert match, trigger["metadata"]["query"]
+        return match.group(1)
+    trigger_type, queue_field = TRIGGERS[overlay]
+    assert trigger["type"] == trigger_type, trigger
+    return trigger["metadata"][queue_field]
+
+
+def triggers_of(objects: list[dict], trigger_type: str) -> dict[str, dict]:
+    """(ScaledObject name -> its trigger) of the ScaledObjects with a trigger of this type."""
+    out = {}
+    for name, obj in of_kind(objects, "ScaledObject").items():
+        (trigger,) = obj["spec"]["triggers"]
+        if trigger["type"] == trigger_type:
+            out[name] = trigger
+    assert out, f"no {trigger_type} trigger"
+    return out
 
 
 # --------------------------------------------------------------------------- schemas
@@ -254,7 +280,6 @@ def test_one_scaled_object_per_worker_on_its_queue(objects: list[dict], overlay:
     workers = worker_deployments(objects)
     deployments = of_kind(objects, "Deployment")
     scaled = of_kind(objects, "ScaledObject")
-    trigger_type, queue_field = TRIGGERS[overlay]
     targets = []
     for name, obj in scaled.items():
         target = obj["spec"]["scaleTargetRef"]
@@ -263,9 +288,12 @@ def test_one_scaled_object_per_worker_on_its_queue(objects: list[dict], overlay:
         assert target["name"] in deployments, f"{name} scales a Deployment that does not exist"
         targets.append(target["name"])
         (trigger,) = obj["spec"]["triggers"]
-        assert trigger["type"] == trigger_type, name
-        # The list (or queue) Celery puts the target's tasks in: the queue's own name.
-        assert [trigger["metadata"][queue_field]] == workers[target["name"]], name
+        # The queue Celery puts the target's tasks in: the queue's own name.
+        queue = trigger_queue(trigger, overlay)
+        assert [queue] == workers[target["name"]], name
+        # Batch queues scale on their outstanding batches; control (prefetch 1, no batches)
+        # on its broker queue.
+        assert (trigger["type"] == "prometheus") == (queue != "control"), name
     assert sorted(targets) == sorted(workers), "exactly one ScaledObject per worker"
 
 
@@ -278,7 +306,7 @@ def test_idle_queues_scale_to_zero_but_control_keeps_a_consumer(objects: list[di
         assert spec["minReplicaCount"] == (1 if queue == "control" else 0), queue
         assert spec["maxReplicaCount"] >= max(spec["minReplicaCount"], 1), queue
         metadata = spec["triggers"][0]["metadata"]
-        target = int(metadata.get("listLength") or metadata["value"])
+        target = int(metadata.get("listLength") or metadata.get("value") or metadata["threshold"])
         # A run's backlog is at most 8 batches per live process (16 at least); a replica is
         # two processes: a target of 16 or more a replica could never call for another.
         assert 1 <= target < 16, queue
@@ -292,8 +320,8 @@ def test_redis_triggers_read_the_broker_redis() -> None:
     broker = urlsplit(settings_of(env).broker_url)
     assert broker.scheme == "redis" and broker.hostname in services
     assert broker.port in {p["port"] for p in services[broker.hostname]["spec"]["ports"]}
-    for name, obj in of_kind(objects, "ScaledObject").items():
-        metadata = obj["spec"]["triggers"][0]["metadata"]
+    for name, trigger in triggers_of(objects, "redis").items():
+        metadata = trigger["metadata"]
         # KEDA's operator connects from its own namespace: the Service's full name.
         host, _, port = metadata["address"].rpartition(":")
         assert host == f"{broker.hostname}.{namespace}.svc.cluster.local", name
@@ -305,8 +333,9 @@ def test_rabbitmq_triggers_and_consumer_timeout() -> None:
     objects = list(render("overlays/rabbitmq"))
     services = of_kind(objects, "Service")
     gs = groundswell_containers(objects)
-    for name, obj in of_kind(objects, "ScaledObject").items():
-        metadata = obj["spec"]["triggers"][0]["metadata"]
+    scaled = of_kind(objects, "ScaledObject")
+    for name, trigger in triggers_of(objects, "rabbitmq").items():
+        obj, metadata = scaled[name], trigger["metadata"]
         assert metadata["mode"] == "QueueLength", name
         # hostFromEnv: an amqp URL in the scale target's own environment.
         env = environment(objects, gs[obj["spec"]["scaleTargetRef"]["name"]])
@@ -330,6 +359,48 @@ def test_rabbitmq_triggers_and_consumer_timeout() -> None:
         server_env["RABBITMQ_DEFAULT_USER"],
         server_env["RABBITMQ_DEFAULT_PASS"],
     )
+
+
+def test_batch_queues_scale_on_what_the_component_prometheus_scrapes_from_the_api(
+    objects: list[dict],
+) -> None:
+    """KEDA's Prometheus triggers read the component's Prometheus (by the Service's full name),
+    which scrapes the API's /metrics (its Service and port), where the API exports the gauge."""
+    from tests.deploy.test_deploy import GAUGES
+
+    assert GAUGES[SIGNAL] == {"queue"}
+    (namespace,) = of_kind(objects, "Namespace")
+    services, deployments = of_kind(objects, "Service"), of_kind(objects, "Deployment")
+    config_maps = of_kind(objects, "ConfigMap")
+    for name, trigger in triggers_of(objects, "prometheus").items():
+        metadata = trigger["metadata"]
+        address = urlsplit(metadata["serverAddress"])
+        host = address.hostname.removesuffix(f".{namespace}.svc.cluster.local")
+        assert address.hostname == f"{host}.{namespace}.svc.cluster.local", name
+        (port,) = [p for p in services[host]["spec"]["ports"] if p["port"] == address.port]
+        assert metadata["ignoreNullValues"] == "false", name  # no signal: the fallback holds
+        assert of_kind(objects, "ScaledObject")[name]["spec"]["fallback"]["replicas"] >= 1
+    # The Prometheus behind that Service, and what it scrapes.
+    selector = services[host]["spec"]["selector"]
+    (server,) = [
+        d
+        for d in deployments.values()
+        if selector.items() <= d["spec"]["template"]["metadata"]["labels"].items()
+    ]
+    (container,) = containers(server)
+    assert port["targetPort"] in {p["name"] for p in container["ports"]}
+    config_file = options(["prometheus", *container["args"]])["--config.file"]
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volume = mounts[str(Path(config_file).parent)]
+    (spec,) = [v for v in server["spec"]["template"]["spec"]["volumes"] if v["name"] == volume]
+    config = yaml.safe_load(config_maps[spec["configMap"]["name"]]["data"][Path(config_file).name])
+    (job,) = config["scrape_configs"]
+    assert job.get("metrics_path", "/metrics") == "/metrics"
+    (target,) = job["static_configs"][0]["targets"]
+    api_host, _, api_port = target.rpartition(":")
+    api = deployments["api"]["spec"]["template"]["metadata"]["labels"]
+    assert services[api_host]["spec"]["selector"].items() <= api.items()
+    assert int(api_port) in {p["port"] for p in services[api_host]["spec"]["ports"]}
 
 
 def test_postgres_holds_the_ledger_of_the_pods_that_open_it(objects: list[dict]) -> None:

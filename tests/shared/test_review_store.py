@@ -19,11 +19,12 @@ from groundswell.shared.review.store import (
     RunReview,
     UnknownTask,
     answers_prefix,
+    history_prefix,
     resolution_object,
     task_state,
 )
 from groundswell.shared.review.tasks import make_tasks
-from groundswell.shared.settings import Settings
+from groundswell.shared.settings import ApiKey, Settings
 from tests.shared.runs.driving import drive
 
 
@@ -107,7 +108,7 @@ def test_tasks_answers_and_resolutions_of_a_stored_run(settings):
     shown = review.task(one["task"])
     assert [a["reviewer"] for a in shown["answers"]] == ["ann", "bob"]
     assert shown["state"] == "disputed"
-    keys = [i.key for p in review.output.list_pages(answers_prefix(one["task"])) for i in p]
+    keys = [i.key for p in review.output.list_pages(history_prefix(one["task"])) for i in p]
     assert len(keys) == 2
     disputed = review.store.page(manifest, 0, 1000, {}, state="disputed").rows
     assert [r["task"] for r in disputed] == [one["task"]]
@@ -406,8 +407,11 @@ def test_a_task_is_found_from_its_document_and_the_queue_steps_from_it(settings,
         assert len(reads) <= len(manifest["pieces"]).bit_length() + 2
     assert review.store.row_of(manifest, rows[0]["doc_id"], "sha256:" + "0" * 64) is None
 
+    # A key of every corpus: the steps pass through the run's own visibility check.
+    ANYONE = ApiKey("anyone", "", frozenset({"review"}))
+
     def step(at: str, to: str, **filters) -> str | None:
-        return review_page._neighbour(service, record.id, filters, None, at, to)
+        return review_page._neighbour(service, record.id, filters, None, at, to, ANYONE)
 
     keys = [r["task"] for r in rows]
     assert [step(k, "next") for k in keys] == [*keys[1:], None]
@@ -418,3 +422,152 @@ def test_a_task_is_found_from_its_document_and_the_queue_steps_from_it(settings,
     monkeypatch.setattr(review_page, "STEP_SCAN", 1)
     far = next(i for i, r in enumerate(rows[1:], 1) if code in r["codes"])
     assert step(keys[0], "next", code=code) == (keys[far] if far == 1 else None)
+
+
+def _counting(store, monkeypatch) -> dict[str, int]:
+    """Count the reads (get, head, exists, listing pages) of ``store``."""
+    calls = {"reads": 0}
+    for name in ("get", "head", "exists", "list_pages"):
+        real = getattr(store, name)
+
+        def wrapped(*args, _real=real, **kwargs):
+            calls["reads"] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(store, name, wrapped)
+    return calls
+
+
+def test_a_reviewer_past_the_cap_is_refused_and_a_later_reviewer_still_counts(settings):
+    """One reviewer may give a task at most ``review_max_answers`` answers: past them the
+    store refuses (nothing is stored, nothing ignored); another reviewer's answer after many
+    still counts in the latest answers, the state, the resolution and the measures."""
+    from groundswell.shared.review.store import TooManyAnswers
+
+    settings = settings.model_copy(update={"review_max_answers": 5})
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    one = next(r for r in rows if r["mode"] == "review")
+    for n in range(5):
+        review.store.add_answer(answer(one["task"], "ann", "unsure", None, n))
+    with pytest.raises(TooManyAnswers, match="ann has given 5 answers to task sha256:"):
+        review.store.add_answer(answer(one["task"], "ann", "unsure", None, 9))
+    assert review.store.answer_count(one["task"], "ann") == 5
+    review.store.add_answer(answer(one["task"], "bob", "not_in_document", None, 10))
+    shown = review.task(one["task"])
+    assert set(shown["latest"]) == {"ann", "bob"} and shown["state"] == "answered"
+    assert shown["latest"]["bob"]["verdict"] == "not_in_document"
+    body = review.resolve()
+    entry = next(e for e in body["packets"] if e["packet"] == one["packet"])
+    assert entry["statuses"].get("not_in_document") == 1
+    measured = review.measures()
+    assert measured["load"]["reviewers"] == 2 and measured["load"]["answered"] == 1
+    # Each reviewer's history is kept, page by page, in the order it was given.
+    page = review.store.history(one["task"], "ann", None, 2)
+    assert [a["ms"] for a in page.rows] == [1000, 1001] and page.cursor is not None
+    rest = review.store.history(one["task"], "ann", page.cursor, 10)
+    assert [a["ms"] for a in rest.rows] == [1002, 1003, 1004] and rest.cursor is None
+
+
+def test_the_reads_of_an_answer_do_not_grow_with_the_answers(settings, monkeypatch):
+    """Storing an answer and reading a task's answers read as many objects after 60 answers
+    as after 2: one current answer per reviewer, never the history."""
+    settings = settings.model_copy(update={"review_max_answers": 100})
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    task = rows[0]["task"]
+    calls = _counting(review.store.store, monkeypatch)
+    costs = []
+    for n in range(60):
+        calls["reads"] = 0
+        review.store.add_answer(answer(task, "ann" if n % 2 else "bob", "unsure", None, n % 60))
+        review.store.answers(task)
+        costs.append(calls["reads"])
+    assert len(set(costs[2:])) == 1, costs
+    assert len(review.store.answers(task)) == 2
+
+
+def test_answers_in_the_layout_before_are_moved_on_read(settings):
+    """Answers stored one object each (``review/answers/<h>/<stamp>-<id>.json``, before issue
+    25) are read as before, moved once into the current answers and histories, and a second
+    import of them adds nothing."""
+    from groundswell.shared.canonical import canonical_text
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    rows = [row for _, row in review.store.rows(review.manifest())]
+    task = rows[0]["task"]
+    old = [answer(task, "ann", "unsure", None, s) for s in (1, 2, 3)]
+    old.append(answer(task, "bob", "not_in_document", None, 4))
+    for n, a in enumerate(old):
+        key = f"{answers_prefix(task)}20261130T12000{n}000000Z-{n:032x}.json"
+        review.output.put(key, canonical_text(a).encode())
+    shown = review.task(task)
+    assert shown["latest"] == {"ann": old[2], "bob": old[3]}
+    assert [a["ms"] for a in review.store.history(task, "ann", None, 10).rows] == [1001, 1002, 1003]
+    assert list(review.output.list_pages(answers_prefix(task))) == []  # moved
+    assert review.store.answer_count(task, "ann") == 3
+    assert review.task(task)["latest"] == shown["latest"]
+    assert task in review.store.answered()
+    assert review.store.import_answer(old[0]) is False
+    assert review.store.answer_count(task, "ann") == 3
+
+
+def test_an_import_past_the_cap_names_its_file_and_line(settings, tmp_path):
+    """``review resolve RUN FILE`` stores a file's answers as the API does: one past the
+    answers a reviewer may give a task exits 2 naming the file and line."""
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    task = next(row for _, row in review.store.rows(review.manifest()))["task"]
+    env = {
+        "GROUNDSWELL_STORAGE_URL": settings.storage_url,
+        "GROUNDSWELL_BROKER_URL": "",
+        "GROUNDSWELL_REVIEW_MAX_ANSWERS": "2",
+    }
+    given = tmp_path / "answers.jsonl"
+    given.write_text(
+        "".join(json.dumps(answer(task, "ann", "unsure", None, s)) + "\n" for s in (1, 2, 3))
+    )
+    got = CliRunner().invoke(main, ["review", "resolve", record.id, str(given)], env=env)
+    assert got.exit_code == 2, got.output
+    assert f"{given}:3: ann has given 2 answers to task {task}" in got.output
+    assert review.store.answer_count(task, "ann") == 2
+
+
+def test_one_reviewer_answering_at_once_from_many_places_stops_at_the_cap(settings):
+    """Ten answers of one reviewer at the same moment with room for four: four are stored
+    (each under a number of its own), six refused, and the current answer counts four."""
+    import threading
+
+    from groundswell.shared.review.store import ReviewStore, TooManyAnswers
+
+    service, record = drive_run(settings)
+    review = RunReview(service, record)
+    task = next(row for _, row in review.store.rows(review.manifest()))["task"]
+    barrier = threading.Barrier(10)
+    outcomes: list[str] = []
+
+    def give(n: int) -> None:
+        store = ReviewStore(review.output, max_answers=4)
+        barrier.wait()
+        try:
+            store.add_answer(answer(task, "ann", "unsure", None, n))
+            outcomes.append("stored")
+        except TooManyAnswers:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=give, args=(n,)) for n in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["refused"] * 6 + ["stored"] * 4
+    history = review.store.history(task, "ann", None, 50).rows
+    assert len(history) == 4 and review.store.answer_count(task, "ann") == 4
+    assert review.store.answers(task)[0] in history

@@ -72,6 +72,13 @@ def test_an_entry_may_end_with_the_corpora_its_key_sees(tmp_path):
     assert everyone.sees(str(team_b)) and everyone.sees("s3://elsewhere/x")
 
 
+def test_a_key_does_not_see_another_prefix_through_dot_segments():
+    # S3-compatible stores (MinIO, SeaweedFS) normalize "..": s3://shared/a/../b is team b's.
+    key = parse_api_key(f"ana:runs:{hash_api_key('k')}:s3://shared/a")
+    assert not key.sees("s3://shared/a/../b") and not key.sees("s3://shared/a/./../b/x")
+    assert key.sees("s3://shared/a/x..y")
+
+
 def test_a_key_does_not_see_through_a_link_out_of_its_corpora(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

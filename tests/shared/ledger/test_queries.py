@@ -21,6 +21,7 @@ from groundswell.shared.ledger.queries import (
 from groundswell.shared.ledger.resolve import resolve
 from groundswell.shared.ledger.search import search, terms
 from tests.shared.ledger.graphs import TYPE, C, random_graph, record
+from tests.shared.ledger.old_schema import todays_claim_columns
 
 CONTRACT = [
     C("k1", "Acme Ltd", "ACQUIRED", "Beta Inc", asserter="the agreement",
@@ -353,7 +354,8 @@ def test_migrating_a_ledger_with_claims_indexes_them_for_search(ledger_url):
     try:
         with store.engine.begin() as conn:
             command.upgrade(_alembic_config(conn), "0001")
-        record(store, CONTRACT)  # written before the search index exists
+        with todays_claim_columns(store):
+            record(store, CONTRACT)  # written before the search index exists
         with store.engine.connect() as conn:
             assert conn.execute(text("SELECT COUNT(*) FROM evidence")).scalar_one() == 5
         store.migrate()
@@ -373,8 +375,9 @@ def test_migrating_a_ledger_with_facts_gives_each_fact_its_subject(ledger_url):
     try:
         with store.engine.begin() as conn:
             command.upgrade(_alembic_config(conn), "0008")
-        record(store, [C("f1", "Acme Ltd", "HAS_FACT", "revenue", document="10k"),
-                       C("f2", "Acme Ltd", "HAS_FACT", "revenue", document="10q")])  # fmt: skip
+        with todays_claim_columns(store):
+            record(store, [C("f1", "Acme Ltd", "HAS_FACT", "revenue", document="10k"),
+                           C("f2", "Acme Ltd", "HAS_FACT", "revenue", document="10q")])  # fmt: skip
         with store.engine.begin() as conn:  # facts as a ledger before 0009 stored them
             for claim, value in (("f1", "5"), ("f2", "6")):
                 conn.execute(

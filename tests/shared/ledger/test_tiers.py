@@ -16,6 +16,7 @@ from groundswell.shared.ledger.models import EVIDENCE_TIERS, EvidenceRow
 from groundswell.shared.ledger.search import search
 from groundswell.shared.ledger.store import Ledger, _alembic_config, head_revision
 from groundswell.shared.summary import TIERS as LADDER_TIERS
+from tests.shared.ledger.old_schema import todays_claim_columns
 
 TEXT = "Acme acquired Beta in 2024. Gamma sold Delta. Epsilon bought Zeta."
 
@@ -82,10 +83,11 @@ def test_a_ledger_of_revision_0003_migrates_with_its_rows_and_its_search(ledger_
     with Ledger.open(ledger_url, migrate=False) as store:
         with store.engine.begin() as conn:
             command.upgrade(_alembic_config(conn), "0003")
-        store.write_claims(_load(["exact", "case", "whitespace"], "default@1").claims)
-        # Written again: rows deleted and inserted, so the rowids SQLite's search follows
-        # have a gap that a copy of the table would close.
-        store.write_claims(_load(["exact"], "default@1").claims)
+        with todays_claim_columns(store):
+            store.write_claims(_load(["exact", "case", "whitespace"], "default@1").claims)
+            # Written again: rows deleted and inserted, so the rowids SQLite's search follows
+            # have a gap that a copy of the table would close.
+            store.write_claims(_load(["exact"], "default@1").claims)
         assert store.migrate() == ("0003", head_revision())
         assert store.state()["tier"] == {"case": 1, "exact": 1, "whitespace": 1}
         before = {h["claim_id"] for h in search(store, "acquired", limit=20).items}

@@ -127,6 +127,41 @@ def test_planning_pauses_at_the_window_and_the_draining_record_resumes_it(runs):
     assert not runs.record("r1", batches[2].batch, 1, 0, {}).resume_planning
 
 
+def test_outstanding_batches_follow_sends_and_records_per_kind(runs):
+    """The autoscaler's signal (groundswell_pending_batches): batches sent and not yet
+    recorded, per kind: a held batch counts once its read batch releases it, a split's
+    halves replace it, a resend or a duplicate record changes nothing, a rebuilt run counts
+    what reconcile will send."""
+    runs.create(_record())
+    read = BatchSpec("0000000000", "read", ["p"], then=["0000000002"])
+    verify = BatchSpec("0000000001", "verify", ["x", "y"])
+    held = BatchSpec("0000000002", "admit", ["p"], after=read.batch)
+    admit = BatchSpec("0000000003", "admit", ["z"])
+    _plan(runs, "r1", 1, [read, verify, held, admit])
+    assert runs.outstanding_batches(["r1"]) == {"read": 1, "verify": 1, "admit": 1, "ledger": 0}
+    released = runs.record("r1", read.batch, 0, 0, {}).released
+    assert [s.batch for s in released] == [held.batch]
+    assert runs.outstanding_batches(["r1"]) == {"read": 0, "verify": 1, "admit": 2, "ledger": 0}
+    runs.begin("r1", verify.batch, "m1", 30)
+    halves = [BatchSpec("0000000001a", "verify", ["x"]), BatchSpec("0000000001b", "verify", ["y"])]
+    assert runs.split("r1", verify.batch, "m1", halves, time.time() + 60)
+    assert runs.outstanding_batches(["r1"])["verify"] == 2
+    runs.r.zadd("gs:run:r1:leases", {admit.batch: 0})  # its message was lost: sent again
+    assert [s.batch for s in _expired(runs, "r1")] == [admit.batch]
+    assert runs.outstanding_batches(["r1"])["admit"] == 2
+    for _ in range(2):
+        runs.record("r1", admit.batch, 1, 0, {})
+    assert runs.outstanding_batches(["r1"]) == {"read": 0, "verify": 2, "admit": 1, "ledger": 0}
+    # Rebuilt from storage: every pending batch gets an expired lease, reconcile sends it.
+    runs.restore(_record("r2"), pending=[admit, verify])
+    assert runs.outstanding_batches(["r1", "r2", "unknown"]) == {
+        "read": 0,
+        "verify": 3,
+        "admit": 2,
+        "ledger": 0,
+    }
+
+
 def test_a_unit_that_keeps_killing_its_worker_is_isolated_by_splits_and_given_up(
     runs, service_settings, tmp_path
 ):
