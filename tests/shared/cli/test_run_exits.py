@@ -120,7 +120,9 @@ def test_ctrl_c_on_a_private_stack_stops_it_and_says_what_becomes_of_the_run(tmp
     assert "Run the corpus again to finish the work" in text
     assert "waiting for a worker" not in text  # the private workers announced first
     assert f"`groundswell cancel {run_id}`" in text
-    assert started and not [pid for pid in started if alive(pid)], text
+    # Pool processes exit just after their worker: give them a moment, not a leak.
+    assert started
+    wait_until(lambda: not [pid for pid in started if alive(pid)], what="the stack stopped")
     record = json.loads((tmp_path / "out" / "runs" / run_id / "run.json").read_text())
     assert record["state"] not in ("succeeded", "partially_failed", "failed", "cancelled")
 
