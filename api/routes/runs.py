@@ -78,6 +78,7 @@ def run_out(service: RunService, record: RunRecord) -> RunOut:
             fraction=round(progress.fraction, 6),
             units={k: UnitProgress(**v) for k, v in unit_counts(progress.counters).items()},
         ),
+        waiting_for=None if record.terminal else service.waiting_for(record.id),
         links=RunLinks(self=base, summary=f"{base}/summary", receipts=f"{base}/receipts"),
     )
 
