@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "demo": "runs",
     "submit": "runs",
     "status": "runs",
+    "cancel": "runs",
     "summary": "runs",
     "worker": "runs",
     "beat": "runs",
