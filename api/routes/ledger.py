@@ -138,8 +138,8 @@ def list_claims(
 
 @router.get("/disagreements", operation_id="ledger_disagreements")
 def list_disagreements(
-    _: Principal,
-    ledger: LedgerDep,
+    key: Principal,
+    ledger: TeamLedgerDep,
     kind: Literal["contradiction", "objects", "facts"] = "contradiction",
     subject: Annotated[
         str | None, Query(description="only about this entity (a label or an entity id)")
@@ -158,7 +158,8 @@ def list_disagreements(
 ) -> dict[str, Any]:
     """Disagreements of one kind, each side with its asserter, modality, document and span
     (an objects or facts row: its best-supported sides, the first claims of each, and the
-    counts of all in ``sides_total`` and ``claims_total``)."""
+    counts of all in ``sides_total`` and ``claims_total``). For a team's key, only its
+    corpora's claims are sides: a disagreement with fewer than two of them is not listed."""
     from groundswell.shared.ledger.queries import MAX_CLAIMS, MAX_SIDES, disagreements
 
     return _paged(
@@ -172,14 +173,15 @@ def list_disagreements(
             limit=limit,
             max_sides=sides or MAX_SIDES,
             max_claims=claims_per_side or MAX_CLAIMS,
+            sees=_sees(key),
         )
     )
 
 
 @router.get("/path", operation_id="ledger_path")
 def find_path(
-    _: Principal,
-    ledger: LedgerDep,
+    key: Principal,
+    ledger: TeamLedgerDep,
     settings: SettingsDep,
     start: str,
     goal: str,
@@ -189,7 +191,8 @@ def find_path(
 ) -> dict[str, Any]:
     """The shortest chain of claims between two entities (``found`` false, with the reason,
     when there is none; ``stopped`` true too when the search read its budget of claims,
-    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer)."""
+    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer). For a team's key, only its
+    corpora's claims are walked (an entity no such claim names is unknown)."""
     from groundswell.shared.ledger.path import path
 
     return path(
@@ -200,6 +203,7 @@ def find_path(
         relations=relation,
         max_hops=max_hops,
         budget=settings.ledger_path_budget,
+        sees=_sees(key),
     ).as_dict()
 
 
@@ -243,10 +247,13 @@ def fact_history(
 
 
 @router.get("/state", operation_id="ledger_state")
-def ledger_state(_: Principal, ledger: LedgerDep) -> dict[str, Any]:
+def ledger_state(key: Principal, ledger: TeamLedgerDep) -> dict[str, Any]:
     """What the ledger holds: claims by audit state, modality and tier; documents, entities,
-    evidence spans, vocabularies; its schema revision and the builds a bulk load left."""
-    return ledger.state()
+    evidence spans, vocabularies; its schema revision and the builds a bulk load left. For a
+    team's key, the counts are of its corpora's claims."""
+    from groundswell.shared.ledger.queries import state
+
+    return state(ledger, _sees(key))
 
 
 ExportFormat = Literal["jsonld", "graphml", "cypher", "csv-nodes", "csv-edges"]
@@ -266,13 +273,14 @@ _EXPORTED = {
     responses={200: {"content": {m: {} for m, _ in _EXPORTED.values()}}},
 )
 def export(
-    _: Principal,
-    ledger: LedgerDep,
+    key: Principal,
+    ledger: TeamLedgerDep,
     format: ExportFormat,
 ) -> StreamingResponse:
     """The whole ledger as ``groundswell ledger export`` writes it (the CSV pair as two
     formats), streamed a page of claims at a time: every claim with its provenance (source
-    document, spans, asserter, modality, verdict, run, receipt and policy version)."""
+    document, spans, asserter, modality, verdict, run, receipt and policy version). For a
+    team's key, its corpora's claims and the entities they name only."""
     from groundswell.shared.ledger.export import (
         WRITERS,
         LedgerReader,
@@ -283,7 +291,7 @@ def export(
     writer = {**WRITERS, "csv-nodes": write_csv_nodes, "csv-edges": write_csv_edges}[format]
     media, suffix = _EXPORTED[format]
     return StreamingResponse(
-        streamed(lambda out: writer(LedgerReader(ledger), out)),
+        streamed(lambda out: writer(LedgerReader(ledger, sees=_sees(key)), out)),
         media_type=media,
         headers={"Content-Disposition": f'attachment; filename="ledger.{suffix}"'},
     )
