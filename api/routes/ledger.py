@@ -73,24 +73,7 @@ def _shown(url: str) -> str:
         return "(an unreadable URL)"
 
 
-def get_ledger(
-    ledger: Annotated[Ledger, Depends(open_ledger)],
-    key: Annotated[ApiKey, Depends(require_api_key)],
-) -> Ledger:
-    """The ledger, for a key without corpora: the routes that do not filter claims by their
-    corpus yet refuse a team's key (403) rather than show every team's claims."""
-    if key.limited:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"the API key {key.name!r} sees only its corpora: this ledger route shows every "
-            "team's claims and needs a key without corpora (claims, search and history show "
-            "a team its own)",
-        )
-    return ledger
-
-
-LedgerDep = Annotated[Ledger, Depends(get_ledger)]
-# The ledger for the routes that show a team's key only its corpora's claims.
+# Every route shows a team's key only its corpora's claims (``_sees``).
 TeamLedgerDep = Annotated[Ledger, Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
@@ -304,21 +287,25 @@ ReviewStatus = Literal["open", "deferred"]
 
 @router.get("/review", operation_id="ledger_review")
 def list_review(
-    _: Principal,
-    ledger: LedgerDep,
+    key: Principal,
+    ledger: TeamLedgerDep,
     status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
     cursor: Cursor = None,
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """The merges the last ``resolve`` held (open and deferred, or ``status``), weightiest
     first, each with its id (``merge:<Type>/<key>``), the group it would join, why it was held
-    and the claims the answer moves; ``queue`` counts them by status and the ids decided."""
+    and the claims the answer moves; ``queue`` counts them by status and the ids decided.
+    For a team's key, only the merges whose claims are all its corpora's (entities are
+    shared: a merge moving another team's claims is not its to see or answer)."""
     from groundswell.shared.ledger import review
 
+    sees = _sees(key)
+    status_ = status_ or list(review.LISTED)
     page = _paged(
-        lambda: review.listed(ledger, status=status_ or review.LISTED, cursor=cursor, limit=limit)
+        lambda: review.listed(ledger, status=status_, cursor=cursor, limit=limit, sees=sees)
     )
-    return {**page, "queue": review.queue(ledger)}
+    return {**page, "queue": review.queue(ledger, sees)}
 
 
 class DecisionIn(BaseModel):
@@ -361,15 +348,29 @@ class DecisionsIn(BaseModel):
 
 
 @router.post("/review", operation_id="ledger_review_answer", responses={422: {}})
-def answer_review(key: Reviewer, body: DecisionsIn, ledger: LedgerDep) -> dict[str, Any]:
+def answer_review(key: Reviewer, body: DecisionsIn, ledger: TeamLedgerDep) -> dict[str, Any]:
     """Record answers to held merges (keys with the ``review`` or ``admin`` scope), checked
     as ``ledger review --apply`` checks a file: any problem is a 422 listing every one
     (``errors``, each ``loc`` naming the decision and its field) and nothing is written. Each
     answer is the key's (its name the decider) and dated by the server; a body naming
     ``by`` or ``date`` is refused. Otherwise ``{recorded, new, changed, unchanged}``; the
-    next resolve obeys them."""
+    next resolve obeys them. A team's key answers only the merges it lists: one that moves
+    another team's claims is a 403 naming it, and nothing is written."""
     from groundswell.shared.ledger import review
 
+    if key.limited:
+        ids = [d.id for d in body.decisions if d.id and d.verdict and d.verdict.strip()]
+        outside = review.unseen(ledger, ids, key.sees)
+        if outside:
+            shown = ", ".join(outside[:5]) + (
+                f" and {len(outside) - 5} more" if len(outside) > 5 else ""
+            )
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN,
+                f"the API key {key.name!r} sees only its corpora: the merge {shown} moves "
+                "claims of other corpora (entities are shared between teams) or is not held; "
+                "a key without corpora answers it",
+            )
     today = dt.datetime.now(dt.UTC).date()
     rows = [
         (n, {**d.model_dump(exclude_none=True), "by": key.name, "date": today})

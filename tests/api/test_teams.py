@@ -255,21 +255,39 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
     assert "groundswell_runs_active" in ana.get("/metrics").text
 
 
-def _team_ledger(tmp_path: Path) -> Path:
-    """The two teams' ledger of tests/shared/ledger/test_claim_corpus.py, in a SQLite file."""
+def _team_ledger(tmp_path: Path, fill=None) -> Path:
+    """The two teams' ledger of tests/shared/ledger/test_claim_corpus.py (``fill``: its
+    ``two_teams``), in a SQLite file."""
     from groundswell.shared.ledger.store import Ledger
     from tests.shared.ledger.test_claim_corpus import two_teams
 
     db = tmp_path / "ledger.sqlite3"
     with Ledger.open(str(db)) as ledger:
-        two_teams(ledger, tmp_path)
+        (fill or two_teams)(ledger, tmp_path)
     return db
 
 
-# The ledger routes that show a team's key its corpora's claims; the review alone refuses
-# it (every ledger route is one or the other).
-FILTERED = {"claims", "search", "history", "disagreements", "path", "state", "export"}
-REFUSED = {"review"}
+def _team_app(redis_server, tmp_path: Path, db: Path):
+    """The app over the ledger ``db``, with a key for every corpus, ana's (team-a) and
+    bob's (team-b)."""
+    from groundswell.api.main import create_app
+
+    return create_app(
+        Settings(
+            broker_url=redis_server.url,
+            storage_url=str(tmp_path / "out"),
+            ledger_url=f"sqlite:///{db}",
+            allowed_corpora=str(tmp_path),
+            api_key_hashes=f"{hash_api_key(API_KEY)},"
+            f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'team-a'},"
+            f"bob:runs+review:{hash_api_key(BOB)}:{tmp_path / 'team-b'}",
+        )
+    )
+
+
+# Every ledger route shows a team's key its corpora's claims (the review: the merges that
+# move only those; test_a_team_key_reviews_only_the_merges_of_its_own_claims).
+FILTERED = {"claims", "search", "history", "disagreements", "path", "state", "export", "review"}
 
 
 def test_a_team_key_sees_only_its_corpora_s_claims_in_the_ledger(redis_server, tmp_path):
@@ -278,24 +296,13 @@ def test_a_team_key_sees_only_its_corpora_s_claims_in_the_ledger(redis_server, t
     corpora reads everything as before."""
     from fastapi.testclient import TestClient
 
-    from groundswell.api.main import create_app
     from groundswell.api.routes.ledger import close_ledgers
 
-    db = _team_ledger(tmp_path)
-    settings = Settings(
-        broker_url=redis_server.url,
-        storage_url=str(tmp_path / "out"),
-        ledger_url=f"sqlite:///{db}",
-        allowed_corpora=str(tmp_path),
-        api_key_hashes=f"{hash_api_key(API_KEY)},"
-        f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'team-a'},"
-        f"bob:runs+review:{hash_api_key(BOB)}:{tmp_path / 'team-b'}",
-    )
-    app = create_app(settings)
+    app = _team_app(redis_server, tmp_path, _team_ledger(tmp_path))
     ledger_routes = {
         r[1].removeprefix("/v1/ledger/") for r in _all_routes(app) if r[1].startswith("/v1/ledger/")
     }
-    assert ledger_routes == FILTERED | REFUSED
+    assert ledger_routes == FILTERED
     try:
         with TestClient(app) as client:
 
@@ -366,12 +373,52 @@ def test_a_team_key_sees_only_its_corpora_s_claims_in_the_ledger(redis_server, t
             nodes = get(ANA, "export", format="csv-nodes").text.splitlines()[1:]
             assert sorted(n.split(",")[1] for n in nodes) == ["Acme Ltd", "Beta Inc"]
 
-            # The entity-merge review is refused (403, naming why).
-            for method, body in (("GET", None), ("POST", {"decisions": []})):
-                team = client.request(
-                    method, "/v1/ledger/review", json=body, headers={"X-API-Key": ANA}
-                )
-                assert team.status_code == 403, (method, team.text)
-                assert "'ana'" in team.json()["detail"] and "team" in team.json()["detail"]
+    finally:
+        close_ledgers()
+
+
+def test_a_team_key_reviews_only_the_merges_of_its_own_claims(redis_server, tmp_path):
+    """Entities are shared between teams: a team's key lists and answers the held merges
+    whose claims are all its corpora's; answering one that moves another team's claims is a
+    403 naming it (nothing written), as for a merge it does not list; a key without corpora
+    lists and answers them all."""
+    from fastapi.testclient import TestClient
+
+    from groundswell.api.routes.ledger import close_ledgers
+    from tests.shared.ledger.test_claim_corpus import held_merges
+
+    ids: dict[str, str] = {}
+    db = _team_ledger(tmp_path, lambda ledger, root: ids.update(held_merges(ledger, root)))
+    app = _team_app(redis_server, tmp_path, db)
+    own, shared = ids["Delte Corp"], ids["Acme Products"]
+    try:
+        with TestClient(app) as client:
+
+            def review(key: str, *answers: str) -> httpx.Response:
+                if not answers:
+                    return client.get("/v1/ledger/review", headers={"X-API-Key": key})
+                body = {
+                    "decisions": [{"id": i, "verdict": "reject", "reason": "no"} for i in answers]
+                }
+                return client.post("/v1/ledger/review", json=body, headers={"X-API-Key": key})
+
+            listed = {k: review(k).json() for k in (ANA, BOB, API_KEY)}
+            assert [q["id"] for q in listed[ANA]["items"]] == [own]
+            assert listed[ANA]["queue"]["open"] == 1 and listed[API_KEY]["queue"]["open"] == 2
+            assert listed[BOB]["items"] == [] and listed[BOB]["queue"]["open"] == 0
+            for key, answers in ((ANA, [shared]), (ANA, [own, shared]), (BOB, [own])):
+                refused = review(key, *answers)
+                assert refused.status_code == 403, refused.text
+                assert "sees only its corpora" in refused.json()["detail"]
+                assert (own if key == BOB else shared) in refused.json()["detail"]
+            assert review(API_KEY).json()["queue"]["decided"] == 0  # nothing was written
+            assert review(ANA, own).json()["new"] == 1
+            assert review(ANA).json()["queue"] == {
+                **listed[ANA]["queue"],
+                "open": 0,
+                "rejected": 1,
+                "decided": 1,
+            }
+            assert review(API_KEY, shared).json()["new"] == 1
     finally:
         close_ledgers()

@@ -13,6 +13,8 @@ from groundswell.shared.ledger.history import history_page
 from groundswell.shared.ledger.importer import import_into
 from groundswell.shared.ledger.path import path
 from groundswell.shared.ledger.queries import claims, disagreements, state, write_facts
+from groundswell.shared.ledger.resolve import resolve
+from groundswell.shared.ledger.review import listed, queue, unseen
 from groundswell.shared.ledger.search import search
 from groundswell.shared.settings import hash_api_key, parse_api_key
 from tests.shared.ledger.corpora import CONTRACT, claim, make_corpus
@@ -132,3 +134,36 @@ def test_disagreements_paths_state_and_exports_keep_to_a_team_s_corpora(ledger, 
     assert "contract:b1" not in out.getvalue()
     names = [e.label for e in LedgerReader(ledger, page_size=1, sees=ana).entities()]
     assert sorted(names) == ["Acme Ltd", "Beta Inc"]
+
+
+def held_merges(ledger, root) -> dict[str, str]:
+    """``two_teams`` and two merges resolve holds: Delte Corp into Delta Corp (a near
+    spelling, both named by team-a's claims only) and Acme Products into Acme Ltd (an extra
+    word; Acme Ltd is in both teams' claims). Their question ids, by the asked label."""
+    two_teams(ledger, root)
+    quote = "Acme Ltd hereby acquires Beta Inc"
+    more = {
+        "team-a/more": claim("contract:a5", quote, subject_id="Delta Corp", object_id="Delte Corp"),
+        "team-b/more": claim("contract:b5", quote, object_id="Acme Products"),
+    }
+    for where, line in more.items():
+        import_into(
+            ledger, str(make_corpus(root / where, {"contract": CONTRACT}, {"contract": [line]}))
+        )
+    resolve(ledger)
+    return {q["label"]: q["id"] for q in listed(ledger).items}
+
+
+def test_a_team_key_lists_only_the_merges_of_its_own_claims(ledger, tmp_path):
+    """A held merge is a team key's when every claim its answer moves is of the key's
+    corpora; entities are shared, so one moving another team's claims is not."""
+    ids = held_merges(ledger, tmp_path)
+    assert set(ids) == {"Delte Corp", "Acme Products"}
+    ana = parse_api_key(f"ana:runs:{hash_api_key('k')}:{tmp_path / 'team-a'}").sees
+    bob = parse_api_key(f"bob:runs:{hash_api_key('j')}:{tmp_path / 'team-b'}").sees
+    assert [q["id"] for q in listed(ledger, sees=ana).items] == [ids["Delte Corp"]]
+    assert listed(ledger, sees=bob).items == []
+    assert queue(ledger, ana)["open"] == 1 and queue(ledger)["open"] == 2
+    assert queue(ledger, bob)["open"] == 0
+    assert unseen(ledger, list(ids.values()), ana) == [ids["Acme Products"]]
+    assert unseen(ledger, list(ids.values()), bob) == sorted(ids.values())
