@@ -74,7 +74,7 @@ def _shown(url: str) -> str:
 
 
 # Every route shows a team's key only its corpora's claims (``_sees``).
-TeamLedgerDep = Annotated[Ledger, Depends(open_ledger)]
+LedgerDep = Annotated[Ledger, Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
@@ -93,7 +93,7 @@ def _paged(query) -> dict[str, Any]:
 @router.get("/claims", operation_id="ledger_claims")
 def list_claims(
     key: Principal,  # the scope before the ledger: a refusal never waits for the database
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     document: str | None = None,
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
@@ -122,7 +122,7 @@ def list_claims(
 @router.get("/disagreements", operation_id="ledger_disagreements")
 def list_disagreements(
     key: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     kind: Literal["contradiction", "objects", "facts"] = "contradiction",
     subject: Annotated[
         str | None, Query(description="only about this entity (a label or an entity id)")
@@ -164,7 +164,7 @@ def list_disagreements(
 @router.get("/path", operation_id="ledger_path")
 def find_path(
     key: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     settings: SettingsDep,
     start: str,
     goal: str,
@@ -193,7 +193,7 @@ def find_path(
 @router.get("/search", operation_id="ledger_search")
 def search_claims(
     key: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     cursor: Cursor = None,
     limit: Limit = 15,
@@ -211,7 +211,7 @@ def search_claims(
 @router.get("/history", operation_id="ledger_history")
 def fact_history(
     principal: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
@@ -230,7 +230,7 @@ def fact_history(
 
 
 @router.get("/state", operation_id="ledger_state")
-def ledger_state(key: Principal, ledger: TeamLedgerDep) -> dict[str, Any]:
+def ledger_state(key: Principal, ledger: LedgerDep) -> dict[str, Any]:
     """What the ledger holds: claims by audit state, modality and tier; documents, entities,
     evidence spans, vocabularies; its schema revision and the builds a bulk load left. For a
     team's key, the counts are of its corpora's claims."""
@@ -257,7 +257,7 @@ _EXPORTED = {
 )
 def export(
     key: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     format: ExportFormat,
 ) -> StreamingResponse:
     """The whole ledger as ``groundswell ledger export`` writes it (the CSV pair as two
@@ -288,7 +288,7 @@ ReviewStatus = Literal["open", "deferred"]
 @router.get("/review", operation_id="ledger_review")
 def list_review(
     key: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
     cursor: Cursor = None,
     limit: Limit = 20,
@@ -348,7 +348,7 @@ class DecisionsIn(BaseModel):
 
 
 @router.post("/review", operation_id="ledger_review_answer", responses={422: {}})
-def answer_review(key: Reviewer, body: DecisionsIn, ledger: TeamLedgerDep) -> dict[str, Any]:
+def answer_review(key: Reviewer, body: DecisionsIn, ledger: LedgerDep) -> dict[str, Any]:
     """Record answers to held merges (keys with the ``review`` or ``admin`` scope), checked
     as ``ledger review --apply`` checks a file: any problem is a 422 listing every one
     (``errors``, each ``loc`` naming the decision and its field) and nothing is written. Each

@@ -215,7 +215,8 @@ class _Graph:
             self.params["relations"] = relations
         self.corpora = corpora
         if corpora is not None:  # a team key's: its corpora's claims only
-            self.filters.append(sql.any("corpus", "corpora"))
+            # An expression, so the ends' indexes drive the walk, never the corpus index.
+            self.filters.append(sql.any("(corpus || '')", "corpora"))
             self.params["corpora"] = corpora
         where = " AND ".join(self.filters)
         self.grouped = bool(sql.rows("SELECT 1 FROM entity_groups LIMIT 1", {}))

@@ -281,7 +281,9 @@ class _Ask:
         if self.corpora is None:
             return "1 = 1"
         params["corpora"] = self.corpora
-        return f"{alias}.corpus IN :corpora"
+        # An expression, not the column: the corpus index must not drive these walks (a
+        # planner that picks it reads and sorts all the team's claims for a page).
+        return f"({alias}.corpus || '') IN :corpora"
 
     def visible_fact(self, params: dict[str, Any]) -> str:
         """SQL true of a fact ``f`` whose claim this ask may show."""
