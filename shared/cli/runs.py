@@ -532,6 +532,20 @@ def _check_corpus(corpus: str) -> str:
     return spec.corpus
 
 
+def check_policy(settings, ref: str) -> None:
+    """Refuse (exit 2, one line naming what exists) a policy the run's registry does not
+    hold, before any stack starts: the service would refuse it only once it runs."""
+    from groundswell.shared.policies import PolicyError, PolicyRegistry
+    from groundswell.shared.storage import open_store
+
+    try:
+        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry.ensure_builtins()
+        registry.resolve(ref)
+    except PolicyError as exc:
+        _fail(str(exc), 2)
+
+
 ledger_option = click.option(
     "--ledger",
     is_flag=True,
@@ -583,6 +597,7 @@ def run(
     spec = RunSpec(
         corpus=_check_corpus(corpus), policy=policy or settings.default_policy, ledger=ledger
     )
+    check_policy(settings, spec.policy)
     run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet)
 
 

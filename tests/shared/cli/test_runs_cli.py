@@ -71,6 +71,19 @@ def test_a_folder_that_is_not_a_corpus_fails_and_says_what_the_layout_is(tmp_pat
         assert "claims/<id>.jsonl" in done.stdout + done.stderr
 
 
+def test_an_unknown_policy_on_the_private_stack_is_one_line_and_exit_2(tmp_path):
+    env = service_env(storage_url=str(tmp_path / "out"))
+    for ref, names in (
+        ("defualt@1", ("'defualt'", "default", "strict")),
+        ("default@7", ("7", "1")),
+    ):
+        done = groundswell("run", str(SAMPLE_CORPUS), "--policy", ref, "--embedded", env=env)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert all(name in done.stderr for name in names), done.stderr
+        assert "worker logs" not in done.stderr and not done.stdout
+
+
 def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
     pipeline.start_worker("w1")
     env = service_env(api_url=api_url, api_key=API_KEY)
