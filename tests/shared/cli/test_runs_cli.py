@@ -84,6 +84,25 @@ def test_an_unknown_policy_on_the_private_stack_is_one_line_and_exit_2(tmp_path)
         assert "worker logs" not in done.stderr and not done.stdout
 
 
+def test_status_and_summary_read_the_local_store_when_no_api_is_configured(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
+    env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "out")
+    done = groundswell("run", str(SAMPLE_CORPUS), "--embedded", "-q", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    status = groundswell("status", run_id, env=env, cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert f"{run_id}  succeeded" in status.stdout and "default@1" in status.stdout
+    as_json = json.loads(groundswell("status", run_id, "--json", env=env, cwd=tmp_path).stdout)
+    assert as_json["state"] == "succeeded" and as_json["progress"]["planning_done"]
+    summary = groundswell("summary", run_id, "--json", "--wait", env=env, cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout)["run_id"] == run_id
+    unknown = groundswell("status", "r-nope", env=env, cwd=tmp_path)
+    assert unknown.returncode == 2 and "GROUNDSWELL_API_URL" in unknown.stderr, unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1
+
+
 def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
     pipeline.start_worker("w1")
     env = service_env(api_url=api_url, api_key=API_KEY)
