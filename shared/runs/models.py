@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -90,7 +91,11 @@ class RunSpec(BaseModel):
             raise ValueError("corpus must be a folder or an s3://bucket/prefix URL")
         if value.startswith("s3://") and not value[5:].split("/", 1)[0]:
             raise ValueError("an S3 corpus needs a bucket: s3://bucket/prefix")
-        return value.rstrip("/")
+        if value.startswith("s3://"):
+            return value.rstrip("/")
+        # One folder, one corpus (one history, its previous_run found): however it is typed
+        # (relative, file://, ./, a trailing /), it is recorded by its absolute path.
+        return os.path.abspath(value.removeprefix("file://"))
 
     @field_validator("policy")
     @classmethod

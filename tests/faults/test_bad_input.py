@@ -149,7 +149,7 @@ def test_runs_that_cannot_be_done_end_failed_with_the_cause(
         cases = {
             str(bad_schema): "schema.json",
             str(empty): "nothing to do",
-            str(only_docs): "1 documents without claims or candidates",
+            str(only_docs): "1 document without claims or candidates",
             "s3://no-such-bucket-here/corpus": "NoSuchBucket",
         }
         for corpus, words in cases.items():

@@ -71,6 +71,34 @@ def test_a_folder_that_is_not_a_corpus_fails_and_says_what_the_layout_is(tmp_pat
         assert "claims/<id>.jsonl" in done.stdout + done.stderr
 
 
+def test_a_corpus_in_another_layout_names_what_was_found_and_what_was_expected(tmp_path):
+    env = service_env(storage_url=str(tmp_path / "out"))
+    doc = (SAMPLE_CORPUS / "documents" / "brightwater-10q-q3-2025.txt").read_bytes()
+    claims = (SAMPLE_CORPUS / "claims" / "brightwater-10q-q3-2025.jsonl").read_bytes()
+    layouts = {
+        "flat": ({"a.txt": doc, "a.jsonl": claims}, "2 files at the top level (a.jsonl, ...)"),
+        "json-claims": (
+            {"documents/a.txt": doc, "claims/a.json": claims},
+            "claims/a.json is not claims/<id>.jsonl",
+        ),
+        "singular": (
+            {"claim/a.jsonl": claims, "document/a.txt": doc},
+            "claim/ is not claims/; document/ is not documents/",
+        ),
+    }
+    for name, (files, words) in layouts.items():
+        for key, data in files.items():
+            (tmp_path / name / key).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / key).write_bytes(data)
+        done = groundswell("run", str(tmp_path / name), "--embedded", "--json", env=env)
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert words in error and "a corpus holds documents/<id>.txt" in error, error
+        assert f"found {len(files)} files ({', '.join(sorted(files))})" in error, error
+    missing = groundswell("run", str(tmp_path / "nowhere"), "--embedded", env=env)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
 def test_an_unknown_policy_on_the_private_stack_is_one_line_and_exit_2(tmp_path):
     env = service_env(storage_url=str(tmp_path / "out"))
     for ref, names in (
