@@ -33,6 +33,8 @@ HTTP_DURATION = Histogram(
     "groundswell_http_request_duration_seconds", "HTTP request latency.", ["method", "route"]
 )
 _collector_registered = False
+# The settings of the newest app: the queue gauges (one collector a process) read its Redis.
+_collector_settings: list[Settings] = []
 
 
 def _describe(errors: list[dict]) -> str:
@@ -70,11 +72,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ):
         app.include_router(router)
 
+    _collector_settings[:] = [settings]
     if not _collector_registered:
         from groundswell.api.deps import get_app, get_service
 
         REGISTRY.register(
-            metrics.QueueCollector(lambda: get_service(settings), lambda: get_app(settings))
+            metrics.QueueCollector(
+                lambda: get_service(_collector_settings[0]),
+                lambda: get_app(_collector_settings[0]),
+            )
         )
         _collector_registered = True
 

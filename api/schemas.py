@@ -30,6 +30,11 @@ class RunProgress(BaseModel):
     units: dict[str, UnitProgress]
 
 
+class WaitingFor(BaseModel):
+    queue: str = Field(description="A queue the run has work on that no live worker consumes.")
+    since: str = Field(description="When the run was first seen waiting on it (ISO 8601, UTC).")
+
+
 class RunLinks(BaseModel):
     self: str
     summary: str
@@ -52,6 +57,11 @@ class RunOut(BaseModel):
     finished_at: str | None
     error: str | None = Field(default=None, description="Why a failed run failed.")
     progress: RunProgress
+    waiting_for: WaitingFor | None = Field(
+        default=None,
+        description="Set while the run has work on a queue no live worker consumes: it waits "
+        "until a worker on that queue starts.",
+    )
     links: RunLinks
 
 

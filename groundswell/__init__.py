@@ -22,59 +22,33 @@ if not _os.path.isdir(_os.path.join(_here, "shared")):
 
 __all__ = [
     "APIError",
+    "Certificate",
     "Client",
+    "Decision",
+    "Receipt",
+    "Verifier",
     "admit",
     "check_receipt",
     "verify",
+    "verify_at",
+    "verify_claim",
 ]
 
-
-def verify(
-    document: str,
-    claims: list[str | dict],
-    policy: str = "default",
-) -> list[dict]:
-    """Certificates of ``claims`` (strings, or records with "claim" and optional
-    "start"/"end") against ``document``, under a built-in policy (``strict``, ``default``,
-    ``permissive``) or a policy file: verdict, tier and offsets into the original text."""
-    from groundswell.shared.verify import Verifier, VerifyPolicy, get_verify_policy
-
-    chosen = VerifyPolicy.load(policy) if policy.endswith(".json") else get_verify_policy(policy)
-    verifier = Verifier(document, chosen)
-    out = []
-    for claim in claims:
-        if isinstance(claim, str):
-            out.append(verifier.verify(claim).as_dict())
-        elif claim.get("start") is not None and claim.get("end") is not None:
-            out.append(verifier.verify_at(claim["claim"], claim["start"], claim["end"]).as_dict())
-        else:
-            out.append(verifier.verify(claim["claim"]).as_dict())
-    return out
-
-
-def admit(
-    document: str, schema: dict, candidates: list, policy: dict | None = None, **options
-) -> dict:
-    """The receipt of ``candidates`` (groundgate's specification v0.11): each admitted, sent
-    for verification or rejected, with its codes; raises PacketError for an invalid packet."""
-    from groundswell.shared.admit import admit as _admit
-
-    return _admit(document, schema, candidates, policy, **options)
-
-
-def check_receipt(
-    receipt: dict, document: str, schema: dict, candidates: list, policy: dict | None = None
-) -> list[str]:
-    """Re-derive ``receipt`` from its inputs: the differences, empty when it holds. A
-    receipt as a run stores it (``{"receipt": ...}`` with its inputs' digests) is unwrapped."""
-    from groundswell.shared.admit.rederive import check_receipt as _check
-
-    if "decisions" not in receipt and isinstance(receipt.get("receipt"), dict):
-        receipt = receipt["receipt"]
-    return _check(receipt, document, schema, candidates, policy)
+_INPROCESS = {"Decision", "Receipt", "Verifier", "admit", "check_receipt", "verify"}
+_INPROCESS |= {"verify_at", "verify_claim"}
 
 
 def __getattr__(name: str):
+    # groundswell.inprocess (verify, admit and their results), groundswell.client (the HTTP
+    # API's): each imported when one of its names is first used.
+    if name in _INPROCESS:
+        from groundswell import inprocess
+
+        return getattr(inprocess, name)
+    if name == "Certificate":
+        from groundswell.shared.verify import Certificate
+
+        return Certificate
     if name in ("Client", "APIError"):
         from groundswell import client
 

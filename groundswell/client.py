@@ -1,74 +1,109 @@
-"""A typed client of the groundswell HTTP API (what ``groundswell submit|status|summary`` use).
+"""A typed client of the groundswell HTTP API: every route, one method each.
 
 from groundswell import Client
-with Client("http://groundswell:8000", api_key="gs_...") as api:
-    run = api.submit("s3://acme/filings", policy="default@latest")
-    run = api.wait(run.id)
+with Client() as api:        # GROUNDSWELL_API_URL and GROUNDSWELL_API_KEY, as the CLI reads them
+    run = api.wait(api.submit("s3://acme/filings", policy="default@latest").id)
     print(api.summary(run.id)["rates"])
     for row in api.receipts(run.id):
         ...
+
+Every failure, a refusal of the server or a server that cannot be reached, is an
+:class:`APIError` with the status (None when no answer came), a message and the server's
+detail. Each method names the route it calls (``@route``), and a test holds the app's
+routes against them, so a new route fails that test until the client covers it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
-TERMINAL = {"succeeded", "partially_failed", "failed", "cancelled"}
+from groundswell.api.schemas import (
+    DocumentReceipts,
+    Pagination,
+    ReceiptPage,
+    ReceiptRow,
+    RunList,
+    RunOut,
+)
+from groundswell.shared.runs.models import TERMINAL_STATES
+from groundswell.shared.schedules import Schedule, ScheduleList
+
+TERMINAL = set(TERMINAL_STATES)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def route(method: str, path: str) -> Callable[[F], F]:
+    """Mark a method as the client of ``method path`` (the app's route template)."""
+
+    def mark(f: F) -> F:
+        f.__route__ = (method, path)  # type: ignore[attr-defined]
+        return f
+
+    return mark
+
+
+def covered_routes() -> dict[tuple[str, str], str]:
+    """(method, path template) -> the Client method that calls it."""
+    return {
+        f.__route__: name
+        for name, f in vars(Client).items()
+        if callable(f) and hasattr(f, "__route__")
+    }
 
 
 class APIError(RuntimeError):
-    """The API refused a request: ``status`` and its ``detail``."""
+    """A request failed: ``status`` (None when the server gave no answer), ``message`` and
+    the server's ``detail`` (its JSON ``detail``, else its text; None without an answer)."""
 
-    def __init__(self, method: str, path: str, status: int, detail: Any) -> None:
-        super().__init__(f"{method} {path}: {status} {detail}")
-        self.status, self.detail = status, detail
-
-
-class Progress(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    planned: int
-    done: int
-    failed: int
-    planning_done: bool
-    fraction: float
+    def __init__(
+        self, method: str, path: str, status: int | None, detail: Any, message: str | None = None
+    ) -> None:
+        self.method, self.path, self.status, self.detail = method, path, status, detail
+        self.message = message or f"{method} {path}: {status} {detail}"
+        super().__init__(self.message)
 
 
-class Run(BaseModel):
-    """A run as the API reports it (fields the API adds later are kept, not refused)."""
+class Run(RunOut):
+    """A run as the API reports it (fields a newer server adds are kept, not refused)."""
 
     model_config = ConfigDict(extra="allow")
-
-    id: str
-    state: str
-    corpus: str
-    policy: dict[str, Any]
-    created_at: str
-    finished_at: str | None = None
-    error: str | None = None
-    progress: Progress
 
     @property
     def terminal(self) -> bool:
         return self.state in TERMINAL
 
 
+class RunPage(RunList):
+    model_config = ConfigDict(extra="allow")
+    items: list[Run]  # type: ignore[assignment]
+    pagination: Pagination
+
+
 class Client:
-    """Runs, their summaries and receipts over HTTP, with the X-API-Key header."""
+    """The HTTP API, with the X-API-Key header. ``url`` and ``api_key`` default to the
+    settings the CLI reads (GROUNDSWELL_API_URL, GROUNDSWELL_API_KEY, or a .env file)."""
 
     def __init__(
         self,
-        url: str = "http://127.0.0.1:8000",
+        url: str | None = None,
         api_key: str | None = None,
         *,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        if url is None or api_key is None:
+            from groundswell.shared.settings import Settings
+
+            settings = Settings()
+            url = url or settings.api_url
+            if api_key is None and settings.api_key is not None:
+                api_key = settings.api_key.get_secret_value()
+        self.url = url
         headers = {"X-API-Key": api_key} if api_key else {}
         self.http = httpx.Client(
             base_url=url, headers=headers, timeout=timeout, transport=transport
@@ -83,16 +118,54 @@ class Client:
     def close(self) -> None:
         self.http.close()
 
+    # -- the one way a request is made ----------------------------------------------------
+
     def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        response = self.http.request(method, path, **kwargs)
+        try:
+            response = self.http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:  # refused, timed out, reset: no answer to read
+            raise APIError(
+                method, path, None, None, f"cannot reach the API at {self.url}: {exc}"
+            ) from exc
         if response.status_code >= 400:
             try:
-                detail = response.json().get("detail")
+                body = response.json()
+                detail = body.get("detail", body) if isinstance(body, dict) else body
             except ValueError:
                 detail = response.text
             raise APIError(method, path, response.status_code, detail)
         return response
 
+    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._call(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            raise APIError(
+                method,
+                path,
+                response.status_code,
+                response.text[:200],
+                f"{method} {path}: the answer is not JSON",
+            ) from None
+
+    @staticmethod
+    def _params(**params: Any) -> dict[str, Any]:
+        return {k: v for k, v in params.items() if v is not None}
+
+    def _pages(self, fetch: Callable[[str | None], dict[str, Any]]) -> Iterator[Any]:
+        """Every item of a cursor-paged listing, a page a request."""
+        cursor: str | None = None
+        while True:
+            page = fetch(cursor)
+            yield from page["items"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    # -- runs -------------------------------------------------------------------------------
+
+    @route("POST", "/v1/runs")
     def submit(
         self,
         corpus: str,
@@ -111,10 +184,42 @@ class Client:
         if ledger:  # sent only when asked: a server without the ledger takes the rest
             body["ledger"] = True
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        return Run.model_validate(self._call("POST", "/v1/runs", json=body, headers=headers).json())
+        return Run.model_validate(self._json("POST", "/v1/runs", json=body, headers=headers))
 
+    def rerun(
+        self, run_id: str, *, policy: str | None = None, only: str = "missing", **options: Any
+    ) -> Run:
+        """Run a run's corpus again, under its policy version (or ``policy``): ``only``
+        missing (what has no receipt), failed, or all."""
+        run = self.status(run_id)
+        ref = policy or run.policy.get("ref")
+        return self.submit(run.corpus, ref, only=only, **options)
+
+    @route("GET", "/v1/runs/{run_id}")
     def status(self, run_id: str) -> Run:
-        return Run.model_validate(self._call("GET", f"/v1/runs/{run_id}").json())
+        return Run.model_validate(self._json("GET", f"/v1/runs/{run_id}"))
+
+    run = status
+
+    @route("GET", "/v1/runs")
+    def runs(self, *, page: int = 1, limit: int = 20) -> RunPage:
+        """A page of runs, newest first, with ``pagination``."""
+        params = {"page": page, "limit": limit}
+        return RunPage.model_validate(self._json("GET", "/v1/runs", params=params))
+
+    def iter_runs(self, *, limit: int = 100) -> Iterator[Run]:
+        """Every run, newest first, a page a request."""
+        page = 1
+        while True:
+            listed = self.runs(page=page, limit=limit)
+            yield from listed.items
+            if page >= listed.pagination.max_page:
+                return
+            page += 1
+
+    @route("POST", "/v1/runs/{run_id}/cancel")
+    def cancel(self, run_id: str) -> Run:
+        return Run.model_validate(self._json("POST", f"/v1/runs/{run_id}/cancel"))
 
     def wait(self, run_id: str, *, poll: float = 1.0, timeout: float | None = None) -> Run:
         """Poll until the run ends (TimeoutError after ``timeout`` seconds)."""
@@ -127,24 +232,224 @@ class Client:
                 raise TimeoutError(f"run {run_id} is still {run.state}")
             time.sleep(poll)
 
+    @route("GET", "/v1/runs/{run_id}/summary")
     def summary(self, run_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/v1/runs/{run_id}/summary").json()
+        return self._json("GET", f"/v1/runs/{run_id}/summary")
 
-    def cancel(self, run_id: str) -> Run:
-        return Run.model_validate(self._call("POST", f"/v1/runs/{run_id}/cancel").json())
+    @route("GET", "/v1/runs/{run_a}/diff/{run_b}")
+    def diff(self, run_a: str, run_b: str, *, page: int = 1, limit: int = 100) -> dict[str, Any]:
+        """Run B against run A: rates side by side, and a page of what moved."""
+        params = {"page": page, "limit": limit}
+        return self._json("GET", f"/v1/runs/{run_a}/diff/{run_b}", params=params)
 
-    def receipts(self, run_id: str, *, page_size: int = 500) -> Iterator[dict[str, Any]]:
+    @route("GET", "/v1/runs/{run_id}/report")
+    def report(self, run_id: str, *, documents: int = 50, **filters: str) -> str:
+        """A page of the HTML report; filters: verdict, outcome, code, document, after,
+        before."""
+        params = self._params(documents=documents, **filters)
+        return self._call("GET", f"/v1/runs/{run_id}/report", params=params).text
+
+    # -- receipts ---------------------------------------------------------------------------
+
+    @route("GET", "/v1/runs/{run_id}/receipts")
+    def receipts_page(
+        self, run_id: str, *, cursor: str | None = None, limit: int = 100
+    ) -> ReceiptPage:
+        params = self._params(cursor=cursor, limit=limit)
+        return ReceiptPage.model_validate(
+            self._json("GET", f"/v1/runs/{run_id}/receipts", params=params)
+        )
+
+    def receipts(self, run_id: str, *, page_size: int = 500) -> Iterator[ReceiptRow]:
         """Every index row of a run, page after page (each page one request)."""
-        cursor: str | None = None
-        while True:
-            params: dict[str, Any] = {"limit": page_size}
-            if cursor:
-                params["cursor"] = cursor
-            page = self._call("GET", f"/v1/runs/{run_id}/receipts", params=params).json()
-            yield from page["items"]
-            cursor = page["next_cursor"]
-            if not page["has_next_page"]:
-                return
 
-    def document_receipts(self, run_id: str, doc_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/v1/runs/{run_id}/documents/{doc_id}/receipts").json()
+        def fetch(cursor: str | None) -> dict[str, Any]:
+            page = self.receipts_page(run_id, cursor=cursor, limit=page_size)
+            return {"items": page.items, "next_cursor": page.next_cursor}
+
+        return self._pages(fetch)
+
+    @route("GET", "/v1/runs/{run_id}/documents/{doc_id}/receipts")
+    def document_receipts(self, run_id: str, doc_id: str) -> DocumentReceipts:
+        return DocumentReceipts.model_validate(
+            self._json("GET", f"/v1/runs/{run_id}/documents/{doc_id}/receipts")
+        )
+
+    # -- review -----------------------------------------------------------------------------
+
+    @route("GET", "/v1/review/tasks")
+    def review_tasks(
+        self,
+        run: str | None = None,
+        *,
+        cursor: str | None = None,
+        limit: int = 50,
+        **filters: str,
+    ) -> dict[str, Any]:
+        """A page of a run's review tasks; filters: code, field, document, policy, state."""
+        params = self._params(run=run, cursor=cursor, limit=limit, **filters)
+        return self._json("GET", "/v1/review/tasks", params=params)
+
+    def iter_review_tasks(self, run: str | None = None, **filters: str) -> Iterator[dict]:
+        return self._pages(lambda c: self.review_tasks(run, cursor=c, **filters))
+
+    @route("GET", "/v1/review/tasks/{task_key}")
+    def review_task(self, task_key: str) -> dict[str, Any]:
+        return self._json("GET", f"/v1/review/tasks/{task_key}")
+
+    @route("POST", "/v1/review/tasks/{task_key}/answers")
+    def answer(self, task_key: str, verdict: str, **answer: Any) -> dict[str, Any]:
+        """Add an answer@1 (the reviewer is the key's name, the time the server's): verdict
+        confirm, choose (decision=N), correct (candidate=...), not_in_document, unsure..."""
+        body = {"verdict": verdict, **answer}
+        return self._json("POST", f"/v1/review/tasks/{task_key}/answers", json=body)
+
+    @route("GET", "/v1/review/tasks/{task_key}/answers")
+    def review_answers(
+        self,
+        task_key: str,
+        *,
+        reviewer: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """A page of every answer given to the task (``reviewer``: only theirs)."""
+        params = self._params(reviewer=reviewer, cursor=cursor, limit=limit)
+        return self._json("GET", f"/v1/review/tasks/{task_key}/answers", params=params)
+
+    def iter_review_answers(self, task_key: str, **options: Any) -> Iterator[dict[str, Any]]:
+        return self._pages(lambda c: self.review_answers(task_key, cursor=c, **options))
+
+    @route("GET", "/v1/runs/{run_id}/review/measures")
+    def review_measures(self, run_id: str) -> dict[str, Any]:
+        return self._json("GET", f"/v1/runs/{run_id}/review/measures")
+
+    @route("POST", "/v1/runs/{run_id}/review/resolve")
+    def resolve_review(self, run_id: str) -> dict[str, Any]:
+        return self._json("POST", f"/v1/runs/{run_id}/review/resolve")
+
+    @route("GET", "/v1/runs/{run_id}/review/resolution")
+    def review_resolution(self, run_id: str) -> dict[str, Any]:
+        return self._json("GET", f"/v1/runs/{run_id}/review/resolution")
+
+    # -- the claims ledger ------------------------------------------------------------------
+
+    def _ledger(self, name: str, **params: Any) -> dict[str, Any]:
+        return self._json("GET", f"/v1/ledger/{name}", params=self._params(**params))
+
+    @route("GET", "/v1/ledger/claims")
+    def ledger_claims(self, *, cursor: str | None = None, limit: int = 100, **filters: str):
+        """A page of claims; filters: document, relation, entity, modality."""
+        return self._ledger("claims", cursor=cursor, limit=limit, **filters)
+
+    def iter_ledger_claims(self, **filters: str) -> Iterator[dict[str, Any]]:
+        return self._pages(lambda c: self.ledger_claims(cursor=c, **filters))
+
+    @route("GET", "/v1/ledger/disagreements")
+    def ledger_disagreements(
+        self, kind: str = "contradiction", *, cursor: str | None = None, **filters: Any
+    ) -> dict[str, Any]:
+        """A page of disagreements; filters: subject, relation, resolved, sides,
+        claims_per_side, limit."""
+        return self._ledger("disagreements", kind=kind, cursor=cursor, **filters)
+
+    @route("GET", "/v1/ledger/path")
+    def ledger_path(self, start: str, goal: str, **options: Any) -> dict[str, Any]:
+        """The shortest chain of claims between two entities; options: modality,
+        relation (lists), max_hops."""
+        return self._ledger("path", start=start, goal=goal, **options)
+
+    @route("GET", "/v1/ledger/search")
+    def ledger_search(
+        self, q: str, *, cursor: str | None = None, limit: int = 15
+    ) -> dict[str, Any]:
+        return self._ledger("search", q=q, cursor=cursor, limit=limit)
+
+    @route("GET", "/v1/ledger/history")
+    def ledger_history(
+        self,
+        document: str,
+        field: str,
+        key: str | None = None,
+        *,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        return self._ledger(
+            "history", document=document, field=field, key=key, cursor=cursor, limit=limit
+        )
+
+    @route("GET", "/v1/ledger/state")
+    def ledger_state(self) -> dict[str, Any]:
+        return self._ledger("state")
+
+    @route("GET", "/v1/ledger/export")
+    def ledger_export(self, format: str = "jsonld") -> bytes:
+        """The whole ledger (jsonld, graphml, cypher, csv-nodes, csv-edges)."""
+        return self._call("GET", "/v1/ledger/export", params={"format": format}).content
+
+    @route("GET", "/v1/ledger/review")
+    def ledger_review(
+        self, *, status: list[str] | None = None, cursor: str | None = None, limit: int = 20
+    ) -> dict[str, Any]:
+        return self._ledger("review", status=status, cursor=cursor, limit=limit)
+
+    @route("POST", "/v1/ledger/review")
+    def answer_ledger_review(self, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Answers to held merges: ``{"id", "verdict": accept|reject|defer, "reason"}``."""
+        return self._json("POST", "/v1/ledger/review", json={"decisions": decisions})
+
+    # -- policies ---------------------------------------------------------------------------
+
+    @route("GET", "/v1/policies")
+    def policies(self) -> list[dict[str, Any]]:
+        return self._json("GET", "/v1/policies")
+
+    @route("GET", "/v1/policies/{name}")
+    def policy(self, name: str) -> dict[str, Any]:
+        return self._json("GET", f"/v1/policies/{name}")
+
+    @route("GET", "/v1/policies/{name}/versions/{version}")
+    def policy_version(self, name: str, version: int) -> dict[str, Any]:
+        return self._json("GET", f"/v1/policies/{name}/versions/{version}")
+
+    @route("POST", "/v1/policies")
+    def publish_policy(self, document: dict[str, Any], version: int | None = None) -> dict:
+        body = document if version is None else {**document, "version": version}
+        return self._json("POST", "/v1/policies", json=body)
+
+    @route("POST", "/v1/policies/calibrations")
+    def put_calibration(self, calibration: dict[str, Any]) -> str:
+        """Store a calibration report; its sha256, what a policy's calibration names."""
+        return self._json("POST", "/v1/policies/calibrations", json=calibration)["sha256"]
+
+    # -- schedules --------------------------------------------------------------------------
+
+    @route("GET", "/v1/schedules")
+    def schedules(self) -> ScheduleList:
+        return ScheduleList.model_validate(self._json("GET", "/v1/schedules"))
+
+    @route("POST", "/v1/schedules")
+    def add_schedule(self, corpus: str, policy: str = "default@latest", **spec: Any) -> Schedule:
+        """spec: every_seconds or cron, only, ledger."""
+        body = {"corpus": corpus, "policy": policy, **spec}
+        return Schedule.model_validate(self._json("POST", "/v1/schedules", json=body))
+
+    @route("GET", "/v1/schedules/{schedule_id}")
+    def schedule(self, schedule_id: str) -> Schedule:
+        return Schedule.model_validate(self._json("GET", f"/v1/schedules/{schedule_id}"))
+
+    @route("DELETE", "/v1/schedules/{schedule_id}")
+    def remove_schedule(self, schedule_id: str) -> None:
+        self._call("DELETE", f"/v1/schedules/{schedule_id}")
+
+    # -- health -----------------------------------------------------------------------------
+
+    @route("GET", "/healthz")
+    def health(self) -> dict[str, Any]:
+        return self._json("GET", "/healthz")
+
+    @route("GET", "/readyz")
+    def ready(self) -> dict[str, Any]:
+        """Whether the API's dependencies answer (an APIError with status 503 when not)."""
+        return self._json("GET", "/readyz")

@@ -318,7 +318,11 @@ class Settings(BaseSettings):
     def corpus_allowed(self, corpus: str) -> bool:
         """Whether the API may read ``corpus``: under an allowed folder (after resolving
         links, so a link cannot lead out) or an allowed s3://bucket/prefix."""
-        return any(corpus_under(corpus, allowed) for allowed in self.allowed_corpora)
+        return self.allowed_root(corpus) is not None
+
+    def allowed_root(self, corpus: str) -> str | None:
+        """The first of the allowed corpora that ``corpus`` lies under (None: none)."""
+        return next((root for root in self.allowed_corpora if corpus_under(corpus, root)), None)
 
     @field_validator("review_policy")
     @classmethod

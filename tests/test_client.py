@@ -18,7 +18,23 @@ RUN = {
     "corpus": "/data/c",
     "policy": {"ref": "default@1"},
     "created_at": "2026-12-01T04:00:00Z",
-    "progress": {"planned": 0, "done": 0, "failed": 0, "planning_done": False, "fraction": 0.0},
+    "output": None,
+    "engines": {},
+    "only": "missing",
+    "dry_run": False,
+    "previous_run": None,
+    "schedule": None,
+    "started_at": None,
+    "finished_at": None,
+    "progress": {
+        "planned": 0,
+        "done": 0,
+        "failed": 0,
+        "planning_done": False,
+        "fraction": 0.0,
+        "units": {},
+    },
+    "links": {"self": "/v1/runs/r", "summary": "/v1/runs/r/summary", "receipts": "/r"},
 }
 
 
@@ -55,3 +71,65 @@ def test_the_submit_command_takes_ledger(monkeypatch, tmp_path):
     assert done.stdout.strip().endswith(RUN["id"])
     assert sent == [{"corpus": str(tmp_path.resolve()), "only": "missing", "dry_run": False,
                      "ledger": True}]  # fmt: skip
+
+
+# -- the Python client: settings, errors, and every route of the app ------------------------
+
+
+def test_client_reads_the_settings_the_cli_reads(monkeypatch):
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=RUN)
+
+    monkeypatch.setenv("GROUNDSWELL_API_URL", "http://configured:9999")
+    monkeypatch.setenv("GROUNDSWELL_API_KEY", "gs_from_the_environment")
+    with Client(transport=httpx.MockTransport(answer)) as client:
+        assert client.status(RUN["id"]).terminal is False
+    assert str(seen[0].url) == f"http://configured:9999/v1/runs/{RUN['id']}"
+    assert seen[0].headers["X-API-Key"] == "gs_from_the_environment"
+
+
+def test_every_failure_is_an_api_error(monkeypatch):
+    from groundswell.client import APIError
+    from groundswell.workers.embedded import free_port
+
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with Client(down, "k", timeout=5) as client:
+        try:
+            client.runs()
+        except APIError as exc:
+            assert exc.status is None and exc.detail is None
+            assert exc.message.startswith(f"cannot reach the API at {down}")
+        else:
+            raise AssertionError("no APIError")
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"detail": "no run x"})
+
+    with Client("http://api", "k", transport=httpx.MockTransport(refuse)) as client:
+        try:
+            client.status("x")
+        except APIError as exc:
+            assert (exc.status, exc.detail) == (404, "no run x")
+            assert exc.message == "GET /v1/runs/x: 404 no run x"
+        else:
+            raise AssertionError("no APIError")
+
+
+def app_operations() -> set[tuple[str, str]]:
+    from groundswell.api.main import create_app
+
+    paths = create_app().openapi()["paths"]
+    return {(method.upper(), path) for path, ops in paths.items() for method in ops}
+
+
+def test_every_operation_of_the_api_has_a_client_method():
+    from groundswell.client import covered_routes
+
+    operations, covered = app_operations(), covered_routes()
+    assert len(operations) >= 35
+    missing = sorted(operations - set(covered))
+    assert not missing, f"routes without a Client method: {missing}"
+    assert not set(covered) - operations, "Client methods of routes the app does not have"

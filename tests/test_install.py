@@ -82,9 +82,10 @@ def test_only_groundswell_is_installed_and_its_public_names_import(runtime):
     }
     assert not ours & {"shared", "api", "workers"}, ours
     code = (
-        "from groundswell import verify, admit, check_receipt, Client, APIError; "
+        "from groundswell import verify, verify_claim, Verifier, admit, check_receipt, Client, "
+        "APIError, Receipt; "
         "import groundswell.shared.cli, groundswell.api.main, groundswell.workers.app; "
-        "print(verify('Net sales rose 5%.', ['rose 5%'])[0]['verdict'])"
+        "print(verify('Net sales rose 5%.', ['rose 5%'])[0].verdict)"
     )
     done = subprocess.run(
         [str(runtime / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd="/"

@@ -105,3 +105,49 @@ def test_the_usage_section_runs_command_by_command(session):
     assert "right values admitted" in everything  # the summary table, more than once
     assert "would compute" in everything or "would reuse" in everything  # the dry run
     assert "0 2 * * *" in everything  # the schedule listed
+
+
+def python_blocks() -> list[str]:
+    """The python blocks of the README's "Python API" section."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n### Python API\n", 1)[1]
+    section = re.split(r"\n##+ ", section, maxsplit=1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+@pytest.mark.integration
+def test_the_python_api_section_runs(pipeline, tmp_path):
+    """Each block as a reader runs it, from the clone, with the settings the CLI reads: the
+    second against a real API and a real worker."""
+    from groundswell.shared.cli.runs import SAMPLE_CORPUS
+    from groundswell.shared.settings import hash_api_key
+    from tests.conftest import API_KEY, running_api
+
+    blocks = python_blocks()
+    assert len(blocks) == 2
+    pipeline.start_worker("readme-python")
+    values = {
+        **pipeline.values,
+        "api_key_hashes": hash_api_key(API_KEY),
+        "allowed_corpora": str(SAMPLE_CORPUS),
+    }
+    with running_api(values, tmp_path) as url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
+        env.update(GROUNDSWELL_API_URL=url, GROUNDSWELL_API_KEY=API_KEY)
+        outputs = []
+        for n, block in enumerate(blocks, 1):
+            done = subprocess.run(
+                [sys.executable, "-c", block],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=420,
+            )
+            assert done.returncode == 0, f"block {n}:\n{done.stdout}\n{done.stderr[-4000:]}"
+            outputs.append(done.stdout)
+    local, remote = outputs
+    assert local.startswith("grounded exact") and "QUALIFIED_VALUE" in local
+    assert local.rstrip().endswith("[]")  # the receipt re-derives
+    assert remote.startswith("succeeded ") and "refused: 404 no run" in remote
+    assert " receipts\n" in remote and " review tasks\n" in remote

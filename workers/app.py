@@ -17,13 +17,14 @@ from groundswell.shared.runs.service import (
     FINALIZE,
     LEDGER,
     PLAN,
+    QUEUE_OF,
+    QUEUES,
     READ,
     SCHEDULE,
     VERIFY,
 )
 from groundswell.shared.settings import Settings, get_settings
 
-QUEUES = ("read", "verify", "admit", "ledger", "control")
 TASK_NAMES = {
     PLAN: "groundswell.plan",
     READ: "groundswell.read",
@@ -33,16 +34,6 @@ TASK_NAMES = {
     FINALIZE: "groundswell.finalize",
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
-}
-QUEUE_OF = {
-    PLAN: "control",
-    READ: "read",  # reading PDFs is CPU-heavy: its own queue and workers
-    VERIFY: "verify",
-    ADMIT: "admit",
-    LEDGER: "ledger",  # writes to the ledger's database: its own workers, sized to it
-    FINALIZE: "control",
-    "reconcile": "control",
-    SCHEDULE: "control",
 }
 
 
@@ -112,6 +103,12 @@ def make_app(settings: Settings | None = None) -> Celery:
         },
     )
     return app
+
+
+def consumed_queues(app: object) -> set[str]:
+    """The queues a worker of ``app`` consumes (its -Q; every queue when it names none)."""
+    queues = getattr(getattr(app, "amqp", None), "queues", None)
+    return set(getattr(queues, "consume_from", None) or QUEUES)
 
 
 def queue_depths(app: Celery) -> dict[str, int]:

@@ -123,12 +123,10 @@ def _start_metrics_server(sender=None, **_: object) -> None:
     port = int(os.environ.get("GROUNDSWELL_WORKER_METRICS_PORT") or 0)
     if directory and port:
         from groundswell.shared import metrics
-        from groundswell.workers.app import QUEUES
+        from groundswell.workers.app import consumed_queues
 
-        queues = getattr(getattr(getattr(sender, "app", None), "amqp", None), "queues", None)
-        consumed = set(getattr(queues, "consume_from", None) or QUEUES)
         # The series of rare events exist at zero from the start (the parent's own file).
-        metrics.initialize(served_tasks(consumed))
+        metrics.initialize(served_tasks(consumed_queues(getattr(sender, "app", None))))
         serve(port, directory)
         log.info("worker metrics on :%d/metrics", port)
 

@@ -1,10 +1,12 @@
-"""Live workers announce their pool size in Redis: the planning window follows it.
+"""Live workers announce their pool size and queues in Redis.
 
 The parent process of each worker refreshes ``gs:worker:<node>`` (the number of pool
-processes) with a short TTL, so a worker that dies drops out within a TTL and the window
-(four batches per process) shrinks with it. It also refreshes ``gs:running:<node>``, the
-deliveries its pool executes, every third of a lease: before a batch whose lease ran out is
-taken back, its holder is looked up there (``shared.runs.liveness``).
+processes) and ``gs:consumes:<node>`` (the queues it consumes) with a short TTL, so a worker
+that dies drops out within a TTL: the planning window (four batches per process) shrinks
+with it, and a run with work on a queue no live worker consumes says so (its waiting_for).
+It also refreshes ``gs:running:<node>``, the deliveries its pool executes, every third of a
+lease: before a batch whose lease ran out is taken back, its holder is looked up there
+(``shared.runs.liveness``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def _announce(sender=None, **_: object) -> None:
     # With --autoscale MAX,MIN the pool may grow to MAX processes.
     autoscale = getattr(controller, "autoscale", None)
     slots = int(autoscale[0] if autoscale else getattr(controller, "concurrency", 1) or 1)
+    from groundswell.workers.app import consumed_queues
+
+    queues = sorted(consumed_queues(getattr(sender, "app", None)))
 
     from groundswell.shared.settings import get_settings
 
@@ -52,12 +57,12 @@ def _announce(sender=None, **_: object) -> None:
                 running = [r.id for r in list(worker_state.active_requests)]
                 runs.announce_running(node, running, every)
                 if time.monotonic() - announced >= TTL_SECONDS / 3:
-                    runs.register_worker(node, slots, TTL_SECONDS)
+                    runs.register_worker(node, slots, TTL_SECONDS, queues)
                     announced = time.monotonic()
             _stop.wait(every)
 
     threading.Thread(target=loop, name="worker-registry", daemon=True).start()
-    log.info("worker %s announced %d pool processes", node, slots)
+    log.info("worker %s announced %d pool processes on %s", node, slots, ",".join(queues))
 
 
 @signals.worker_shutdown.connect

@@ -84,6 +84,12 @@ class QueueCollector:
             "progressed (created, a planning step, a batch recorded, a finalize step); 0 with "
             "no active run.",
         )
+        unconsumed = GaugeMetricFamily(
+            "groundswell_queues_unconsumed",
+            "Active runs with work on this queue while no live worker consumes it (they wait "
+            "until one starts).",
+            labels=["queue"],
+        )
         labels = ["corpus", "policy", "version"]
         per_policy = [
             (key, GaugeMetricFamily(name, text, labels=labels)) for name, key, text in POLICY_GAUGES
@@ -99,6 +105,8 @@ class QueueCollector:
                 pending.add_metric([QUEUE_OF[kind]], n)
             progressed = [t for t in service.runs.progressed_at(run_ids) if t]
             idle.add_metric([], max(0.0, time.time() - min(progressed)) if progressed else 0.0)
+            for queue, n in unconsumed_queues(service.runs, run_ids).items():
+                unconsumed.add_metric([queue], n)
             latest = service.runs.policy_latest().items()
             for key, rates in newest_series(latest, "finished_at"):
                 for rate, family in per_policy:
@@ -107,7 +115,28 @@ class QueueCollector:
             reviews = list(review_families(service.runs.review_latest()))
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
-        yield from (depth, active, pending, idle, *(family for _, family in per_policy), *reviews)
+        yield from (
+            depth,
+            active,
+            pending,
+            idle,
+            unconsumed,
+            *(family for _, family in per_policy),
+            *reviews,
+        )
+
+
+def unconsumed_queues(runs, run_ids: list[str]) -> dict[str, int]:
+    """Per queue, the active runs last noted waiting on it (reconcile and every look at a run
+    note it) that no live worker consumes now: a worker that starts clears it at once."""
+    from groundswell.shared.runs.service import QUEUES
+
+    consumed = runs.consumed_queues()
+    counts = dict.fromkeys(QUEUES, 0)
+    for noted in runs.noted_waiting(run_ids) if consumed is not None else []:
+        if noted and noted.get("queue") in counts and noted["queue"] not in consumed:
+            counts[noted["queue"]] += 1
+    return counts
 
 
 def newest_series(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
@@ -41,11 +42,14 @@ def public(data: dict) -> dict:
     return data
 
 
-def refuse_unallowed_corpus(service: RunService, corpus: str, key: ApiKey) -> None:
-    """403 unless the corpus lies under GROUNDSWELL_ALLOWED_CORPORA (deny by default) and
-    among the key's corpora (a team's key): the corpus is the caller's own, so saying why
-    leaks nothing."""
-    if not service.settings.corpus_allowed(corpus):
+def checked_corpus(service: RunService, corpus: str, key: ApiKey) -> tuple[str, str]:
+    """The corpus as checked (a folder: its absolute path, links resolved) and the allowed
+    root it lies under; 403 unless it lies under GROUNDSWELL_ALLOWED_CORPORA (deny by
+    default) and among the key's corpora (a team's key): the corpus is the caller's own, so
+    saying why leaks nothing. What was checked is what is stored: a relative path would be
+    resolved again against a worker's own working directory."""
+    root = service.settings.allowed_root(corpus)
+    if root is None:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
             f"corpus {corpus} is not under GROUNDSWELL_ALLOWED_CORPORA, the folders and "
@@ -57,6 +61,9 @@ def refuse_unallowed_corpus(service: RunService, corpus: str, key: ApiKey) -> No
             f"corpus {corpus} is not among the corpora of the API key {key.name!r}: "
             + ", ".join(key.corpora),
         )
+    if corpus.startswith("s3://"):
+        return corpus, root
+    return os.path.realpath(corpus.removeprefix("file://")), root
 
 
 def run_out(service: RunService, record: RunRecord) -> RunOut:
@@ -72,6 +79,7 @@ def run_out(service: RunService, record: RunRecord) -> RunOut:
             fraction=round(progress.fraction, 6),
             units={k: UnitProgress(**v) for k, v in unit_counts(progress.counters).items()},
         ),
+        waiting_for=None if record.terminal else service.waiting_for(record.id),
         links=RunLinks(self=base, summary=f"{base}/summary", receipts=f"{base}/receipts"),
     )
 
@@ -104,12 +112,13 @@ def create_run(
 ) -> RunOut:
     limits = limits_for(service.settings)
     limits.hit(limits.runs, "runs", principal.digest)
-    refuse_unallowed_corpus(service, body.corpus, principal)
+    corpus, root = checked_corpus(service, body.corpus, principal)
+    body = body.model_copy(update={"corpus": corpus})
     try:
         policy = service.policies.resolve(body.policy)
     except PolicyError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
-    record, created = service.submit(body, idempotency_key)
+    record, created = service.submit(body, idempotency_key, allowed_under=root)
     if not created:
         if record.corpus != body.corpus or record.policy.get("ref") != policy.ref:
             # Another team's run is not named: its id and corpus are not this key's to see.

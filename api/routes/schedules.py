@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.guards import limits_for
-from groundswell.api.routes.runs import refuse_unallowed_corpus
+from groundswell.api.routes.runs import checked_corpus
 from groundswell.shared.schedules import (
     Schedule,
     ScheduleList,
@@ -52,7 +52,8 @@ def add_schedule(
     # Each schedule starts runs: adding one counts against the key's run submissions.
     limits = limits_for(service.settings)
     limits.hit(limits.runs, "runs", principal.digest)
-    refuse_unallowed_corpus(service, body.corpus, principal)
+    checked, _ = checked_corpus(service, body.corpus, principal)
+    body = body.model_copy(update={"corpus": checked})
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
     try:
         schedule = add(service, _app(service), body, created_by=principal.name)

@@ -24,6 +24,7 @@ COMMAND_MODULES = {
     "demo": "runs",
     "submit": "runs",
     "status": "runs",
+    "cancel": "runs",
     "summary": "runs",
     "worker": "runs",
     "beat": "runs",

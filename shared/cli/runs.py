@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -364,10 +365,13 @@ def _wait(
         disable=not show_progress,
         console=_stderr_console(),
     )
+    from groundswell.shared.runs.waiting import describe
+
     deadline = None if timeout is None else time.monotonic() + timeout
     with progress_bar:
         task = progress_bar.add_task("planning", total=None)
         last_reconcile = time.monotonic()
+        last_look, waiting_on = float("-inf"), None
         warned = False
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -380,6 +384,15 @@ def _wait(
                 if time.monotonic() - last_reconcile > service.settings.stall_seconds / 2:
                     service.reconcile()
                     last_reconcile = time.monotonic()
+                if time.monotonic() - last_look >= 1:  # a queue nobody consumes: say so, once
+                    last_look = time.monotonic()
+                    waiting = service.waiting_for(run_id)
+                    queue = waiting["queue"] if waiting else None
+                    if waiting and queue != waiting_on:
+                        click.echo(describe(waiting), err=True)
+                    elif waiting_on and not waiting:
+                        click.echo(f"a worker consumes queue {waiting_on!r} now", err=True)
+                    waiting_on = queue
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
                 if not warned:
                     click.echo(f"Redis does not answer ({exc}): reconnecting...", err=True)
@@ -450,13 +463,42 @@ def run_embedded(
             ).start()
             stack.callback(proc.stop)
         try:
-            summary = _submit_and_wait(settings, spec, show_progress, timeout)
-        except BaseException:
+            summary = _submit_and_wait(settings, spec, show_progress, timeout, private=True)
+        except BaseException as exc:
             click.echo(f"worker logs: {log_dir}", err=True)
-            raise
-        if summary.get("state") != "succeeded":
-            click.echo(f"worker logs: {log_dir}", err=True)
-        return summary
+            if not isinstance(exc, Interrupted):
+                raise
+            # A second Ctrl-C must not leave workers or the private Redis behind.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            click.echo("interrupted: stopping the private stack (workers and Redis)...", err=True)
+            interrupted = exc.run_id
+        else:
+            if summary.get("state") != "succeeded":
+                click.echo(f"worker logs: {log_dir}", err=True)
+            return summary
+    _fail(_left_in_store(settings, interrupted), EXIT_INTERRUPTED)
+    return {}  # not reached: _fail exits
+
+
+def _left_in_store(settings, run_id: str) -> str:
+    """After Ctrl-C on a private stack, once it stopped: the run's state as the store has it
+    (workers finish their current batch as they stop: the run may even have ended)."""
+    from groundswell.shared.runs.layout import run_json
+    from groundswell.shared.runs.models import RunRecord
+    from groundswell.shared.storage import open_store
+
+    where = settings.storage_url
+    record = RunRecord.model_validate_json(open_store(where, settings).get(run_json(run_id)))
+    if record.terminal:
+        return (
+            f"interrupted: run {run_id} ended {record.state} as the private stack stopped; "
+            f"`groundswell report {run_id}` shows it"
+        )
+    return (
+        f"interrupted: run {run_id} is left {record.state} in the store {where}; the private "
+        "stack (workers and Redis) is stopped. Run the corpus again to finish the work "
+        f"(what it computed is reused); cancel it with `groundswell cancel {run_id}`"
+    )
 
 
 def _service(settings):
@@ -470,10 +512,53 @@ def _service(settings):
     ), app
 
 
+def _await_workers(service, timeout: float = 60) -> None:
+    """Until the private workers announce every queue (else the run's first look would find
+    no worker on its queues while they start)."""
+    from groundswell.shared.runs.service import QUEUES
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not set(QUEUES) <= (
+        service.runs.consumed_queues() or set()
+    ):
+        time.sleep(0.1)
+
+
+EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
+
+
+class Interrupted(Exception):
+    """Ctrl-C while a private-stack run was waited for (said once the stack stopped)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+
+
+def _interrupted(service, run_id: str, private: bool) -> None:
+    """Ctrl-C while waiting: say what becomes of the run, then exit 130 (on a private stack,
+    once it stopped)."""
+    if private:
+        raise Interrupted(run_id)
+    _fail(
+        f"interrupted: run {run_id} stays {service.get(run_id).state} and goes on in the "
+        f"workers of {service.settings.broker_url}; follow it with `groundswell status "
+        f"{run_id}`, cancel it with `groundswell cancel {run_id}`",
+        EXIT_INTERRUPTED,
+    )
+
+
 def _submit_and_wait(
-    settings, spec, show_progress: bool, timeout: float | None = None
+    settings, spec, show_progress: bool, timeout: float | None = None, private: bool = False
 ) -> dict[str, Any]:
     service, _ = _service(settings)
+    if private:
+        try:
+            _await_workers(service)
+        except KeyboardInterrupt:
+            _fail(
+                "interrupted while the private workers started: no run was made", EXIT_INTERRUPTED
+            )
     record, _ = service.submit(spec)
     what = (
         f" (only {spec.only}{', dry run' if spec.dry_run else ''})"
@@ -483,13 +568,15 @@ def _submit_and_wait(
     click.echo(f"run {record.id}: {spec.corpus} under {record.policy['ref']}{what}", err=True)
     try:
         _wait(service, record.id, show_progress, timeout=timeout)
+    except KeyboardInterrupt:
+        _interrupted(service, record.id, private)
     except WaitTimeout:
         progress = service.progress(record.id)
         _fail(
             f"run {record.id} is still {service.get(record.id).state} after {timeout:g} s "
             f"({progress.done} of {progress.planned} units done); see `groundswell status "
             f"{record.id}`",
-            3,
+            EXIT_TIMEOUT,
         )
     summary = service.summary(record.id)
     if summary is None:
@@ -500,10 +587,19 @@ def _submit_and_wait(
     return summary
 
 
+# The exit codes of a run waited for (`run --wait`, a private-stack run, `reprocess`), for CI
+# to gate on; 2 stays what it is everywhere: bad usage or input, nothing run.
+EXIT_OF_STATE = {"succeeded": 0, "failed": 1, "cancelled": 1, "partially_failed": 3}
+EXIT_TIMEOUT = 4
+
+
 def _exit_for(summary: dict[str, Any]) -> None:
-    """A run that failed (nothing could be done) exits 1, after its summary says why."""
-    if summary.get("state") == "failed":
-        sys.exit(1)
+    """Exit with the code of the run's state, after its summary is printed."""
+    state = str(summary.get("state"))
+    code = EXIT_OF_STATE.get(state, 1)
+    if code:
+        click.echo(f"groundswell: run {summary.get('run_id', '')} {state}: exit {code}", err=True)
+        sys.exit(code)
 
 
 def _emit(summary: dict[str, Any], as_json: bool, where: str | None, quiet: bool = False) -> None:
@@ -568,7 +664,7 @@ ledger_option = click.option(
     "--timeout",
     type=click.FloatRange(min=0),
     default=None,
-    help="Stop waiting after this many seconds (exit 3; the run goes on unless embedded).",
+    help="Stop waiting after this many seconds (exit 4; the run goes on unless embedded).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
@@ -588,8 +684,12 @@ def run(
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
 
-    Uses the configured broker and its workers; when none answer (or with --embedded) it
-    starts a private Redis and worker processes, waits, and stops them.
+    Uses the configured broker and its workers; with no broker configured (or with
+    --embedded) it starts a private Redis and worker processes, waits, and stops them.
+
+    \b
+    Exit codes (with --wait, and on a private stack): 0 succeeded, 1 failed or cancelled,
+    2 bad usage or input, 3 partially failed, 4 still going at --timeout.
     """
     from groundswell.shared.runs.models import RunSpec
 
@@ -742,7 +842,7 @@ def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, 
     deadline = None if timeout is None else time.monotonic() + timeout
     while wait and not record.terminal:
         if deadline is not None and time.monotonic() > deadline:
-            _fail(f"run {run_id} is still {record.state} after {timeout:g} s", 3)
+            _fail(f"run {run_id} is still {record.state} after {timeout:g} s", EXIT_TIMEOUT)
         time.sleep(0.5)
         record = service.get(run_id)
     data = service.summary(run_id)
@@ -771,6 +871,35 @@ def status(run_id: str, as_json: bool) -> None:
         f"{'' if p.planning_done else ' (planning)'}  {p.failed} failed  policy {run.policy['ref']}"
         + (f"\n{run.error}" if run.error else "")
     )
+    waiting = getattr(run, "waiting_for", None)  # an API of an older release has none
+    if waiting:
+        from groundswell.shared.runs.waiting import describe
+
+        click.echo(describe(waiting))
+
+
+@main.command()
+@click.argument("run_id")
+def cancel(run_id: str) -> None:
+    """Cancel a run that has not finished (its done work stays in the store).
+
+    Through the API when GROUNDSWELL_API_KEY is set and no broker is; else in the
+    configured Redis, or, with neither, in the local store (a private-stack run left
+    unfinished)."""
+    settings = _settings()
+    if settings.api_key and not settings.broker_url:
+        run = _api_call(lambda c: c.cancel(run_id))
+        click.echo(f"{run.id}  {run.state}")
+        return
+    from groundswell.shared.cli.policies import _registry_service
+    from groundswell.shared.runs.service import RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        record = service.cancel(run_id)
+    except RunNotFound:
+        _fail(f"no run {run_id} in {service.output_url}", 2)
+    click.echo(f"{record.id}  {record.state}")
 
 
 @main.command()
@@ -781,7 +910,7 @@ def status(run_id: str, as_json: bool) -> None:
     "--timeout",
     type=click.FloatRange(min=0),
     default=None,
-    help="With --wait: stop waiting after this many seconds (exit 3).",
+    help="With --wait: stop waiting after this many seconds (exit 4).",
 )
 def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> None:
     """A finished run's summary (from the API; without one configured, from the local
@@ -794,6 +923,6 @@ def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> No
         try:
             _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout))
         except TimeoutError as exc:
-            _fail(f"{exc} after {timeout:g} s", 3)
+            _fail(f"{exc} after {timeout:g} s", EXIT_TIMEOUT)
     data = _api_call(lambda c: c.summary(run_id))
     _emit(data, as_json, data.get("output"))

@@ -27,14 +27,12 @@ from groundswell.shared.verify import (
     BUILTIN_VERIFY_POLICIES,
     Verifier,
     VerifyPolicy,
-    get_verify_policy,
 )
 from groundswell.shared.verify.gtrex_policy import (
     REPAIR_MODES,
     SALVAGE_POLICIES,
     GtrexPolicy,
-    RepairSettings,
-    load_policy_file,
+    policy_for_ref,
 )
 from groundswell.shared.verify.policy import ELLIPSIS_POLICIES, PolicyError
 from groundswell.shared.verify.report import (
@@ -76,18 +74,9 @@ def load_policy(ref: str) -> VerifyPolicy:
 
 def _load(ref: str) -> GtrexPolicy:
     try:
-        if Path(ref).exists() or ref.endswith(".json"):
-            return load_policy_file(ref)  # its messages name the file
+        return policy_for_ref(ref)
     except PolicyError as exc:
-        raise InvalidInput(f"invalid policy: {exc}") from None
-    try:
-        registered = _registered(ref)
-        if registered is not None:
-            return registered
-        policy = get_verify_policy(ref)
-    except PolicyError as exc:
-        raise InvalidInput(f"invalid policy ({ref}): {exc}") from None
-    return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
+        raise InvalidInput(str(exc)) from None
 
 
 _POLICY_FLAGS = (
@@ -205,37 +194,6 @@ def policy_options(f: Any) -> Any:
     for option in reversed(options):
         command = option(command)
     return command
-
-
-def _registered(ref: str) -> GtrexPolicy | None:
-    """The verification part of a published version, and its repair settings (with the
-    threshold in force when the version repairs), without writing to the store."""
-    from groundswell.shared.policies import (
-        POLICY_REF,
-        builtin_policies,
-        parse_ref,
-        registered_policy,
-        resolve_policy,
-    )
-    from groundswell.shared.policies import PolicyError as RegistryError
-
-    try:
-        version = registered_policy(ref)
-        if version is None:
-            # nothing published under that name here: gtrex's built-in, or one of ours
-            # beyond gtrex's (guarded: default's verification)
-            name = parse_ref(ref)[0] if POLICY_REF.match(ref) else None
-            if name in BUILTIN_VERIFY_POLICIES or name not in builtin_policies():
-                return None
-            version = resolve_policy(ref)
-        policy = version.verify_policy
-        if version.repair is not None:
-            return GtrexPolicy(policy, version.repair.policy.settings, None)
-        if version.repair_document is not None:  # published with repair_mode off
-            return GtrexPolicy(policy, RepairSettings(repair_mode="off"), None)
-        return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
-    except RegistryError as exc:
-        raise PolicyError(str(exc)) from None
 
 
 def _surrogate(value: Any) -> bool:

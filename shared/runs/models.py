@@ -91,6 +91,9 @@ class RunSpec(BaseModel):
             raise ValueError("corpus must be a folder or an s3://bucket/prefix URL")
         if value.startswith("s3://") and not value[5:].split("/", 1)[0]:
             raise ValueError("an S3 corpus needs a bucket: s3://bucket/prefix")
+        if value.startswith("s3://") and {".", ".."} & set(value[5:].split("/")):
+            # MinIO and SeaweedFS normalize them: s3://b/allowed/../other reads b/other.
+            raise ValueError("an S3 corpus has no '.' or '..' segments: s3://bucket/prefix")
         if value.startswith("s3://"):
             return value.rstrip("/")
         # One folder, one corpus (one history, its previous_run found): however it is typed
@@ -121,6 +124,10 @@ class RunRecord(BaseModel):
     idempotency_key_sha256: str | None = None
     error: str | None = None
     ledger: bool = False  # load the ledger (left out of the record when off: see below)
+    # The GROUNDSWELL_ALLOWED_CORPORA root the API found the corpus under (absolute): the
+    # plan task checks again that the corpus still lies there before it lists (unset: a run
+    # of the command line, which reads what its user names).
+    allowed_under: str | None = None
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
@@ -128,6 +135,8 @@ class RunRecord(BaseModel):
         out = handler(self)
         if not out.get("ledger"):
             out.pop("ledger", None)
+        if out.get("allowed_under") is None:
+            out.pop("allowed_under", None)
         return out
 
     @property

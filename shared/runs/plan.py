@@ -475,6 +475,24 @@ def nothing_to_do(
     return message, [InputError(record.corpus, message).as_dict()]
 
 
+def corpus_moved(settings: Any, record: Any) -> InputError | None:
+    """Why the corpus may not be read here, for a run the API checked: it no longer lies
+    under the allowed root it was checked under (a link swapped in since), or not under this
+    worker's own GROUNDSWELL_ALLOWED_CORPORA when it has one. None: read it."""
+    from groundswell.shared.settings import corpus_under
+
+    root = record.allowed_under
+    if root is None:
+        return None
+    if not corpus_under(record.corpus, root):
+        where = f"no longer under {root}, the GROUNDSWELL_ALLOWED_CORPORA root it was checked under"
+    elif settings.allowed_corpora and not settings.corpus_allowed(record.corpus):
+        where = "not under this worker's GROUNDSWELL_ALLOWED_CORPORA"
+    else:
+        return None
+    return InputError(record.corpus, f"the corpus is {where}: not read")
+
+
 def schema_problem(corpus: ObjectStore, settings: Any) -> InputError | None:
     """What is wrong with the corpus's schema.json, if it has one (checked once, before any
     unit, so that a bad schema fails the run rather than every admission unit)."""
@@ -572,6 +590,10 @@ def plan_run(service: RunService, run_id: str) -> bool:
         return True  # unknown to Redis (lost): reconcile rebuilds the run and plans on
     if record.state == "queued":
         record = runs.update(run_id, state="planning", started_at=iso(utcnow())) or record
+    moved = corpus_moved(settings, record)
+    if moved is not None:  # no retry can bring it back: the run fails saying why
+        fail_run(service, record, str(moved), [moved.as_dict()])
+        return True
     output, corpus = service.store(record.output), service.store(record.corpus)
     deadline = time.monotonic() + settings.plan_step_seconds
     window = service.window()

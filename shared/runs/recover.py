@@ -56,6 +56,14 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
         if record is None or record.terminal:
             continue
         plan = runs.plan_state(run_id)
+        waiting = service.waiting_for(run_id)  # noted for /metrics, and logged
+        if waiting is not None:
+            log.info(  # info: `run --wait` says it to its user in its own words
+                "run %s: waiting for a worker on queue %r since %s (no live worker consumes it)",
+                run_id,
+                waiting["queue"],
+                waiting["since"],
+            )
         # A holder still running keeps its batch for another lease (its renewals were late).
         expired = runs.expired(
             run_id, service.queued_lease_until(), time.time() + settings.lease_seconds

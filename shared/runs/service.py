@@ -33,6 +33,19 @@ PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize",
 READ = "read"
 LEDGER = "ledger"
 
+# The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
+QUEUES = ("read", "verify", "admit", "ledger", "control")
+QUEUE_OF = {
+    PLAN: "control",
+    READ: "read",  # reading PDFs is CPU-heavy: its own queue and workers
+    VERIFY: "verify",
+    ADMIT: "admit",
+    LEDGER: "ledger",  # writes to the ledger's database: its own workers, sized to it
+    FINALIZE: "control",
+    "reconcile": "control",
+    SCHEDULE: "control",
+}
+
 Enqueue = Callable[[str, list[Any]], None]
 
 
@@ -63,6 +76,7 @@ class RunService:
         self.runs = runs
         self.enqueue = enqueue
         self._slots: tuple[float, int] | None = None
+        self._consumed: tuple[float, set[str] | None] | None = None
 
     def store(self, url: str) -> ObjectStore:
         return open_store(url, self.settings)
@@ -87,6 +101,20 @@ class RunService:
             self._slots = (now, self.runs.worker_slots())
         return self._slots[1]
 
+    def consumed_queues(self) -> set[str] | None:
+        """The queues live workers consume (they announce them), read every 5 s; None when
+        a live worker did not say which (an older release): then none counts as unconsumed."""
+        now = time.monotonic()
+        if self._consumed is None or now - self._consumed[0] > 5:
+            self._consumed = (now, self.runs.consumed_queues())
+        return self._consumed[1]
+
+    def waiting_for(self, run_id: str) -> dict[str, str] | None:
+        """``{"queue", "since"}`` when the run has work on a queue no live worker consumes."""
+        from groundswell.shared.runs.waiting import waiting_for
+
+        return waiting_for(self, run_id)
+
     def window(self) -> int:
         """How many batches a run may have pending: the setting, or 8 per worker process
         (at least 16): enough that no worker waits for planning, few enough to stay small."""
@@ -101,9 +129,14 @@ class RunService:
     # -- runs -------------------------------------------------------------------------
 
     def submit(
-        self, spec: RunSpec, idempotency_key: str | None = None, schedule: str | None = None
+        self,
+        spec: RunSpec,
+        idempotency_key: str | None = None,
+        schedule: str | None = None,
+        allowed_under: str | None = None,
     ) -> tuple[RunRecord, bool]:
-        """Record a run and enqueue its planning. Returns (run, created)."""
+        """Record a run and enqueue its planning. Returns (run, created). ``allowed_under``:
+        the allowed root the API checked the corpus under, checked again by the plan task."""
         from groundswell.shared.runs.finish import write_record
         from groundswell.shared.runs.recover import sync_catalog
 
@@ -123,6 +156,7 @@ class RunService:
             ledger=spec.ledger,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
+            allowed_under=allowed_under,
         )
         stored = self.runs.create(record, key_hash)
         if stored.id != record.id:
@@ -322,7 +356,8 @@ class RunService:
             only=schedule.only,
             ledger=schedule.ledger,
         )
-        record, _ = self.submit(spec, schedule=schedule.id)
+        root = self.settings.allowed_root(schedule.corpus) if schedule.origin == "api" else None
+        record, _ = self.submit(spec, schedule=schedule.id, allowed_under=root)
         self.schedules.fired(schedule.id, record.id)
         metrics.SCHEDULE_FIRES.labels("started").inc()
         log.info("schedule %s (%s) started run %s", schedule_id, trigger, record.id)

@@ -918,11 +918,19 @@ class RunStore:
 
     # -- the workers, for the planning window -------------------------------------------
 
-    def register_worker(self, node: str, slots: int, ttl: int) -> None:
-        self.r.set(f"{PREFIX}:worker:{node}", slots, ex=ttl)
+    def register_worker(
+        self, node: str, slots: int, ttl: int, queues: Iterable[str] | None = None
+    ) -> None:
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(f"{PREFIX}:worker:{node}", slots, ex=ttl)
+        if queues is not None:
+            pipe.set(f"{PREFIX}:consumes:{node}", ",".join(queues), ex=ttl)
+        pipe.execute()
 
     def unregister_worker(self, node: str) -> None:
-        self.r.delete(f"{PREFIX}:worker:{node}", f"{PREFIX}:running:{node}")
+        self.r.delete(
+            f"{PREFIX}:worker:{node}", f"{PREFIX}:running:{node}", f"{PREFIX}:consumes:{node}"
+        )
 
     def announce_running(
         self, node: str, tokens: Iterable[str], every: float, at: float | None = None
@@ -941,6 +949,45 @@ class RunStore:
         raw = self.r.mget([f"{PREFIX}:running:{n}" for n in nodes])
         records = {n: Running.loads(r) for n, r in zip(nodes, raw, strict=True)}
         return {h.token for h in holders if holder_alive(h, records.get(h.node), now)}
+
+    def consumed_queues(self) -> set[str] | None:
+        """The queues the live workers consume; None when one of them did not say (a worker
+        of an older release, or one announcing right now)."""
+        nodes = [key.split(":", 2)[2] for key in self.r.scan_iter(f"{PREFIX}:worker:*", count=1000)]
+        if not nodes:
+            return set()
+        values = self.r.mget([f"{PREFIX}:consumes:{node}" for node in nodes])
+        if any(value is None for value in values):
+            return None
+        return {queue for value in values for queue in value.split(",") if queue}
+
+    # -- waiting for a queue (shared/runs/waiting.py) --------------------------------------
+
+    def pending_kinds(self, run_id: str) -> set[str]:
+        """The kinds of the run's pending batches (sent, or held for their read batch)."""
+        return {json.loads(spec)["kind"] for spec in self.r.hvals(self._k(run_id, "pending"))}
+
+    def note_waiting(self, run_id: str, queue: str | None, since: str) -> dict[str, str] | None:
+        """Keep (or clear) the queue a run waits on: ``since`` is kept from when it was first
+        noted, for as long as the run waits on that queue."""
+        key = self._k(run_id)
+        held, known = self.r.hmget(key, "waiting_for", "record")
+        if queue is None or known is None:
+            if held:
+                self.r.hdel(key, "waiting_for")
+            return None
+        noted = json.loads(held) if held else None
+        if noted is None or noted.get("queue") != queue:
+            noted = {"queue": queue, "since": since}
+            self.r.hset(key, "waiting_for", json.dumps(noted))
+        return noted
+
+    def noted_waiting(self, run_ids: list[str]) -> list[dict[str, str] | None]:
+        """The queue each run was last noted waiting on (None: none)."""
+        pipe = self.r.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hget(self._k(run_id), "waiting_for")
+        return [json.loads(value) if value else None for value in pipe.execute()]
 
     def worker_slots(self) -> int:
         keys = list(self.r.scan_iter(f"{PREFIX}:worker:*", count=1000))
@@ -970,6 +1017,12 @@ class StorageOnly:
 
     def known(self, run_id: str) -> bool:
         return False
+
+    def update(self, run_id: str, **fields: Any) -> RunRecord | None:
+        return None  # the caller writes the record to storage
+
+    def finish(self, record: RunRecord) -> None:
+        pass
 
     def latest_run_of_corpus(self, corpus: str) -> str | None:
         return None

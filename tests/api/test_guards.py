@@ -19,11 +19,16 @@ def test_corpora_outside_the_allowed_roots_are_refused(client, tmp_path):
     allowed = tmp_path / "allowed"
     allowed.mkdir()
     (allowed / "to-etc").symlink_to("/etc")
+    # Up from an allowed folder to the root and down to /etc: outside every allowed root
+    # wherever the repository is cloned (a fixed number of '..' stays under /tmp when the
+    # clone is there, which the fixture allows).
+    climb = "/".join([".."] * len(SAMPLE_CORPUS.parts))
     for corpus in (
         "/etc",
         "file:///etc",
         "/proc/self",
-        f"{SAMPLE_CORPUS}/../../..",
+        f"{SAMPLE_CORPUS}/{climb}/etc",
+        f"{tmp_path}/{climb}/etc",
         "s3://someone-elses-bucket/data",
         str(allowed / "to-etc"),  # a link inside an allowed folder that leads out of it
     ):

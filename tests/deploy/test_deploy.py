@@ -102,6 +102,7 @@ GAUGES = {
     "groundswell_runs_active": set(),
     "groundswell_pending_batches": {"queue"},
     "groundswell_run_idle_seconds": set(),
+    "groundswell_queues_unconsumed": {"queue"},
     "groundswell_policy_grounding_rate": {"corpus", "policy", "version"},
     "groundswell_policy_escape_rate": {"corpus", "policy", "version"},
     "groundswell_policy_right_admitted_rate": {"corpus", "policy", "version"},
@@ -606,6 +607,7 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_http_requests_total",
         "groundswell_task_last_success_timestamp_seconds",
         "groundswell_run_idle_seconds",
+        "groundswell_queues_unconsumed",
         "groundswell_pending_batches",
     ):
         assert series in used, series
@@ -685,6 +687,12 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
         def progressed_at(self, run_ids):
             return [now - 30, now - 700]
 
+        def consumed_queues(self):
+            return {"verify", "admit", "control"}
+
+        def noted_waiting(self, run_ids):
+            return [{"queue": "read", "since": "2026-01-02T00:00:00Z"}, None]
+
         def outstanding_batches(self, run_ids):
             return {"read": 0, "verify": 2, "admit": 17, "ledger": 0}
 
@@ -725,6 +733,10 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
             assert set(sample.labels) == GAUGES[name], name
     (idle,) = families["groundswell_run_idle_seconds"].samples
     assert 699 <= idle.value < 760
+    waiting = {
+        s.labels["queue"]: s.value for s in families["groundswell_queues_unconsumed"].samples
+    }
+    assert waiting == {"read": 1, "verify": 0, "admit": 0, "ledger": 0, "control": 0}
     pending = {s.labels["queue"]: s.value for s in families["groundswell_pending_batches"].samples}
     assert pending == {"read": 0, "verify": 2, "admit": 17, "ledger": 0}
     grounding = {

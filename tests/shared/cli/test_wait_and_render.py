@@ -38,6 +38,9 @@ class _BlinkingService:
     def reconcile(self) -> dict:
         return {}
 
+    def waiting_for(self, run_id: str) -> None:
+        return None
+
 
 def test_waiting_survives_redis_not_answering(capsys, monkeypatch):
     monkeypatch.setattr(cli_runs.time, "sleep", lambda s: None)
@@ -89,7 +92,7 @@ def test_run_stops_waiting_at_its_timeout(tmp_path):
         text=True,
         timeout=120,
     )
-    assert done.returncode == 3, done.stderr
+    assert done.returncode == 4, done.stderr  # still going at --timeout
     assert "after 0.01 s" in done.stderr and "groundswell status" in done.stderr
     assert "worker logs:" in done.stderr
 
