@@ -160,9 +160,9 @@ RUNS_FINISHED = Counter("groundswell_runs_finished", "Runs finalized, by state."
 # key); collection: schedules, beat_entries, policies, runs.
 BAD_RECORDS = Counter(
     "groundswell_bad_records",
-    "Stored records skipped by a reader (lists, beat, publishing) because they could not be "
-    "read, by collection (schedules, beat_entries, policies, runs); each is logged with its "
-    "key.",
+    "Stored records skipped by a reader (lists, beat, publishing), or refused where they are "
+    "named (a run's routes answer 409), because they could not be read, by collection "
+    "(schedules, beat_entries, policies, runs); each is logged with its key.",
     ["collection"],
 )
 BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies", "runs")

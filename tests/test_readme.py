@@ -73,14 +73,27 @@ def _run_block(block: str, session: dict[str, object]) -> subprocess.CompletedPr
         lines.append(line)
     script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true; wait' EXIT\n"
     script += "\n".join(lines) + "\n"
-    return subprocess.run(
-        ["bash", "-c", script],
-        cwd=session["home"],
-        env=session["env"],
-        capture_output=True,
-        text=True,
-        timeout=420,
-    )
+    try:
+        return subprocess.run(
+            ["bash", "-c", script],
+            cwd=session["home"],
+            env=session["env"],
+            capture_output=True,
+            text=True,
+            # Every command starts Python, and several a private Redis and workers: 7 min
+            # was too little once on a loaded 2-core machine, so a generous bound that only
+            # stops a hung command.
+            timeout=1800,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out, err = (
+            (part.decode(errors="replace") if isinstance(part, bytes) else part or "")
+            for part in (exc.stdout, exc.stderr)
+        )
+        raise AssertionError(
+            f"README commands still running after {exc.timeout:g} s; the last block begun is "
+            f"named last:\n--- stdout\n{out[-3000:]}\n--- stderr\n{err[-5000:]}"
+        ) from None
 
 
 def test_the_usage_section_runs_command_by_command(session):

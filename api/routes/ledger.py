@@ -73,25 +73,8 @@ def _shown(url: str) -> str:
         return "(an unreadable URL)"
 
 
-def get_ledger(
-    ledger: Annotated[Ledger, Depends(open_ledger)],
-    key: Annotated[ApiKey, Depends(require_api_key)],
-) -> Ledger:
-    """The ledger, for a key without corpora: the routes that do not filter claims by their
-    corpus yet refuse a team's key (403) rather than show every team's claims."""
-    if key.limited:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"the API key {key.name!r} sees only its corpora: this ledger route shows every "
-            "team's claims and needs a key without corpora (claims, search and history show "
-            "a team its own)",
-        )
-    return ledger
-
-
-LedgerDep = Annotated[Ledger, Depends(get_ledger)]
-# The ledger for the routes that show a team's key only its corpora's claims.
-TeamLedgerDep = Annotated[Ledger, Depends(open_ledger)]
+# Every route shows a team's key only its corpora's claims (``_sees``).
+LedgerDep = Annotated[Ledger, Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
@@ -110,7 +93,7 @@ def _paged(query) -> dict[str, Any]:
 @router.get("/claims", operation_id="ledger_claims")
 def list_claims(
     key: Principal,  # the scope before the ledger: a refusal never waits for the database
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     document: str | None = None,
     relation: str | None = None,
     entity: Annotated[str | None, Query(description="an entity id or label, either side")] = None,
@@ -138,7 +121,7 @@ def list_claims(
 
 @router.get("/disagreements", operation_id="ledger_disagreements")
 def list_disagreements(
-    _: Principal,
+    key: Principal,
     ledger: LedgerDep,
     kind: Literal["contradiction", "objects", "facts"] = "contradiction",
     subject: Annotated[
@@ -158,7 +141,8 @@ def list_disagreements(
 ) -> dict[str, Any]:
     """Disagreements of one kind, each side with its asserter, modality, document and span
     (an objects or facts row: its best-supported sides, the first claims of each, and the
-    counts of all in ``sides_total`` and ``claims_total``)."""
+    counts of all in ``sides_total`` and ``claims_total``). For a team's key, only its
+    corpora's claims are sides: a disagreement with fewer than two of them is not listed."""
     from groundswell.shared.ledger.queries import MAX_CLAIMS, MAX_SIDES, disagreements
 
     return _paged(
@@ -172,13 +156,14 @@ def list_disagreements(
             limit=limit,
             max_sides=sides or MAX_SIDES,
             max_claims=claims_per_side or MAX_CLAIMS,
+            sees=_sees(key),
         )
     )
 
 
 @router.get("/path", operation_id="ledger_path")
 def find_path(
-    _: Principal,
+    key: Principal,
     ledger: LedgerDep,
     settings: SettingsDep,
     start: str,
@@ -189,7 +174,8 @@ def find_path(
 ) -> dict[str, Any]:
     """The shortest chain of claims between two entities (``found`` false, with the reason,
     when there is none; ``stopped`` true too when the search read its budget of claims,
-    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer)."""
+    ``GROUNDSWELL_LEDGER_PATH_BUDGET``, before it could answer). For a team's key, only its
+    corpora's claims are walked (an entity no such claim names is unknown)."""
     from groundswell.shared.ledger.path import path
 
     return path(
@@ -200,13 +186,14 @@ def find_path(
         relations=relation,
         max_hops=max_hops,
         budget=settings.ledger_path_budget,
+        sees=_sees(key),
     ).as_dict()
 
 
 @router.get("/search", operation_id="ledger_search")
 def search_claims(
     key: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     cursor: Cursor = None,
     limit: Limit = 15,
@@ -224,7 +211,7 @@ def search_claims(
 @router.get("/history", operation_id="ledger_history")
 def fact_history(
     principal: Principal,
-    ledger: TeamLedgerDep,
+    ledger: LedgerDep,
     document: str,
     field: str,
     key: Annotated[str | None, Query(description='the key ("": a field of one value)')] = None,
@@ -243,10 +230,13 @@ def fact_history(
 
 
 @router.get("/state", operation_id="ledger_state")
-def ledger_state(_: Principal, ledger: LedgerDep) -> dict[str, Any]:
+def ledger_state(key: Principal, ledger: LedgerDep) -> dict[str, Any]:
     """What the ledger holds: claims by audit state, modality and tier; documents, entities,
-    evidence spans, vocabularies; its schema revision and the builds a bulk load left."""
-    return ledger.state()
+    evidence spans, vocabularies; its schema revision and the builds a bulk load left. For a
+    team's key, the counts are of its corpora's claims."""
+    from groundswell.shared.ledger.queries import state
+
+    return state(ledger, _sees(key))
 
 
 ExportFormat = Literal["jsonld", "graphml", "cypher", "csv-nodes", "csv-edges"]
@@ -266,13 +256,14 @@ _EXPORTED = {
     responses={200: {"content": {m: {} for m, _ in _EXPORTED.values()}}},
 )
 def export(
-    _: Principal,
+    key: Principal,
     ledger: LedgerDep,
     format: ExportFormat,
 ) -> StreamingResponse:
     """The whole ledger as ``groundswell ledger export`` writes it (the CSV pair as two
     formats), streamed a page of claims at a time: every claim with its provenance (source
-    document, spans, asserter, modality, verdict, run, receipt and policy version)."""
+    document, spans, asserter, modality, verdict, run, receipt and policy version). For a
+    team's key, its corpora's claims and the entities they name only."""
     from groundswell.shared.ledger.export import (
         WRITERS,
         LedgerReader,
@@ -283,7 +274,7 @@ def export(
     writer = {**WRITERS, "csv-nodes": write_csv_nodes, "csv-edges": write_csv_edges}[format]
     media, suffix = _EXPORTED[format]
     return StreamingResponse(
-        streamed(lambda out: writer(LedgerReader(ledger), out)),
+        streamed(lambda out: writer(LedgerReader(ledger, sees=_sees(key)), out)),
         media_type=media,
         headers={"Content-Disposition": f'attachment; filename="ledger.{suffix}"'},
     )
@@ -296,7 +287,7 @@ ReviewStatus = Literal["open", "deferred"]
 
 @router.get("/review", operation_id="ledger_review")
 def list_review(
-    _: Principal,
+    key: Principal,
     ledger: LedgerDep,
     status_: Annotated[list[ReviewStatus] | None, Query(alias="status")] = None,
     cursor: Cursor = None,
@@ -304,13 +295,17 @@ def list_review(
 ) -> dict[str, Any]:
     """The merges the last ``resolve`` held (open and deferred, or ``status``), weightiest
     first, each with its id (``merge:<Type>/<key>``), the group it would join, why it was held
-    and the claims the answer moves; ``queue`` counts them by status and the ids decided."""
+    and the claims the answer moves; ``queue`` counts them by status and the ids decided.
+    For a team's key, only the merges whose claims are all its corpora's (entities are
+    shared: a merge moving another team's claims is not its to see or answer)."""
     from groundswell.shared.ledger import review
 
+    sees = _sees(key)
+    status_ = status_ or list(review.LISTED)
     page = _paged(
-        lambda: review.listed(ledger, status=status_ or review.LISTED, cursor=cursor, limit=limit)
+        lambda: review.listed(ledger, status=status_, cursor=cursor, limit=limit, sees=sees)
     )
-    return {**page, "queue": review.queue(ledger)}
+    return {**page, "queue": review.queue(ledger, sees)}
 
 
 class DecisionIn(BaseModel):
@@ -359,9 +354,23 @@ def answer_review(key: Reviewer, body: DecisionsIn, ledger: LedgerDep) -> dict[s
     (``errors``, each ``loc`` naming the decision and its field) and nothing is written. Each
     answer is the key's (its name the decider) and dated by the server; a body naming
     ``by`` or ``date`` is refused. Otherwise ``{recorded, new, changed, unchanged}``; the
-    next resolve obeys them."""
+    next resolve obeys them. A team's key answers only the merges it lists: one that moves
+    another team's claims is a 403 naming it, and nothing is written."""
     from groundswell.shared.ledger import review
 
+    if key.limited:
+        ids = [d.id for d in body.decisions if d.id and d.verdict and d.verdict.strip()]
+        outside = review.unseen(ledger, ids, key.sees)
+        if outside:
+            shown = ", ".join(outside[:5]) + (
+                f" and {len(outside) - 5} more" if len(outside) > 5 else ""
+            )
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN,
+                f"the API key {key.name!r} sees only its corpora: the merge {shown} moves "
+                "claims of other corpora (entities are shared between teams) or is not held; "
+                "a key without corpora answers it",
+            )
     today = dt.datetime.now(dt.UTC).date()
     rows = [
         (n, {**d.model_dump(exclude_none=True), "by": key.name, "date": today})

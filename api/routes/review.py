@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_
 from pydantic_core import PydanticCustomError
 
 from groundswell.api.deps import Reviewer, ServiceDep
-from groundswell.api.params import run_id_or_404
+from groundswell.api.routes.runs import get_run
 from groundswell.shared.canonical import canonical_text
 from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
 from groundswell.shared.review.store import (
@@ -29,6 +29,7 @@ from groundswell.shared.review.store import (
     utc_time,
 )
 from groundswell.shared.runs.report_pages import UnknownFilter, check_filter
+from groundswell.shared.runs.service import RunUnreadable
 from groundswell.shared.settings import ApiKey
 
 router = APIRouter(tags=["review"])
@@ -128,10 +129,7 @@ class AnswerIn(BaseModel):
 
 def run_review(service: Any, run_id: str, key: ApiKey) -> RunReview:
     """The run's review, when the key sees the run's corpus (else 404, as for no run)."""
-    record = service.get_or_none(run_id_or_404(run_id))
-    if record is None or not key.sees(record.corpus):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
-    return RunReview(service, record)
+    return RunReview(service, get_run(service, run_id, key))
 
 
 def _conflict(exc: Exception) -> HTTPException:
@@ -173,7 +171,10 @@ def _stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -
     except UnknownTask:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}") from None
     if key.limited:
-        record = service.get_or_none(stored["origin"]["run"])
+        try:
+            record = service.get_or_none(stored["origin"]["run"])
+        except RunUnreadable:  # whose run it is cannot be read
+            record = None
         if record is None or not key.sees(record.corpus):
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_key}")
     return stored

@@ -26,7 +26,7 @@ from groundswell.shared.runs.finalize import unit_counts
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.read import RunsNotComparable
 from groundswell.shared.runs.report_pages import UnknownFilter
-from groundswell.shared.runs.service import RunNotFinished, RunNotFound, RunService
+from groundswell.shared.runs.service import RunNotFinished, RunService, RunUnreadable
 from groundswell.shared.settings import ApiKey
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -86,11 +86,14 @@ def run_out(service: RunService, record: RunRecord) -> RunOut:
 
 def get_run(service: RunService, run_id: str, key: ApiKey) -> RunRecord:
     """The run, when the key sees its corpus; else 404, as for a run that does not exist
-    (another team's run ids tell nothing)."""
+    (another team's run ids tell nothing). A record that cannot be read is a 409 saying why,
+    for a key that sees every corpus (whose run it is cannot be read: a team's key gets 404)."""
     try:
-        record = service.get(run_id_or_404(run_id))
-    except RunNotFound:
-        record = None
+        record = service.get_or_none(run_id_or_404(run_id))
+    except RunUnreadable as exc:
+        if key.limited:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}") from None
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     if record is None or not key.sees(record.corpus):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
     return record

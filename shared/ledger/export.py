@@ -27,12 +27,12 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 from urllib.parse import quote as percent
 
-from sqlalchemy import select
+from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import aliased
 
 from groundswell.shared.ledger.models import ClaimRow, EntityGroupRow, EntityRow, EvidenceRow
@@ -104,10 +104,16 @@ class Claim:
 class LedgerReader:
     """The claims and entities of a ledger, read in pages of ``page_size`` in id order.
     ``fetch_claims`` and ``fetch_entities`` read one page; ``claims()`` and ``entities()``
-    iterate them all. ``unjudged_only``: only claims with no audit verdict."""
+    iterate them all. ``unjudged_only``: only claims with no audit verdict. ``sees`` (a team
+    key's): only the claims of the corpora it accepts, and only the entities they name."""
 
     def __init__(
-        self, ledger: Ledger, page_size: int = PAGE_SIZE, *, unjudged_only: bool = False
+        self,
+        ledger: Ledger,
+        page_size: int = PAGE_SIZE,
+        *,
+        unjudged_only: bool = False,
+        sees: Callable[[str], bool] | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -115,6 +121,12 @@ class LedgerReader:
         self.page_size = page_size
         self.unjudged_only = unjudged_only
         self._facts = _run_table(ledger)
+        self.corpora: list[str] | None = None
+        if sees is not None:
+            from groundswell.shared.ledger.queries import seen_corpora
+
+            with ledger.engine.connect() as conn:
+                self.corpora = seen_corpora(conn, sees)
 
     def fetch_claims(self, after: str | None, limit: int) -> list[Claim]:
         subject, obj = aliased(EntityRow), aliased(EntityRow)
@@ -135,6 +147,8 @@ class LedgerReader:
             query = query.where(ClaimRow.id > after)
         if self.unjudged_only:
             query = query.where(ClaimRow.verified.is_(None))
+        if self.corpora is not None:
+            query = query.where(ClaimRow.corpus.in_(self.corpora))
         with self.ledger.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
             spans: dict[str, list[Span]] = {}
@@ -170,6 +184,13 @@ class LedgerReader:
         )
         if after is not None:
             query = query.where(EntityRow.id > after)
+        if self.corpora is not None:
+            # An entity a visible claim names, either end (each an index lookup of its claims).
+            named = [
+                exists().where(end == EntityRow.id, ClaimRow.corpus.in_(self.corpora))
+                for end in (ClaimRow.subject_entity_id, ClaimRow.object_entity_id)
+            ]
+            query = query.where(or_(*named))
         with self.ledger.engine.connect() as conn:
             return [Entity(*r) for r in conn.execute(query.limit(limit)).all()]
 

@@ -40,7 +40,7 @@ def fact_history(
     """The facts of ``doc_id``'s ``field`` (of ``key``, when given; "" is a field with one
     value), oldest first: claim, key, value, unit, run, policy version, receipt digest, when
     it was recorded, and its evidence span."""
-    return _history(ledger, doc_id, field, key, "")
+    return _history(ledger, doc_id, field, key, None)
 
 
 def history_page(
@@ -59,7 +59,7 @@ def history_page(
     offset = (decode_cursor(cursor, 1) or [0])[0]
     if not isinstance(offset, int) or offset < 0:
         raise BadCursor("invalid cursor")
-    rows = _history(ledger, doc_id, field, key, f"LIMIT {limit + 1} OFFSET {offset}", sees)
+    rows = _history(ledger, doc_id, field, key, (limit + 1, offset), sees)
     more = len(rows) > limit
     return Page(rows[:limit], encode_cursor([offset + limit]) if more else None)
 
@@ -69,17 +69,22 @@ def _history(
     doc_id: str,
     field: str,
     key: str | None,
-    page: str,
+    page: tuple[int, int] | None,
     sees: Callable[[str], bool] | None = None,
 ) -> list[dict[str, Any]]:
+    """The history's rows; ``page``: (limit, offset), bound like every other value."""
     params: dict[str, Any] = {"doc": doc_id, "field": field}
+    paged = ""
+    if page is not None:
+        paged = "LIMIT :limit OFFSET :offset"
+        params["limit"], params["offset"] = page
     where = ""
     if key is not None:
         where, params["key"] = "AND f.key = :key", key
     with ledger.engine.connect() as conn:
         if sees is not None:
             where += f" AND {corpus_clause(conn, sees, params)}"
-        sql = _expanding(_HISTORY.format(key=where, page=page), params)
+        sql = _expanding(_HISTORY.format(key=where, page=paged), params)
         rows = conn.execute(sql, params).mappings().all()
     return [
         {

@@ -288,6 +288,17 @@ class ReviewQuestionRow(Base):
     status: Mapped[str] = mapped_column(String(16))
 
 
+class ReviewQuestionCorpusRow(Base):
+    """A corpus of the claims a held merge's answer moves (its groups' claims, and those of
+    the groups listed with it), "" for claims of no corpus; rewritten with the questions. A
+    question is a team key's when every corpus of it is one the key sees (migration 0011)."""
+
+    __tablename__ = "review_question_corpora"
+
+    question_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    corpus: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
 class ReviewDecisionRow(Base):
     """Every answer given to a held merge, oldest first (``seq``); the newest row of an id is
     its decision. A decision is a claim: its asserter (``by`` in a decisions file), reason and

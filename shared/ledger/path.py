@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +92,7 @@ def path(
     relations: Iterable[str] | None = None,
     max_hops: int = MAX_HOPS,
     budget: int | None = None,
+    sees: Callable[[str], bool] | None = None,
 ) -> PathResult:
     """A shortest chain of claims linking ``start`` and ``goal`` (names or entity ids), at
     most ``max_hops`` long, walking claims either way. Without ``modality``, claims that deny
@@ -101,8 +102,12 @@ def path(
 
     ``budget``: the claims the search may read (default: the ``ledger_path_budget``
     setting); past it the search stops and says so (``stopped``, with the shortest length
-    still possible), so one request between two hubs of a huge ledger cannot read it all."""
-    from groundswell.shared.ledger.queries import entity_ids
+    still possible), so one request between two hubs of a huge ledger cannot read it all.
+
+    ``sees`` (a team key's): only claims of the corpora it accepts are walked, and a name is
+    known only when such a claim names it (another team's entity is unknown, as one that
+    does not exist)."""
+    from groundswell.shared.ledger.queries import entity_ids, seen_corpora
 
     if budget is None:
         from groundswell.shared.settings import get_settings
@@ -111,13 +116,14 @@ def path(
 
     modality = sorted(set(modality or []))
     with ledger.engine.connect() as conn:
-        src_ids, dst_ids = entity_ids(conn, start), entity_ids(conn, goal)
+        corpora = None if sees is None else seen_corpora(conn, sees) or [""]
+        graph = _Graph(conn, modality, sorted(set(relations or [])), budget, corpora)
+        src_ids, dst_ids = (graph.named(entity_ids(conn, n)) for n in (start, goal))
         unknown = [n for n, ids in ((start, src_ids), (goal, dst_ids)) if not ids]
         if unknown:
             return PathResult(
                 start, goal, None, f"no entity named {' or '.join(map(repr, unknown))}", unknown
             )
-        graph = _Graph(conn, modality, sorted(set(relations or [])), budget)
         node = graph.nodes_of(src_ids | dst_ids)
         src = {node[e] for e in src_ids}
         dst = {node[e] for e in dst_ids}
@@ -185,7 +191,12 @@ class _Graph:
     filtered by modality and relation."""
 
     def __init__(
-        self, conn: Connection, modality: list[str], relations: list[str], budget: int
+        self,
+        conn: Connection,
+        modality: list[str],
+        relations: list[str],
+        budget: int,
+        corpora: list[str] | None = None,
     ) -> None:
         self.conn = conn
         self.budget = budget
@@ -202,6 +213,11 @@ class _Graph:
         if relations:
             self.filters.append(sql.any("relation", "relations"))
             self.params["relations"] = relations
+        self.corpora = corpora
+        if corpora is not None:  # a team key's: its corpora's claims only
+            # An expression, so the ends' indexes drive the walk, never the corpus index.
+            self.filters.append(sql.any("(corpus || '')", "corpora"))
+            self.params["corpora"] = corpora
         where = " AND ".join(self.filters)
         self.grouped = bool(sql.rows("SELECT 1 FROM entity_groups LIMIT 1", {}))
         self._node: dict[str, str] = {}
@@ -232,6 +248,22 @@ class _Graph:
         self.limit_sql = f"LIMIT {p('limit')}"
 
     # -- nodes -------------------------------------------------------------------------
+
+    def named(self, entity_ids: set[str]) -> set[str]:
+        """Those of ``entity_ids`` this search may name: all of them, or for a team's key
+        those that a claim of its corpora names (either end)."""
+        if self.corpora is None or not entity_ids:
+            return entity_ids
+        sql = self.sql
+        found: set[str] = set()
+        for column in ("subject_entity_id", "object_entity_id"):
+            rows = sql.rows(
+                f"SELECT DISTINCT {column} FROM claims WHERE {sql.any(column, 'ids')} "
+                f"AND {sql.any('corpus', 'corpora')}",
+                {"ids": sorted(entity_ids), "corpora": self.corpora},
+            )
+            found.update(r[0] for r in rows)
+        return found
 
     def nodes_of(self, entity_ids: Iterable[str]) -> dict[str, str]:
         """entity id -> node, for ``entity_ids`` (and every entity met before)."""

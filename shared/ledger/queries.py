@@ -198,11 +198,13 @@ def seen_corpora(conn: Any, sees: Callable[[str], bool]) -> list[str]:
     return sorted(corpus for (corpus,) in rows if sees(corpus))
 
 
-def corpus_clause(conn: Any, sees: Callable[[str], bool], params: dict[str, Any]) -> str:
-    """SQL true of a claim ``c`` of a corpus ``sees`` accepts (a team key's), its list
+def corpus_clause(
+    conn: Any, sees: Callable[[str], bool], params: dict[str, Any], alias: str = "c"
+) -> str:
+    """SQL true of a claim ``alias`` of a corpus ``sees`` accepts (a team key's), its list
     parameter set in ``params`` (bind it expanding)."""
-    params["corpora"] = seen_corpora(conn, sees) or [""]
-    return "c.corpus IN :corpora"
+    params.setdefault("corpora", seen_corpora(conn, sees) or [""])
+    return f"{alias}.corpus IN :corpora"
 
 
 # -- disagreements -----------------------------------------------------------------------
@@ -234,13 +236,16 @@ def disagreements(
     limit: int = 20,
     max_sides: int = MAX_SIDES,
     max_claims: int = MAX_CLAIMS,
+    sees: Callable[[str], bool] | None = None,
 ) -> Page:
     """One page of disagreements of ``kind`` (see the module's account of the kinds).
     ``subject`` (a label, any case, or an entity id): only those about it (for facts: the
     entity the document describes). ``resolved``: entities that ``resolve`` grouped are one
     (contradiction and objects; a subject then means its whole group). An objects or facts
     row shows at most ``max_sides`` sides and ``max_claims`` claims of each, and counts
-    them all (``sides_total``, ``claims_total``)."""
+    them all (``sides_total``, ``claims_total``). With ``sees`` (a team key's), only the
+    claims of the corpora it accepts are sides: a disagreement shows those, and is not
+    listed when fewer than two sides of it remain (its other sides are other teams')."""
     if kind not in KINDS:
         raise ValueError(f"kind is one of {', '.join(KINDS)}, not {kind!r}")
     with ledger.engine.connect() as conn:
@@ -249,7 +254,8 @@ def disagreements(
             subjects = _subject_ids(conn, subject, resolved and kind != "facts")
             if not subjects:
                 return Page([], None)
-        ask = _Ask(subjects, relation, resolved, cursor, limit, max_sides, max_claims)
+        corpora = None if sees is None else seen_corpora(conn, sees) or [""]
+        ask = _Ask(subjects, relation, resolved, cursor, limit, max_sides, max_claims, corpora)
         if kind == "contradiction":
             return _contradictions(conn, ask)
         if kind == "objects":
@@ -268,6 +274,23 @@ class _Ask:
     limit: int
     max_sides: int = MAX_SIDES
     max_claims: int = MAX_CLAIMS
+    corpora: list[str] | None = None  # a team key's: only claims of these corpora are sides
+
+    def visible(self, alias: str, params: dict[str, Any]) -> str:
+        """SQL true of a claim ``alias`` this ask may show (``corpora`` bound in ``params``)."""
+        if self.corpora is None:
+            return "1 = 1"
+        params["corpora"] = self.corpora
+        # An expression, not the column: the corpus index must not drive these walks (a
+        # planner that picks it reads and sorts all the team's claims for a page).
+        return f"({alias}.corpus || '') IN :corpora"
+
+    def visible_fact(self, params: dict[str, Any]) -> str:
+        """SQL true of a fact ``f`` whose claim this ask may show."""
+        if self.corpora is None:
+            return "1 = 1"
+        claim = self.visible("v", params)
+        return f"EXISTS (SELECT 1 FROM claims v WHERE v.id = f.claim_id AND {claim})"
 
 
 def _subject_ids(conn: Connection, name: str, resolved: bool) -> list[str]:
@@ -336,8 +359,9 @@ def _contradictions(conn: Connection, ask: _Ask) -> Page:
     if relation is not None:
         where.append("a.relation = :relation")
         params["relation"] = relation
+    where.append(ask.visible("a", params))  # a pair of two visible claims
     same = f"""b.{s_node} = a.{s_node} AND b.relation = a.relation
-        AND b.{o_node} = a.{o_node} AND {later}"""
+        AND b.{o_node} = a.{o_node} AND {later} AND {ask.visible("b", params)}"""
     if conn.dialect.name == "postgresql" and not resolved:
         # A lateral join walks the claims in order (the dissent index, or the subject's in the
         # triple index), looking up each one's triple, and stops at the page's end; a plain
@@ -391,6 +415,7 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
     if relation is not None:
         where.append("c.relation = :relation")
         params["relation"] = relation
+    where.append(ask.visible("c", params))
     keys = conn.execute(
         _expanding(
             f"""SELECT c.{s_node} AS s, c.relation AS r FROM {src} c
@@ -404,7 +429,10 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
     ).all()
     # Each row shows its best-supported objects (by claims, then label) and each object's
     # first claims, with how many there are: a hub's row stays a page, not 60,000 claims.
-    of_key = f"c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS}"
+    side_params: dict[str, Any] = {"sides": ask.max_sides, "per": ask.max_claims}
+    of_key = (
+        f"c.{s_node} = :s AND c.relation = :r AND {_AFFIRMS} AND {ask.visible('c', side_params)}"
+    )
     sql = f"""
         WITH sides AS (
             SELECT c.{o_node} AS node, COUNT(*) AS n FROM {src} c WHERE {of_key}
@@ -424,9 +452,8 @@ def _object_conflicts(conn: Connection, ask: _Ask) -> Page:
         WHERE t.rn <= :per ORDER BY t.side, t.rn"""
     rows = []
     for s, r in keys:
-        found = conn.execute(
-            text(sql), {"s": s, "r": r, "sides": ask.max_sides, "per": ask.max_claims}
-        ).mappings()
+        row_params = {**side_params, "s": s, "r": r}
+        found = conn.execute(_expanding(sql, row_params), row_params).mappings()
         rows.append(
             _sides_row(
                 found,
@@ -480,6 +507,7 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
     if field_ is not None:
         where.append("f.field = :field")
         params["field"] = field_
+    where.append(ask.visible_fact(params))
     keys = conn.execute(
         _expanding(
             f"""SELECT f.subject_entity_id AS s, f.field AS f, f.key AS k
@@ -494,7 +522,10 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
     ).all()
     # As for objects: the best-supported values first, each with its first claims (a fact
     # reprocessed by every policy version gains a claim per run).
-    of_key = "f.subject_entity_id = :s AND f.field = :f AND f.key = :k"
+    side_params: dict[str, Any] = {"sides": ask.max_sides, "per": ask.max_claims}
+    of_key = "f.subject_entity_id = :s AND f.field = :f AND f.key = :k AND " + ask.visible_fact(
+        side_params
+    )
     sql = f"""
         WITH sides AS (
             SELECT f.value, COALESCE(f.unit, '') AS unit, COUNT(*) AS n
@@ -518,10 +549,8 @@ def _fact_conflicts(conn: Connection, ask: _Ask) -> Page:
         WHERE t.rn <= :per ORDER BY t.side, t.rn"""
     rows = []
     for s, f, k in keys:
-        found = conn.execute(
-            text(sql),
-            {"s": s, "f": f, "k": k, "sides": ask.max_sides, "per": ask.max_claims},
-        ).mappings()
+        row_params = {**side_params, "s": s, "f": f, "k": k}
+        found = conn.execute(_expanding(sql, row_params), row_params).mappings()
         rows.append(
             _sides_row(
                 found,
@@ -586,3 +615,18 @@ def entity_ids(conn: Connection, name: str) -> set[str]:
         ).scalars()
         ids = set(rows)
     return ids
+
+
+# -- state ---------------------------------------------------------------------------------
+
+
+def state(ledger: Ledger, sees: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """``Ledger.state``; with ``sees`` (a team key's), its counts (claims by audit state and
+    modality, evidence by tier, documents, entities) are of the claims of the corpora it
+    accepts only. The schema revision, backend, pending builds and vocabularies stay: they
+    are the deployment's, as policies are, and name no team's claims."""
+    if sees is None:
+        return ledger.state()
+    with ledger.engine.connect() as conn:
+        corpora = seen_corpora(conn, sees)
+    return ledger.state(corpora)

@@ -166,6 +166,9 @@ class Held:
     labels: tuple[str, ...] = ()
     status: str = "open"
     earlier: Decision | None = None
+    # The entities of both groups: whose claims the answer moves (their corpora say which
+    # team's key may see and answer the question).
+    entities: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -329,6 +332,7 @@ def cluster(
             big.type,
             big.key,
             tuple(sorted({m[1] for m in small.members})),
+            entities=tuple(m[0] for m in (*small.members, *big.members)),
         )
         slot = (question.id, reason.split(":")[0])
         # The heaviest of a slot, then the first target by type and key: the same whatever
@@ -402,10 +406,14 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
     """Resolve every entity of the ledger; with ``write``, replace ``entity_groups``."""
     with ledger.engine.connect() as conn:
         counts: Counter = Counter()
+        corpora: dict[str, set[str]] = defaultdict(set)  # an entity's claims' corpora
         for column in ("subject_entity_id", "object_entity_id"):
-            rows = conn.execute(text(f"SELECT {column}, COUNT(*) FROM claims GROUP BY {column}"))
-            for entity_id, n in rows:
+            rows = conn.execute(
+                text(f"SELECT {column}, corpus, COUNT(*) FROM claims GROUP BY {column}, corpus")
+            )
+            for entity_id, corpus, n in rows:
                 counts[entity_id] += n
+                corpora[entity_id].add(corpus or "")
         entities = [
             (i, t, label, counts[i])
             for i, t, label in conn.execute(text("SELECT id, type, label FROM entities"))
@@ -424,5 +432,5 @@ def resolve(ledger: Ledger, *, write: bool = True) -> Resolution:
             conn.execute(delete(EntityGroupRow))
             for part in chunks(rows, 5000):
                 conn.execute(insert(EntityGroupRow), part)
-            write_questions(conn, questions(held))
+            write_questions(conn, questions(held), corpora)
     return Resolution(groups, held, len(entities), applied)

@@ -34,15 +34,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import and_, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from groundswell.shared.ledger.models import VERDICTS, ReviewDecisionRow, ReviewQuestionRow
-from groundswell.shared.ledger.queries import Page, _page, decode_cursor
+from groundswell.shared.ledger.models import (
+    VERDICTS,
+    ReviewDecisionRow,
+    ReviewQuestionCorpusRow,
+    ReviewQuestionRow,
+)
+from groundswell.shared.ledger.queries import Page, _page, decode_cursor, seen_corpora
 from groundswell.shared.ledger.store import Ledger, chunks
 
 if TYPE_CHECKING:
@@ -110,6 +115,7 @@ class Question:
     also: tuple[dict[str, Any], ...] = ()
     status: str = "open"
     earlier: Decision | None = None  # a deferral, shown with the question
+    entities: frozenset[str] = frozenset()  # of every group it names: whose claims it moves
 
     @property
     def text(self) -> str:
@@ -222,6 +228,7 @@ def questions(held: Iterable[Held]) -> list[Question]:
                 also,
                 top.status,
                 top.earlier,
+                frozenset(e for p in pairs for e in p.entities),
             )
         )
     return sorted(out, key=lambda q: (-q.weight, q.id))
@@ -354,11 +361,50 @@ def check(
 # -- the store ------------------------------------------------------------------------------
 
 
-def write_questions(conn: Connection, found: Sequence[Question]) -> None:
-    """Replace the stored questions with ``found`` (in resolve's transaction)."""
+def write_questions(
+    conn: Connection,
+    found: Sequence[Question],
+    corpora: Mapping[str, set[str]] | None = None,
+) -> None:
+    """Replace the stored questions with ``found`` (in resolve's transaction), each with the
+    corpora of its entities' claims (``corpora``: entity id -> its claims' corpora)."""
     conn.execute(ReviewQuestionRow.__table__.delete())
+    conn.execute(ReviewQuestionCorpusRow.__table__.delete())
     for part in chunks([q.row() for q in found], 5000):
         conn.execute(insert(ReviewQuestionRow), part)
+    rows = [
+        {"question_id": q.id, "corpus": corpus}
+        for q in found
+        for corpus in sorted({c for e in q.entities for c in (corpora or {}).get(e, ())})
+    ]
+    for part in chunks(rows, 5000):
+        conn.execute(insert(ReviewQuestionCorpusRow), part)
+
+
+def _seen(corpora: list[str]):
+    """SQL true of a question ``ReviewQuestionRow`` whose claims are all of ``corpora`` (a
+    team key's): it has a corpus, and none outside them (a question stored before migration
+    0011 has none, so no team's key sees it before the next resolve)."""
+    q, qc = ReviewQuestionRow, ReviewQuestionCorpusRow
+    return and_(
+        exists().where(qc.question_id == q.id, qc.corpus.in_(corpora)),
+        ~exists().where(qc.question_id == q.id, qc.corpus.not_in(corpora)),
+    )
+
+
+def unseen(ledger: Ledger, ids: Sequence[str], sees: Callable[[str], bool]) -> list[str]:
+    """Those of ``ids`` that are not stored questions whose claims are all of the corpora
+    ``sees`` accepts (a team key's): a merge that moves another team's claims (entities are
+    shared), or an id the last resolve did not hold. Sorted."""
+    found: set[str] = set()
+    with ledger.engine.connect() as conn:
+        corpora = seen_corpora(conn, sees)
+        for part in chunks(sorted(set(ids))):
+            stmt = select(ReviewQuestionRow.id).where(
+                ReviewQuestionRow.id.in_(part), _seen(corpora)
+            )
+            found.update(conn.execute(stmt).scalars())
+    return sorted(set(ids) - found)
 
 
 def _decision(row: Any) -> Decision:
@@ -509,9 +555,11 @@ def listed(
     status: Sequence[str] = LISTED,
     cursor: str | None = None,
     limit: int = 20,
+    sees: Callable[[str], bool] | None = None,
 ) -> Page:
     """The stored questions of ``status``, weightiest first (then by id), a page at a time
-    (keyset on weight and id); a deferred one with its deferral."""
+    (keyset on weight and id); a deferred one with its deferral. ``sees`` (a team key's):
+    only the questions whose claims are all of the corpora it accepts."""
     after = decode_cursor(cursor, 2)
     q = ReviewQuestionRow
     stmt = select(q).where(q.status.in_(list(status)))
@@ -520,19 +568,28 @@ def listed(
         stmt = stmt.where((q.weight < weight) | ((q.weight == weight) & (q.id > qid)))
     stmt = stmt.order_by(q.weight.desc(), q.id).limit(limit + 1)
     with ledger.engine.connect() as conn:
+        if sees is not None:
+            stmt = stmt.where(_seen(seen_corpora(conn, sees)))
         found = list(conn.execute(stmt))
         earlier = current_decisions(conn, [r.id for r in found])
     items = [_question(r, earlier.get(r.id)).as_dict() for r in found]
     return _page(items, limit, lambda r: [r["weight"], r["id"]])
 
 
-def queue(ledger: Ledger) -> dict[str, int]:
+def queue(ledger: Ledger, sees: Callable[[str], bool] | None = None) -> dict[str, int]:
     """``{open, deferred, accepted, rejected, decided}``: the stored questions by status, and
-    how many ids have a decision."""
+    how many ids have a decision; with ``sees`` (a team key's), of the questions it sees
+    (``listed``), and decided among them."""
     q, d = ReviewQuestionRow, ReviewDecisionRow
     with ledger.engine.connect() as conn:
-        by_status = dict(conn.execute(select(q.status, func.count()).group_by(q.status)).all())
-        decided = conn.execute(select(func.count(func.distinct(d.id)))).scalar_one()
+        statuses = select(q.status, func.count()).group_by(q.status)
+        decisions = select(func.count(func.distinct(d.id)))
+        if sees is not None:
+            mine = _seen(seen_corpora(conn, sees))
+            statuses = statuses.where(mine)
+            decisions = decisions.where(d.id.in_(select(q.id).where(mine)))
+        by_status = dict(conn.execute(statuses).all())
+        decided = conn.execute(decisions).scalar_one()
     counts = {s: by_status.get(s, 0) for s in ("open", *STATUS_OF.values())}
     return {**counts, "decided": decided}
 

@@ -31,6 +31,7 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    union,
 )
 from sqlalchemy.engine import Connection
 
@@ -411,29 +412,40 @@ class Ledger:
 
     # -- reading -------------------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
+    def state(self, corpora: Sequence[str] | None = None) -> dict[str, Any]:
         """What the ledger holds: claims by audit state, modality and tier; documents,
-        entities, evidence spans and vocabularies."""
+        entities, evidence spans and vocabularies. ``corpora`` (a team key's): the counts
+        are of those corpora's claims (their evidence, documents, the entities they name)."""
+        mine = [] if corpora is None else [ClaimRow.corpus.in_(list(corpora))]
+
+        def claims(*columns):
+            return select(*columns).select_from(ClaimRow).where(*mine)
+
         with self.engine.connect() as conn:
             by_verified = dict(
                 conn.execute(
-                    select(ClaimRow.verified, func.count()).group_by(ClaimRow.verified)
+                    claims(ClaimRow.verified, func.count()).group_by(ClaimRow.verified)
                 ).all()
             )
             modality = dict(
                 conn.execute(
-                    select(ClaimRow.modality, func.count()).group_by(ClaimRow.modality)
+                    claims(ClaimRow.modality, func.count()).group_by(ClaimRow.modality)
                 ).all()
             )
-            tiers = dict(
-                conn.execute(
-                    select(EvidenceRow.tier, func.count()).group_by(EvidenceRow.tier)
-                ).all()
-            )
-            documents = conn.execute(select(func.count(func.distinct(ClaimRow.document_id))))
+            spans = select(EvidenceRow.tier, func.count())
+            if mine:
+                spans = spans.join(ClaimRow, ClaimRow.id == EvidenceRow.claim_id).where(*mine)
+            tiers = dict(conn.execute(spans.group_by(EvidenceRow.tier)).all())
+            documents = conn.execute(claims(func.count(func.distinct(ClaimRow.document_id))))
             documents = documents.scalar_one()
-            entities = conn.execute(select(func.count()).select_from(EntityRow)).scalar_one()
-            evidence = conn.execute(select(func.count()).select_from(EvidenceRow)).scalar_one()
+            if mine:  # the entities its claims name, either end
+                named = union(
+                    claims(ClaimRow.subject_entity_id), claims(ClaimRow.object_entity_id)
+                ).subquery()
+                entities = conn.execute(select(func.count()).select_from(named)).scalar_one()
+            else:
+                entities = conn.execute(select(func.count()).select_from(EntityRow)).scalar_one()
+            evidence = sum(tiers.values())
             vocabularies = conn.execute(
                 select(VocabularyRow.name, func.count(RelationRow.name))
                 .join(RelationRow, RelationRow.vocabulary == VocabularyRow.name, isouter=True)

@@ -57,6 +57,17 @@ class RunNotFinished(RuntimeError):
     pass
 
 
+class RunUnreadable(RuntimeError):
+    """A run whose stored record (in Redis, or in storage when Redis lost it) cannot be read:
+    logged with its id and counted in groundswell_bad_records_total{collection="runs"}."""
+
+    def __init__(self, run_id: str, error: Exception) -> None:
+        self.run_id = run_id
+        super().__init__(
+            f"run {run_id}'s record cannot be read: {metrics.bad_record('runs', run_id, error)}"
+        )
+
+
 def engines() -> dict[str, Any]:
     from groundswell.shared.admit import ENGINE_REVISION as ADMIT_REVISION
     from groundswell.shared.admit import SPEC_VERSION
@@ -166,19 +177,23 @@ class RunService:
         return record, True
 
     def get_or_none(self, run_id: str) -> RunRecord | None:
-        """From Redis, else from storage (a finished run whose state expired, or a lost Redis)."""
+        """From Redis, else from storage (a finished run whose state expired, or a lost Redis).
+        A record that is there but cannot be read raises ``RunUnreadable`` (logged, counted)."""
         if not run_id:
             return None
-        record = self.runs.get(run_id)
-        if record is not None:
-            return record
         from groundswell.shared.runs.layout import run_json
 
         try:
-            data = self.store(self.settings.storage_url).get(run_json(run_id))
-        except (KeyError, ValueError):
-            return None
-        return RunRecord.model_validate_json(data)
+            record = self.runs.get(run_id)
+            if record is not None:
+                return record
+            try:
+                data = self.store(self.settings.storage_url).get(run_json(run_id))
+            except (KeyError, ValueError):
+                return None
+            return RunRecord.model_validate_json(data)
+        except ValidationError as exc:
+            raise RunUnreadable(run_id, exc) from None
 
     def get(self, run_id: str) -> RunRecord:
         record = self.get_or_none(run_id)
@@ -204,8 +219,7 @@ class RunService:
         one bad record hides no other run."""
         try:
             return self.get_or_none(run_id)
-        except ValidationError as exc:
-            metrics.bad_record("runs", run_id, exc)
+        except RunUnreadable:
             return None
 
     def cancel(self, run_id: str) -> RunRecord:

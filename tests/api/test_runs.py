@@ -173,3 +173,59 @@ def test_one_unreadable_run_record_hides_no_other_run(client, service_settings):
     assert listed.status_code == 200, listed.text
     assert [run["id"] for run in listed.json()["items"]] == [good.json()["id"]]
     bad_records_reach(client, "runs", before + 1)
+
+
+def test_a_run_whose_record_cannot_be_read_is_a_409_where_it_is_named(
+    client, service_settings, tmp_path
+):
+    """Every route that takes the run answers 409 and says why, counted once a request in
+    groundswell_bad_records_total{collection="runs"}; whether the record is in Redis or
+    only in storage (Redis lost it), and with no harm to the other runs."""
+    from pathlib import Path
+
+    import redis
+
+    from tests.api.test_schedules import _metric, bad_records_reach
+
+    good = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS)})
+    assert good.status_code == 202, good.text
+    in_redis, in_storage = "20261201T000000Z-bad0001", "20261201T000000Z-bad0002"
+    redis.Redis.from_url(service_settings["broker_url"]).hset(
+        f"gs:run:{in_redis}", "record", "{not a run"
+    )
+    stored = Path(str(service_settings["storage_url"])) / "runs" / in_storage / "run.json"
+    stored.parent.mkdir(parents=True)
+    stored.write_text(f'{{"id": "{in_storage}", "state": 7}}', encoding="utf-8")
+    routes = [
+        ("GET", "/v1/runs/{id}"),
+        ("GET", "/v1/runs/{id}/summary"),
+        ("GET", "/v1/runs/{id}/report"),
+        ("GET", "/v1/runs/{id}/receipts"),
+        ("GET", "/v1/runs/{id}/documents/d1/receipts"),
+        ("GET", "/v1/runs/{id}/diff/" + good.json()["id"]),
+        ("GET", "/v1/runs/" + good.json()["id"] + "/diff/{id}"),
+        ("POST", "/v1/runs/{id}/cancel"),
+        ("GET", "/v1/runs/{id}/review/measures"),
+        ("GET", "/v1/review/tasks?run={id}"),
+    ]
+    before = _metric(client, "groundswell_bad_records_total", collection="runs")
+    for run_id in (in_redis, in_storage):
+        for method, path in routes:
+            answer = client.request(method, path.format(id=run_id))
+            assert answer.status_code == 409, (method, path, answer.status_code, answer.text)
+            detail = answer.json()["detail"]
+            assert detail.startswith(f"run {run_id}'s record cannot be read: "), detail
+    bad_records_reach(client, "runs", before + 2 * len(routes))
+    assert client.get(f"/v1/runs/{good.json()['id']}").status_code == 200
+    # A team's key cannot be told whose run it is: 404, as for another team's run.
+    from groundswell.shared.settings import hash_api_key
+    from tests.conftest import API_KEY, running_api
+
+    team = "gs_a_key_of_one_team"
+    hashes = f"{hash_api_key(API_KEY)},t:runs+review:{hash_api_key(team)}:{SAMPLE_CORPUS}"
+    values = {**service_settings, "api_key_hashes": hashes, "allowed_corpora": str(SAMPLE_CORPUS)}
+    with running_api(values, tmp_path) as url, httpx.Client(base_url=url) as other:
+        for run_id in (in_redis, in_storage):
+            answer = other.get(f"/v1/runs/{run_id}", headers={"X-API-Key": team})
+            assert answer.status_code == 404, answer.text
+        assert other.get(f"/v1/runs/{good.json()['id']}", headers={"X-API-Key": team}).is_success

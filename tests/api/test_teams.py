@@ -255,61 +255,170 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
     assert "groundswell_runs_active" in ana.get("/metrics").text
 
 
-def test_a_team_key_lists_its_corpora_s_claims_and_is_refused_the_rest_of_the_ledger(
-    redis_server, tmp_path
-):
-    """Claims carry their corpus: a team's key lists and searches its own corpora's claims
-    (and their facts' history); the ledger routes that do not filter by corpus yet refuse it
-    (403, naming why) rather than show other teams' claims; a key without corpora reads
-    everything as before."""
-    from fastapi.testclient import TestClient
-
-    from groundswell.api.main import create_app
-    from groundswell.api.routes.ledger import close_ledgers
-    from groundswell.shared.ledger.importer import import_into
+def _team_ledger(tmp_path: Path, fill=None) -> Path:
+    """The two teams' ledger of tests/shared/ledger/test_claim_corpus.py (``fill``: its
+    ``two_teams``), in a SQLite file."""
     from groundswell.shared.ledger.store import Ledger
-    from tests.shared.ledger.corpora import CONTRACT, claim, make_corpus
+    from tests.shared.ledger.test_claim_corpus import two_teams
 
     db = tmp_path / "ledger.sqlite3"
-    quote = "Acme Ltd hereby acquires Beta Inc"
     with Ledger.open(str(db)) as ledger:
-        for team in ("team-a", "team-b"):
-            lines = {"contract": [claim(f"contract:{team}", quote)]}
-            import_into(ledger, str(make_corpus(tmp_path / team, {"contract": CONTRACT}, lines)))
-    settings = Settings(
-        broker_url=redis_server.url,
-        storage_url=str(tmp_path / "out"),
-        ledger_url=f"sqlite:///{db}",
-        allowed_corpora=str(tmp_path),
-        api_key_hashes=f"{hash_api_key(API_KEY)},"
-        f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'team-a'}",
+        (fill or two_teams)(ledger, tmp_path)
+    return db
+
+
+def _team_app(redis_server, tmp_path: Path, db: Path):
+    """The app over the ledger ``db``, with a key for every corpus, ana's (team-a) and
+    bob's (team-b)."""
+    from groundswell.api.main import create_app
+
+    return create_app(
+        Settings(
+            broker_url=redis_server.url,
+            storage_url=str(tmp_path / "out"),
+            ledger_url=f"sqlite:///{db}",
+            allowed_corpora=str(tmp_path),
+            api_key_hashes=f"{hash_api_key(API_KEY)},"
+            f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'team-a'},"
+            f"bob:runs+review:{hash_api_key(BOB)}:{tmp_path / 'team-b'}",
+        )
     )
-    app = create_app(settings)
-    ledger_routes = sorted(r for r in _all_routes(app) if r[1].startswith("/v1/ledger"))
-    params = {"q": "acme", "start": "Acme Ltd", "goal": "Beta Inc", "format": "jsonld"}
-    params |= {"document": "d", "field": "f"}
+
+
+# Every ledger route shows a team's key its corpora's claims (the review: the merges that
+# move only those; test_a_team_key_reviews_only_the_merges_of_its_own_claims).
+FILTERED = {"claims", "search", "history", "disagreements", "path", "state", "export", "review"}
+
+
+def test_a_team_key_sees_only_its_corpora_s_claims_in_the_ledger(redis_server, tmp_path):
+    """Claims carry their corpus: every ledger route shows a team's key only its corpora's
+    claims (listing, search, history, disagreements, path, state, export); a key without
+    corpora reads everything as before."""
+    from fastapi.testclient import TestClient
+
+    from groundswell.api.routes.ledger import close_ledgers
+
+    app = _team_app(redis_server, tmp_path, _team_ledger(tmp_path))
+    ledger_routes = {
+        r[1].removeprefix("/v1/ledger/") for r in _all_routes(app) if r[1].startswith("/v1/ledger/")
+    }
+    assert ledger_routes == FILTERED
     try:
         with TestClient(app) as client:
 
-            def listed(key: str) -> list[str]:
-                page = client.get("/v1/ledger/claims", headers={"X-API-Key": key})
-                return [c["claim_id"] for c in page.json()["items"]]
-
-            assert listed(ANA) == ["contract:team-a"]
-            assert listed(API_KEY) == ["contract:team-a", "contract:team-b"]
-            found = client.get("/v1/ledger/search", params=params, headers={"X-API-Key": ANA})
-            assert [h["claim_id"] for h in found.json()["items"]] == ["contract:team-a"]
-            history = client.get("/v1/ledger/history", params=params, headers={"X-API-Key": ANA})
-            assert history.status_code == 200 and history.json()["items"] == []
-            for method, path in ledger_routes:
-                if path in ("/v1/ledger/claims", "/v1/ledger/search", "/v1/ledger/history"):
-                    continue
-                body = {"decisions": []} if method == "POST" else None
-                team = client.request(
-                    method, path, params=params, json=body, headers={"X-API-Key": ANA}
+            def get(key: str, route: str, **params) -> httpx.Response:
+                answer = client.get(
+                    f"/v1/ledger/{route}", params=params, headers={"X-API-Key": key}
                 )
-                assert team.status_code == 403, (method, path, team.text)
-                assert "'ana'" in team.json()["detail"] and "team" in team.json()["detail"]
+                assert answer.status_code == 200, (route, answer.text)
+                return answer
+
+            def claims(key: str) -> list[str]:
+                return [c["claim_id"] for c in get(key, "claims").json()["items"]]
+
+            assert claims(ANA) == ["contract:a1", "contract:a3"]
+            assert claims(API_KEY) == [f"contract:{c}" for c in ("a1", "a3", "b1", "b3")]
+            found = get(ANA, "search", q="acme").json()["items"]
+            assert sorted(h["claim_id"] for h in found) == ["contract:a1", "contract:a3"]
+            history = get(ANA, "history", document="contract", field="price").json()
+            assert sorted(h["claim_id"] for h in history["items"]) == ["contract:a1", "contract:a3"]
+
+            # Disagreements: a team's own sides only; one with fewer than two is not listed.
+            def disagreements(key: str, kind: str) -> list[list[list[str]]]:
+                rows = get(key, "disagreements", kind=kind).json()["items"]
+                if kind == "contradiction":
+                    return [[[c["claim_id"]] for c in row["sides"]] for row in rows]
+                return [[[c["claim_id"] for c in s["claims"]] for s in r["sides"]] for r in rows]
+
+            a1, a3, b1, b3 = (["contract:" + c] for c in ("a1", "a3", "b1", "b3"))
+            assert disagreements(API_KEY, "contradiction") == [[a1, a3], [a1, b3]]
+            assert disagreements(ANA, "contradiction") == [[a1, a3]]
+            assert disagreements(BOB, "contradiction") == []
+            assert disagreements(API_KEY, "objects") == [[a1, b1]]
+            assert disagreements(ANA, "objects") == disagreements(BOB, "objects") == []
+            assert disagreements(API_KEY, "facts") == [[a1, b1, a3]]
+            assert disagreements(ANA, "facts") == [[a1, a3]]
+            assert disagreements(BOB, "facts") == []
+            mine = get(ANA, "disagreements", kind="facts").json()["items"][0]
+            assert mine["sides_total"] == 2
+
+            # The path search walks a team's claims only: team-b's entity is unknown to ana.
+            def path(key: str, start: str, goal: str) -> dict:
+                return get(key, "path", start=start, goal=goal).json()
+
+            chain = path(API_KEY, "Beta Inc", "Gamma Holdings")
+            assert [h["claim_id"] for h in chain["hops"]] == ["contract:a1", "contract:b1"]
+            refused = path(ANA, "Beta Inc", "Gamma Holdings")
+            assert not refused["found"] and refused["unknown"] == ["Gamma Holdings"]
+            assert [h["claim_id"] for h in path(ANA, "Beta Inc", "Acme Ltd")["hops"]] == a1
+            alone = path(BOB, "Beta Inc", "Gamma Holdings")  # b3 rejects: it links nothing
+            assert not alone["found"] and alone["unknown"] == [], alone
+
+            # State: the counts of a team's claims; the deployment's revision and vocabularies.
+            everything, ana_s = get(API_KEY, "state").json(), get(ANA, "state").json()
+            assert (everything["claims"], ana_s["claims"]) == (4, 2)
+            assert ana_s["modality"] == {"assertion": 1, "rejected": 1}
+            assert (everything["entities"], ana_s["entities"]) == (3, 2)
+            assert ana_s["evidence"] == sum(ana_s["tier"].values()) == 2
+            assert ana_s["documents"] == 1 and ana_s["revision"] == everything["revision"]
+            assert ana_s["vocabularies"] == everything["vocabularies"]
+
+            # Export: a team's claims, and only the entities they name.
+            for fmt, claim_of in (("csv-edges", "contract:"), ("jsonld", "gs:claim/contract%3A")):
+                text = get(ANA, "export", format=fmt).text
+                assert claim_of + "a1" in text and claim_of + "a3" in text, text
+                assert claim_of + "b1" not in text and claim_of + "b3" not in text
+                assert "Gamma Holdings" not in text
+                assert "Gamma Holdings" in get(API_KEY, "export", format=fmt).text
+            nodes = get(ANA, "export", format="csv-nodes").text.splitlines()[1:]
+            assert sorted(n.split(",")[1] for n in nodes) == ["Acme Ltd", "Beta Inc"]
+
     finally:
         close_ledgers()
-    assert len(ledger_routes) >= 9
+
+
+def test_a_team_key_reviews_only_the_merges_of_its_own_claims(redis_server, tmp_path):
+    """Entities are shared between teams: a team's key lists and answers the held merges
+    whose claims are all its corpora's; answering one that moves another team's claims is a
+    403 naming it (nothing written), as for a merge it does not list; a key without corpora
+    lists and answers them all."""
+    from fastapi.testclient import TestClient
+
+    from groundswell.api.routes.ledger import close_ledgers
+    from tests.shared.ledger.test_claim_corpus import held_merges
+
+    ids: dict[str, str] = {}
+    db = _team_ledger(tmp_path, lambda ledger, root: ids.update(held_merges(ledger, root)))
+    app = _team_app(redis_server, tmp_path, db)
+    own, shared = ids["Delte Corp"], ids["Acme Products"]
+    try:
+        with TestClient(app) as client:
+
+            def review(key: str, *answers: str) -> httpx.Response:
+                if not answers:
+                    return client.get("/v1/ledger/review", headers={"X-API-Key": key})
+                body = {
+                    "decisions": [{"id": i, "verdict": "reject", "reason": "no"} for i in answers]
+                }
+                return client.post("/v1/ledger/review", json=body, headers={"X-API-Key": key})
+
+            listed = {k: review(k).json() for k in (ANA, BOB, API_KEY)}
+            assert [q["id"] for q in listed[ANA]["items"]] == [own]
+            assert listed[ANA]["queue"]["open"] == 1 and listed[API_KEY]["queue"]["open"] == 2
+            assert listed[BOB]["items"] == [] and listed[BOB]["queue"]["open"] == 0
+            for key, answers in ((ANA, [shared]), (ANA, [own, shared]), (BOB, [own])):
+                refused = review(key, *answers)
+                assert refused.status_code == 403, refused.text
+                assert "sees only its corpora" in refused.json()["detail"]
+                assert (own if key == BOB else shared) in refused.json()["detail"]
+            assert review(API_KEY).json()["queue"]["decided"] == 0  # nothing was written
+            assert review(ANA, own).json()["new"] == 1
+            assert review(ANA).json()["queue"] == {
+                **listed[ANA]["queue"],
+                "open": 0,
+                "rejected": 1,
+                "decided": 1,
+            }
+            assert review(API_KEY, shared).json()["new"] == 1
+    finally:
+        close_ledgers()

@@ -609,8 +609,14 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_run_idle_seconds",
         "groundswell_queues_unconsumed",
         "groundswell_pending_batches",
+        "groundswell_bad_records_total",
+        "groundswell_schedule_fires_total",
     ):
         assert series in used, series
+    # What stays wrong until an operator acts (issue 25): an unreadable record, named by its
+    # collection, and schedule fires the allow-list refused (not those that started or skipped).
+    assert "by (collection)" in exprs["GroundswellBadRecords"]
+    assert 'outcome="refused"' in exprs["GroundswellScheduleFiresRefused"]
     # Work waiting for a batch queue's workers is its outstanding batches: its length misses
     # what a lost worker held reserved (issue 25).
     for alert, queue in (

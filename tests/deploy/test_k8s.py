@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import ipaddress
 import json
 import re
 import shutil
@@ -472,6 +473,47 @@ def test_api_probes_service_and_metrics(objects: list[dict]) -> None:
     labels = api["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     assert [ports[p["targetPort"]] for p in service["spec"]["ports"]] == [port]
+
+
+def proxy_problems(objects: list[dict]) -> list[str]:
+    """What is wrong with how the API believes its proxies: an Ingress that reaches the API's
+    Service needs GROUNDSWELL_FORWARDED_ALLOW_IPS on the API, as networks or addresses (the
+    controller's pods), never "*" (any pod could then choose the address rate limits count)."""
+    reaching = [
+        name
+        for name, ingress in of_kind(objects, "Ingress").items()
+        for rule in ingress["spec"].get("rules", [])
+        for path in rule.get("http", {}).get("paths", [])
+        if path["backend"]["service"]["name"] == "api"
+    ]
+    if not reaching:
+        return []
+    (container,) = containers(of_kind(objects, "Deployment")["api"])
+    allowed = settings_of(environment(objects, container)).forwarded_allow_ips
+    if not allowed:
+        return [f"Ingress {reaching[0]} reaches the API, which believes no proxy"]
+    problems = []
+    for entry in allowed:
+        try:
+            ipaddress.ip_network(entry)
+        except ValueError:
+            problems.append(f"GROUNDSWELL_FORWARDED_ALLOW_IPS: {entry!r} is no network")
+    return problems
+
+
+def test_the_api_behind_an_ingress_believes_only_its_proxies(objects: list[dict]) -> None:
+    assert of_kind(objects, "Ingress"), "the base puts the API behind an Ingress"
+    assert proxy_problems(objects) == []
+    # The check has teeth: without the setting an Ingress is refused, without an Ingress the
+    # setting is not needed.
+    unset = copy.deepcopy(objects)
+    for config in of_kind(unset, "ConfigMap").values():
+        config.get("data", {}).pop(f"{PREFIX}FORWARDED_ALLOW_IPS", None)
+    assert proxy_problems(unset) != []
+    assert proxy_problems([o for o in unset if o["kind"] != "Ingress"]) == []
+    # Compose publishes the API's port itself, with no proxy in front: nothing to believe.
+    compose_env = groundswell_services(load_yaml(COMPOSE)["services"])["api"]["environment"]
+    assert f"{PREFIX}FORWARDED_ALLOW_IPS" not in compose_env
 
 
 def test_environment_is_settings_fields_and_composes(objects: list[dict]) -> None:

@@ -31,6 +31,7 @@ KINDS = (
     "deployment-apps-v1",
     "statefulset-apps-v1",
     "poddisruptionbudget-policy-v1",
+    "ingress-networking-v1",
 )
 KEDA_MODULE = "package/keda.sh/v1alpha1/ScaledObject.js"
 REF = re.compile(r"#/\$defs/([^\"']+)")
