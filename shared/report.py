@@ -42,6 +42,7 @@ from groundswell.shared.summary import (
     REPAIRED,
     TIERS,
     VERDICTS,
+    code_counts,
     repair_stage_counts,
 )
 
@@ -365,9 +366,13 @@ def _links(
     return {**doc, "links": links}
 
 
-def _code_links(code: str, run_id: str | None, query: ReportQuery) -> tuple[str, str | None]:
-    """A code's decisions in this report, and in the review queue."""
-    return query.href(code=code), review_url(run_id, code=code) if run_id else None
+def _code_links(
+    code: str, run_id: str | None, query: ReportQuery, coverage: bool = False
+) -> tuple[str, str | None]:
+    """A code's decisions in this report, and in the review queue. A coverage finding has
+    no decision to show here: its row links to its review tasks."""
+    queue = review_url(run_id, code=code) if run_id else None
+    return (queue if coverage and queue else query.href(code=code)), queue
 
 
 def _interest(units: dict[str, dict[str, Any]]) -> tuple[int, int]:
@@ -382,10 +387,7 @@ def _interest(units: dict[str, dict[str, Any]]) -> tuple[int, int]:
 
 def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
     counts, rates = summary.get("counts") or {}, summary.get("rates") or {}
-    codes = sorted(
-        ((k.split(".", 2)[2], v) for k, v in counts.items() if k.startswith("candidates.code.")),
-        key=lambda kv: (-kv[1], kv[0]),
-    )
+    codes = code_counts(counts)
     gold: list[tuple[str, int]] = []
     if counts.get("candidates.labelled") or counts.get("claims.labelled"):
         gold = [
@@ -474,7 +476,11 @@ def render_report(
     total = max(total_documents or 0, len(order))
     run_id = _text(summary.get("run_id")) or None
     view = _summary_view(summary)
-    code_links = {code: _code_links(code, run_id, query) for code, _ in view["codes"]}
+    counts = view["summary"]["counts"]
+    code_links = {
+        code: _code_links(code, run_id, query, coverage=f"coverage.{code}" in counts)
+        for code, _ in view["codes"]
+    }
 
     def documents() -> Iterator[dict[str, Any]]:
         for doc_id in shown:

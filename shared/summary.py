@@ -142,6 +142,21 @@ def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Coun
     return counts
 
 
+# The summary counts codes under these prefixes: the decisions' codes, and the coverage
+# findings (a required field no candidate gave: a review task with no decision).
+CODE_PREFIXES = ("candidates.code.", "coverage.")
+
+
+def code_counts(counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    """Every code the summary counts, most frequent first: the code tables' rows."""
+    total: Counter[str] = Counter()
+    for key, n in counts.items():
+        for prefix in CODE_PREFIXES:
+            if key.startswith(prefix):
+                total[key[len(prefix) :]] += n
+    return sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def merge(*parts: Mapping[str, int]) -> dict[str, int]:
     total: Counter[str] = Counter()
     for part in parts:

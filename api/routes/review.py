@@ -28,6 +28,7 @@ from groundswell.shared.review.store import (
     task_state,
     utc_time,
 )
+from groundswell.shared.runs.report_pages import UnknownFilter, check_filter
 from groundswell.shared.runs.service import RunUnreadable
 from groundswell.shared.settings import ApiKey
 
@@ -226,6 +227,10 @@ def queue(
 ) -> dict[str, Any]:
     """A page of a run's tasks under the filters (document, field, code), the policy version
     and the answer state: what ``GET /v1/review/tasks`` answers, and the review page shows."""
+    try:
+        check_filter("code", filters.get("code"))
+    except UnknownFilter as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
     if run is None:
         if policy is None:
             raise HTTPException(

@@ -25,6 +25,7 @@ from groundswell.shared.policies import PolicyError
 from groundswell.shared.runs.finalize import unit_counts
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.read import RunsNotComparable
+from groundswell.shared.runs.report_pages import UnknownFilter
 from groundswell.shared.runs.service import RunNotFinished, RunService, RunUnreadable
 from groundswell.shared.settings import ApiKey
 
@@ -224,6 +225,8 @@ def read_report(
         )
     except RunNotFinished as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    except UnknownFilter as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
 
 
 @router.get("/{run_id}/summary", operation_id="get_run_summary")

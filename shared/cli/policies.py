@@ -311,18 +311,11 @@ def reprocess(
     Like `run`: the configured broker's workers, or a private stack when no broker is
     configured (or --embedded). With --ledger the run loads its ledger: under a new policy
     version, its facts beside the earlier versions' (`groundswell ledger history`)."""
-    from groundswell.shared.cli.runs import _exit_for, run_embedded
-    from groundswell.shared.policies import PolicyError, PolicyRegistry
+    from groundswell.shared.cli.runs import _exit_for, check_policy, run_embedded
     from groundswell.shared.runs.models import RunSpec
-    from groundswell.shared.storage import open_store
 
     settings = _settings()
-    try:
-        registry = PolicyRegistry(open_store(settings.storage_url, settings))
-        registry.ensure_builtins()
-        registry.resolve(policy)
-    except PolicyError as exc:
-        _fail(str(exc), 2)
+    check_policy(settings, policy)
     spec = RunSpec(
         corpus=_check_corpus(corpus), policy=policy, only=only, dry_run=dry_run, ledger=ledger
     )

@@ -14,6 +14,7 @@ from groundswell.shared.summary import (
     REPAIR_ACTIONS,
     TIERS,
     VERDICTS,
+    code_counts,
     repair_stage_counts,
 )
 from groundswell.shared.words import counted
@@ -96,18 +97,10 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
                 str(counts.get(f"candidates.outcome.{outcome}", 0)),
                 _pct(rates.get("candidates", {}).get(outcome)),
             )
-        codes = sorted(
-            (
-                (k[len("candidates.code.") :], v)
-                for k, v in counts.items()
-                if k.startswith("candidates.code.")
-            ),
-            key=lambda kv: (-kv[1], kv[0]),
-        )
         code_table = Table(title="codes", title_justify="left", box=None)
         code_table.add_column("code")
-        code_table.add_column("decisions", justify="right")
-        for code, n in codes:
+        code_table.add_column("count", justify="right")
+        for code, n in code_counts(counts):
             code_table.add_row(code, str(n))
         parts.append(Columns([table, code_table], padding=(0, 4)))
 

@@ -159,6 +159,9 @@ def report(
     extra = [f"--{n.replace('_', '-')}" for n in _RECEIPT_ONLY if given(n)]
     if extra:
         raise click.UsageError(f"{', '.join(extra)}: only with RECEIPT DOC SCHEMA CANDIDATES")
+    from groundswell.shared.cli.runs import _fail
+    from groundswell.shared.runs.report_pages import UnknownFilter, check_filter
+
     query = {
         "verdict": verdict,
         "outcome": outcome,
@@ -166,6 +169,11 @@ def report(
         "document": only_document,
         "after": after,
     }
+    try:
+        for name, value in query.items():
+            check_filter(name, value)
+    except UnknownFilter as exc:
+        _fail(str(exc), 2)
     _report_run(inputs[0], output, documents, {k: v for k, v in query.items() if v})
 
 

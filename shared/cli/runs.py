@@ -647,6 +647,20 @@ def _check_corpus(corpus: str) -> str:
     return spec.corpus
 
 
+def check_policy(settings, ref: str) -> None:
+    """Refuse (exit 2, one line naming what exists) a policy the run's registry does not
+    hold, before any stack starts: the service would refuse it only once it runs."""
+    from groundswell.shared.policies import PolicyError, PolicyRegistry
+    from groundswell.shared.storage import open_store
+
+    try:
+        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry.ensure_builtins()
+        registry.resolve(ref)
+    except PolicyError as exc:
+        _fail(str(exc), 2)
+
+
 ledger_option = click.option(
     "--ledger",
     is_flag=True,
@@ -702,6 +716,7 @@ def run(
     spec = RunSpec(
         corpus=_check_corpus(corpus), policy=policy or settings.default_policy, ledger=ledger
     )
+    check_policy(settings, spec.policy)
     run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet)
 
 
@@ -815,12 +830,63 @@ def submit(corpus: str, policy: str | None, idempotency_key: str | None, ledger:
     click.echo(run.id)
 
 
+def api_configured(settings) -> bool:
+    """``status`` and ``summary`` ask the API when one is configured (GROUNDSWELL_API_URL or
+    GROUNDSWELL_API_KEY set); else they read the local store, as ``report`` and ``diff`` do."""
+    return bool({"api_url", "api_key"} & settings.model_fields_set)
+
+
+def _local_run(run_id: str):
+    """The service over the local store (and Redis, when configured) and the run's record."""
+    from groundswell.shared.cli.policies import _registry_service
+    from groundswell.shared.runs.service import RunNotFound
+
+    service, _ = _registry_service()
+    try:
+        return service, service.get(run_id)
+    except (RunNotFound, ValueError):
+        _fail(
+            f"no run {run_id} in the store {service.settings.storage_url} (no API is "
+            "configured: set GROUNDSWELL_API_URL to ask one)",
+            2,
+        )
+        raise  # unreachable: _fail exits
+
+
+def _local_status(run_id: str):
+    """The run as the API would report it, read from the local store."""
+    from groundswell.api.routes.runs import run_out
+    from groundswell.client import Run
+
+    service, record = _local_run(run_id)
+    return Run.model_validate(run_out(service, record).model_dump(mode="json"))
+
+
+def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, Any]:
+    service, record = _local_run(run_id)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while wait and not record.terminal:
+        if deadline is not None and time.monotonic() > deadline:
+            _fail(f"run {run_id} is still {record.state} after {timeout:g} s", EXIT_TIMEOUT)
+        time.sleep(0.5)
+        record = service.get(run_id)
+    data = service.summary(run_id)
+    if data is None:
+        _fail(f"run {run_id} is {record.state}: its summary is written when it finishes", 2)
+    assert data is not None
+    return data
+
+
 @main.command()
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
 def status(run_id: str, as_json: bool) -> None:
-    """A run's state and progress (from the API)."""
-    run = _api_call(lambda c: c.status(run_id))
+    """A run's state and progress (from the API; without one configured, from the local
+    store)."""
+    if api_configured(_settings()):
+        run = _api_call(lambda c: c.status(run_id))
+    else:
+        run = _local_status(run_id)
     if as_json:
         click.echo(run.model_dump_json(indent=2))
         return
@@ -872,7 +938,12 @@ def cancel(run_id: str) -> None:
     help="With --wait: stop waiting after this many seconds (exit 4).",
 )
 def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> None:
-    """A finished run's summary (from the API)."""
+    """A finished run's summary (from the API; without one configured, from the local
+    store)."""
+    if not api_configured(_settings()):
+        data = _local_summary(run_id, wait, timeout)
+        _emit(data, as_json, data.get("output"))
+        return
     if wait:
         try:
             _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout))

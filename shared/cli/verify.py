@@ -13,6 +13,7 @@ import functools
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -305,12 +306,15 @@ def read_records(
                 "--replace-existing to overwrite it"
             )
         key = sources.key_for(path, number, data)
-        if at_offsets:
+        if at_offsets and not (data.get("start") is None and data.get("end") is None):
+            # As a run does: a record with offsets is checked there, one without them is
+            # verified document-wide; half a span or a non-integer one is a mistake.
             for name in ("start", "end"):
                 value = data.get(name)
                 if not isinstance(value, int) or isinstance(value, bool):
                     raise InvalidInput(
-                        f"{path}:{number}: --at-offsets requires integer 'start' and 'end'"
+                        f"{path}:{number}: --at-offsets needs integer 'start' and 'end', "
+                        f"both or neither ({name!r} is {json.dumps(value)})"
                     )
             if not 0 <= data["start"] < data["end"] <= len(sources.texts[key]):
                 raise InvalidInput(
@@ -414,7 +418,10 @@ def _profile_text(profile: LadderProfile) -> str:
 @policy_options
 @click.option("--root", type=click.Path(file_okay=False), help="Resolve relative source_path here.")
 @click.option(
-    "--at-offsets", is_flag=True, help="Check only each record's [start, end) span (verify_at)."
+    "--at-offsets",
+    is_flag=True,
+    help="Check each record with start/end only at its [start, end) span (verify_at); "
+    "verify the others document-wide, as a run does.",
 )
 @click.option("--manifest", "manifest_path", default=None, help="Write a run manifest (JSON) here.")
 @click.option(
@@ -460,19 +467,21 @@ def verify(
     verifiers: dict[str, Verifier] = {}
     profile = LadderProfile(policy.verify)
     lines: list[str] = []
+    checked = Counter({"span": 0, "document": 0})
     made = per_source(
         records, sources, verifiers, "verifying", lambda t: Verifier(t, policy.verify)
     )
     for record, verifier in made:
         data = record.data
         try:
-            if at_offsets:
+            if at_offsets and data.get("start") is not None:
                 cert = verifier.verify_at(data["claim"], data["start"], data["end"])
             else:
                 cert = verifier.verify(data["claim"])
         except TransformError as exc:
             raise InvalidInput(f"{record.source_key}: {exc}") from None
         profile.add(cert)
+        checked[cert.scope] += 1  # "span": at its offsets; "document": document-wide
         out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
         out[RESULT_KEY] = cert.as_dict()
         lines.append(json.dumps(out, ensure_ascii=False) + "\n")
@@ -484,11 +493,20 @@ def verify(
         "claims": len(records),
         "at_offsets": at_offsets,
     }
+    if at_offsets:
+        inputs["checked"] = dict(checked)
     if manifest_path:
         _write_json(manifest_path, manifest(policy.verify, profile, inputs))
     if as_json and output not in (None, "-"):
         _write_json("-", manifest(policy.verify, profile, inputs))
     click.echo(_profile_text(profile), err=True)
+    if at_offsets:
+        click.echo(
+            f"--at-offsets: {checked['span']} checked at their offsets, "
+            f"{checked['document']} without offsets verified document-wide "
+            '(each certificate\'s "scope": span or document)',
+            err=True,
+        )
 
 
 @main.command("explain")

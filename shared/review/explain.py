@@ -62,6 +62,10 @@ ADMISSION_CODES: dict[str, str] = {
 }
 
 
+# Every code a decision or a coverage finding can carry: the specification's and the guards'.
+KNOWN_CODES: tuple[str, ...] = tuple(sorted({*ADMISSION_CODES, *GUARD_CODES}))
+
+
 def explain_code(code: str) -> str:
     """The meaning of an admission code (the guarded policy's or groundgate's), in words."""
     return GUARD_CODES.get(code) or ADMISSION_CODES.get(code) or "no description of this code"

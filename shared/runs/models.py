@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -93,7 +94,11 @@ class RunSpec(BaseModel):
         if value.startswith("s3://") and {".", ".."} & set(value[5:].split("/")):
             # MinIO and SeaweedFS normalize them: s3://b/allowed/../other reads b/other.
             raise ValueError("an S3 corpus has no '.' or '..' segments: s3://bucket/prefix")
-        return value.rstrip("/")
+        if value.startswith("s3://"):
+            return value.rstrip("/")
+        # One folder, one corpus (one history, its previous_run found): however it is typed
+        # (relative, file://, ./, a trailing /), it is recorded by its absolute path.
+        return os.path.abspath(value.removeprefix("file://"))
 
     @field_validator("policy")
     @classmethod

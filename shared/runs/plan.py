@@ -15,13 +15,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.corpus import (
     CANDIDATES,
     CLAIMS,
     DOCUMENTS,
+    LABELS,
     LAST_DOCUMENT_SUFFIX,
+    SCHEMA_KEY,
     SUFFIX,
     InputError,
     doc_id_of,
@@ -398,17 +401,74 @@ LAYOUT = (
 )
 
 
-def nothing_to_do(record: Any, counters: dict[str, int]) -> tuple[str, list[dict[str, Any]]]:
-    """Why a run planned no unit, in words that say what the layout must be."""
+SURVEY_KEYS = 500  # keys of a corpus that planned nothing read to say what it holds
+SHOWN_FILES = 5
+_EXPECTED = {
+    DOCUMENTS: "documents/<id>.txt (or .pdf, .html, .xml)",
+    CLAIMS: "claims/<id>.jsonl",
+    CANDIDATES: "candidates/<id>.json",
+    LABELS: "labels/<id>.json",
+}
+
+
+def survey(corpus: ObjectStore) -> tuple[list[str], list[str]]:
+    """The first keys of a corpus that planned nothing (one listing page), and what each
+    common mistake among them should have been: a folder named almost as the layout's
+    (``document/``), a file of the wrong kind in a layout folder (``claims/<id>.json``),
+    files at the top level (a flat folder)."""
+    import difflib
+
+    from groundswell.shared.storage import StorageError
+
+    try:
+        keys = [info.key for info in next(corpus.list_pages("", page_size=SURVEY_KEYS), [])]
+    except (StorageError, StorageRefused, OSError):
+        return [], []
+    hints = []
+    folders = [prefix.rstrip("/") for prefix in _EXPECTED]
+    for folder in sorted({k.split("/", 1)[0] for k in keys if "/" in k} - set(folders)):
+        close = difflib.get_close_matches(folder, folders, n=1, cutoff=0.6)
+        if close:
+            hints.append(f"{folder}/ is not {close[0]}/")
+    for prefix, expected in _EXPECTED.items():
+        wrong = [k for k in keys if k.startswith(prefix) and doc_id_of(k, prefix) is None]
+        if wrong:
+            more = f" ({counted(len(wrong), 'such file')})" if len(wrong) > 1 else ""
+            hints.append(f"{wrong[0]}{more} is not {expected}")
+    flat = [k for k in keys if "/" not in k and k != SCHEMA_KEY]
+    if flat:
+        hints.append(
+            f"{counted(len(flat), 'file')} at the top level ({flat[0]}, ...) belong in "
+            "documents/, claims/ and candidates/"
+        )
+    return keys, hints
+
+
+def nothing_to_do(
+    record: Any, counters: dict[str, int], corpus: ObjectStore | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Why a run planned no unit, in words that say what was found and what the layout
+    must be (a local folder that does not exist is said to be missing)."""
+    if "://" not in record.corpus and not Path(record.corpus).is_dir():
+        message = f"corpus folder {record.corpus} does not exist"
+        return message, [InputError(record.corpus, message).as_dict()]
     docs = counters.get("ignored.documents_without_units", 0)
     stray = counters.get("ignored.files", 0)
+    keys, hints = survey(corpus) if corpus is not None else ([], [])
     found = []
     if docs:
         found.append(f"{counted(docs, 'document')} without claims or candidates")
     if stray:
         found.append(f"{counted(stray, 'file')} outside the layout")
-    seen = f"found {' and '.join(found)}" if found else "found no input files"
-    message = f"nothing to do in {record.corpus}: {seen}; a corpus holds {LAYOUT}"
+    seen = f"found {' and '.join(found)}" if found else "found no files at all"
+    if keys:
+        listed = ", ".join(keys[:SHOWN_FILES]) + (", ..." if len(keys) > SHOWN_FILES else "")
+        many = f"{len(keys)}+" if len(keys) >= SURVEY_KEYS else str(len(keys))
+        seen = f"found {many} {'file' if len(keys) == 1 else 'files'} ({listed})" + (
+            f": {', '.join(found)}" if found else ""
+        )
+    message = f"nothing to do in {record.corpus}: {seen}; " + "".join(f"{h}; " for h in hints)
+    message += f"a corpus holds {LAYOUT}"
     return message, [InputError(record.corpus, message).as_dict()]
 
 
@@ -600,7 +660,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 drop_snapshot(corpus, prefix, run_id)
             progress = runs.progress(run_id)
             if committed and progress is not None and progress.planned == 0:
-                fail_run(service, record, *nothing_to_do(record, progress.counters))
+                fail_run(service, record, *nothing_to_do(record, progress.counters, corpus))
                 return True
             runs.update(run_id, state="running")
             if committed and pending == 0:

@@ -32,6 +32,27 @@ REVIEW_PIECES = 4  # pieces of a run's review task list read for one page, at mo
 Load = Callable[[str], dict[str, Any] | None]
 
 
+class UnknownFilter(ValueError):
+    """A filter value no claim, candidate or decision can have (a misspelling)."""
+
+
+def check_filter(name: str, value: str | None) -> None:
+    """Refuse a verdict, outcome or code that does not exist, naming those that do (a
+    misspelled filter would otherwise show an empty page)."""
+    import difflib
+
+    from groundswell.shared.review.explain import KNOWN_CODES
+    from groundswell.shared.summary import OUTCOMES, VERDICTS
+
+    known = {"verdict": VERDICTS, "outcome": OUTCOMES, "code": KNOWN_CODES}.get(name)
+    if value is None or known is None or value in known:
+        return
+    close = difflib.get_close_matches(value, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    plural = f"the {name}s" + (" (the specification's and the guards')" if name == "code" else "")
+    raise UnknownFilter(f"unknown {name} {value!r}{hint}: {plural} are {', '.join(known)}")
+
+
 @dataclass(frozen=True)
 class ReportQuery:
     """What a page of the report shows: its filters, its cursor and its size."""

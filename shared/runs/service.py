@@ -312,9 +312,12 @@ class RunService:
         """The HTML report of a finished run: ``max_documents`` a page; ``query``: the
         filters (verdict, outcome, code, document) and cursor (after, before) of the page."""
         from groundswell.shared.runs.read import report
-        from groundswell.shared.runs.report_pages import ReportQuery
+        from groundswell.shared.runs.report_pages import ReportQuery, check_filter
 
-        return report(self, self.get(run_id), ReportQuery(per_page=max_documents, **query))
+        record = self.get(run_id)
+        for name, value in query.items():
+            check_filter(name, value)  # UnknownFilter: a misspelling, not an empty page
+        return report(self, record, ReportQuery(per_page=max_documents, **query))
 
     # -- policies and schedules -------------------------------------------------------
 

@@ -234,6 +234,31 @@ def test_review_over_the_api(review_api):
     assert rita.get(f"/v1/runs/{run_id}/review/resolution").json() == body
 
 
+def test_misspelled_filters_are_refused_naming_what_exists(review_api):
+    url, run_id, _ = review_api
+    admin = _client(url, API_KEY)
+    tasks = admin.get("/v1/review/tasks", params={"run": run_id, "code": "SCALEWORD"})
+    assert tasks.status_code == 422, tasks.text
+    detail = tasks.json()["detail"]
+    assert "unknown code 'SCALEWORD' (did you mean SCALE_WORD?)" in detail
+    assert "REQUIRED_FIELD_MISSING" in detail and "VALUE_NOT_IN_COLUMN" in detail  # a guard's
+    for name, wrong, known in (
+        ("verdict", "grouned", "grounded_loose"),
+        ("outcome", "admited", "needs_verification"),
+        ("code", "SCALEWORD", "SCALE_WORD"),
+    ):
+        report = admin.get(f"/v1/runs/{run_id}/report", params={name: wrong})
+        assert report.status_code == 422, report.text
+        assert f"unknown {name} '{wrong}'" in report.json()["detail"] and known in report.text
+    # Known codes still filter, the coverage code too (its tasks have no decision).
+    missing = admin.get(
+        "/v1/review/tasks", params={"run": run_id, "code": "REQUIRED_FIELD_MISSING"}
+    )
+    assert missing.status_code == 200, missing.text
+    ok = admin.get(f"/v1/runs/{run_id}/report", params={"code": "SCALE_WORD"})
+    assert ok.status_code == 200
+
+
 def test_answers_past_the_cap_are_refused_and_a_later_reviewer_counts(capped_review_api):
     """Issue 25, item 2: one reviewer's answers to a task stop at the cap with a 409 (never
     a 201 that is then ignored); another reviewer's answer after them counts in the latest

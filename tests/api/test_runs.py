@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
 import time
 
 import httpx
@@ -108,6 +111,34 @@ def test_run_round_trip(client, pipeline):
     assert 'groundswell_http_requests_total{method="POST",route="/v1/runs",status="202"}' in metrics
     assert 'groundswell_queue_length{queue="verify"}' in metrics
     assert client.get("/readyz").json()["checks"] == {"redis": "ok", "storage": "ok"}
+
+
+def test_a_folder_is_one_corpus_however_it_is_named_and_a_missing_one_says_so(
+    client, pipeline, tmp_path
+):
+    pipeline.start_worker("w1")
+    corpus = tmp_path / "corpus"  # under /tmp, an allowed corpus
+    doc = "brightwater-10q-q3-2025"
+    for kind, suffix in (("documents", "txt"), ("claims", "jsonl")):
+        (corpus / kind).mkdir(parents=True)
+        shutil.copy(SAMPLE_CORPUS / kind / f"{doc}.{suffix}", corpus / kind)
+    # The API reads a relative folder from its own working directory: the tests' here.
+    relative = os.path.relpath(corpus)
+    runs = []
+    for name in (str(corpus), relative, f"{relative}/./", f"file://{corpus}"):
+        created = client.post("/v1/runs", json={"corpus": name})
+        assert created.status_code == 202, created.text
+        runs.append(created.json())
+        assert pipeline.wait(runs[-1]["id"])["state"] == "succeeded"
+    assert {run["corpus"] for run in runs} == {str(corpus)}
+    for earlier, later in itertools.pairwise(runs):
+        record = pipeline.service.get(later["id"])
+        assert record.previous_run == earlier["id"], (later, earlier)
+    nowhere = client.post("/v1/runs", json={"corpus": str(tmp_path / "nowhere")})
+    assert nowhere.status_code == 202, nowhere.text
+    summary = pipeline.wait(nowhere.json()["id"])
+    assert summary["state"] == "failed"
+    assert summary["error"] == f"corpus folder {tmp_path / 'nowhere'} does not exist"
 
 
 def test_a_cancelled_run_stays_cancelled(client, pipeline):

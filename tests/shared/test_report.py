@@ -310,3 +310,28 @@ def test_the_gold_table_counts_right_values_sent_to_review():
     assert gold["right values admitted"] == 2
     assert gold["right values sent to review"] == 3
     assert gold["sent to review"] == 4
+
+
+def test_every_code_the_summary_counts_is_in_both_code_tables_and_links_to_its_tasks():
+    import io
+
+    from rich.console import Console
+
+    from groundswell.shared.cli.render import print_summary
+
+    counts = {
+        "candidates": 3,
+        "candidates.outcome.needs_verification": 3,
+        "candidates.code.SCALE_WORD": 2,
+        "coverage.REQUIRED_FIELD_MISSING": 4,
+    }
+    summary = {"run_id": "r1", "state": "succeeded", "counts": counts, "rates": {}}
+    out = io.StringIO()
+    print_summary(summary, console=Console(file=out, width=160))
+    table = out.getvalue()
+    assert "REQUIRED_FIELD_MISSING" in table and "SCALE_WORD" in table
+    page = render_report(summary, [], lambda k: None, lambda d: None, lambda d: {}, 1)
+    by_code = page.split('id="codes"', 1)[1].split("</table>", 1)[0]
+    assert '<a href="/review?run=r1&amp;code=REQUIRED_FIELD_MISSING"><code>' in by_code
+    assert '>REQUIRED_FIELD_MISSING</code></a></td><td class="num">4<' in by_code
+    assert "SCALE_WORD" in by_code

@@ -81,6 +81,66 @@ def test_a_folder_that_is_not_a_corpus_fails_and_says_what_the_layout_is(tmp_pat
         assert Path(kept).parent == tmp_path / "tmp" and Path(kept).is_dir()
 
 
+def test_a_corpus_in_another_layout_names_what_was_found_and_what_was_expected(tmp_path):
+    env = service_env(storage_url=str(tmp_path / "out"))
+    doc = (SAMPLE_CORPUS / "documents" / "brightwater-10q-q3-2025.txt").read_bytes()
+    claims = (SAMPLE_CORPUS / "claims" / "brightwater-10q-q3-2025.jsonl").read_bytes()
+    layouts = {
+        "flat": ({"a.txt": doc, "a.jsonl": claims}, "2 files at the top level (a.jsonl, ...)"),
+        "json-claims": (
+            {"documents/a.txt": doc, "claims/a.json": claims},
+            "claims/a.json is not claims/<id>.jsonl",
+        ),
+        "singular": (
+            {"claim/a.jsonl": claims, "document/a.txt": doc},
+            "claim/ is not claims/; document/ is not documents/",
+        ),
+    }
+    for name, (files, words) in layouts.items():
+        for key, data in files.items():
+            (tmp_path / name / key).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / key).write_bytes(data)
+        done = groundswell("run", str(tmp_path / name), "--embedded", "--json", env=env)
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert words in error and "a corpus holds documents/<id>.txt" in error, error
+        assert f"found {len(files)} files ({', '.join(sorted(files))})" in error, error
+    missing = groundswell("run", str(tmp_path / "nowhere"), "--embedded", env=env)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_an_unknown_policy_on_the_private_stack_is_one_line_and_exit_2(tmp_path):
+    env = service_env(storage_url=str(tmp_path / "out"))
+    for ref, names in (
+        ("defualt@1", ("'defualt'", "default", "strict")),
+        ("default@7", ("7", "1")),
+    ):
+        done = groundswell("run", str(SAMPLE_CORPUS), "--policy", ref, "--embedded", env=env)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert all(name in done.stderr for name in names), done.stderr
+        assert "worker logs" not in done.stderr and not done.stdout
+
+
+def test_status_and_summary_read_the_local_store_when_no_api_is_configured(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
+    env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "out")
+    done = groundswell("run", str(SAMPLE_CORPUS), "--embedded", "-q", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    status = groundswell("status", run_id, env=env, cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert f"{run_id}  succeeded" in status.stdout and "default@1" in status.stdout
+    as_json = json.loads(groundswell("status", run_id, "--json", env=env, cwd=tmp_path).stdout)
+    assert as_json["state"] == "succeeded" and as_json["progress"]["planning_done"]
+    summary = groundswell("summary", run_id, "--json", "--wait", env=env, cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout)["run_id"] == run_id
+    unknown = groundswell("status", "r-nope", env=env, cwd=tmp_path)
+    assert unknown.returncode == 2 and "GROUNDSWELL_API_URL" in unknown.stderr, unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1
+
+
 def test_submit_status_and_summary_through_the_api(api_url, pipeline, tmp_path):
     pipeline.start_worker("w1")
     env = service_env(api_url=api_url, api_key=API_KEY)

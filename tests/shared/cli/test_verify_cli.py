@@ -140,6 +140,31 @@ def test_verify_at_offsets(work: Path) -> None:
     assert (wrong["verdict"], wrong["found_elsewhere"]) == ("unlocated", True)
 
 
+def test_at_offsets_checks_records_with_offsets_there_and_the_others_document_wide(
+    work: Path,
+) -> None:
+    start = FILING.index("We depend")
+    records = [
+        {"claim": "We depend on a limited number", "source_path": "f.txt", "start": start + 1,
+         "end": start + 29},
+        {"claim": "We depend on a limited number", "source_path": "f.txt"},
+        {"claim": "Operating loss was", "source_path": "f.txt", "start": None, "end": None},
+    ]  # fmt: skip
+    _write(work / "mixed.jsonl", records)
+    out, manifest = work / "mixed-out.jsonl", work / "mixed-manifest.json"
+    result = run(work, "verify", str(work / "mixed.jsonl"), "--root", str(work), "--at-offsets",
+                 "-o", str(out), "--manifest", str(manifest))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    certs = [json.loads(x)["groundswell"] for x in out.read_text().splitlines()]
+    assert [(c["scope"], c["verdict"]) for c in certs] == [
+        ("span", "unlocated"),
+        ("document", "grounded"),
+        ("document", "grounded"),
+    ]
+    assert "1 checked at their offsets, 2 without offsets verified document-wide" in (result.stderr)
+    assert json.loads(manifest.read_text())["inputs"]["checked"] == {"span": 1, "document": 2}
+
+
 @pytest.mark.parametrize(
     ("lines", "extra", "message"),
     [
@@ -151,7 +176,8 @@ def test_verify_at_offsets(work: Path) -> None:
         (['{"claim": "x", "source_path": "missing.txt"}'], (), "claims.jsonl:1: source_path"),
         (['{"claim": "x", "source_path": "bad.txt"}'], (), "not valid UTF-8"),
         (['{"claim": "x", "source": "x", "groundswell": {}}'], (), "--replace-existing"),
-        (['{"claim": "x", "source": "xyz"}'], ("--at-offsets",), "requires integer"),
+        (['{"claim": "x", "source": "xyz", "start": 1}'], ("--at-offsets",), "both or neither"),
+        (['{"claim": "x", "source": "xyz", "start": "0", "end": 1}'], ("--at-offsets",), "integer"),
         (['{"claim": "x", "source": "xyz", "start": 2, "end": 9}'], ("--at-offsets",), "span"),
         (['{"claim": "\\ud800", "source": "x"}'], (), "claims.jsonl:1: contains an unpaired"),
         (['{"claim": "x", "source": "x"}'], ("--policy", "nosuch"), "invalid policy"),

@@ -296,6 +296,28 @@ def test_the_cli_writes_a_filtered_page_of_a_run(stored_run, tmp_path, monkeypat
     assert result.exit_code == 0 and _shown(out.read_text())[0] > after
 
 
+def test_the_cli_refuses_a_misspelled_filter_in_one_line_naming_what_exists(
+    stored_run, monkeypatch
+):
+    from click.testing import CliRunner
+
+    from groundswell.shared.cli.app import main
+
+    settings, service, record = stored_run
+    monkeypatch.setenv("GROUNDSWELL_BROKER_URL", settings.broker_url)
+    monkeypatch.setenv("GROUNDSWELL_STORAGE_URL", settings.storage_url)
+    for option, wrong, named in (
+        ("--verdict", "grouned", "(did you mean grounded?)"),
+        ("--outcome", "rejeted", "admitted, needs_verification, rejected"),
+        ("--code", "SCALEWORD", "SCALE_WORD"),
+    ):
+        result = CliRunner().invoke(main, ["report", record.id, option, wrong])
+        assert result.exit_code == 2, result.output
+        assert len(result.output.strip().splitlines()) == 1 and named in result.output
+    with pytest.raises(ValueError, match="unknown code 'NOPE'"):
+        service.report(record.id, 2, code="NOPE")
+
+
 def test_rows_written_before_rows_carried_counts_are_filtered_by_their_receipts():
     service, record = synthetic_run(300, rare_every=100, tallies=False)
     rare, store = _render(service, record, per_page=10, code="RARE_CODE")
