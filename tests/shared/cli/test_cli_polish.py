@@ -103,14 +103,14 @@ def test_api_key_new_env_appends_to_the_keys_already_exported() -> None:
     assert alone.stdout.startswith("ana:")
 
 
-def test_counts_of_one_are_singular() -> None:
+def test_counts_of_one_are_singular(tmp_path) -> None:
     message, _ = nothing_to_do(
-        SimpleNamespace(corpus="/c"),
+        SimpleNamespace(corpus=str(tmp_path)),  # a folder that exists
         {"ignored.documents_without_units": 1, "ignored.files": 1},
     )
     assert "found 1 document without" in message and "1 file outside" in message
     message, _ = nothing_to_do(
-        SimpleNamespace(corpus="/c"),
+        SimpleNamespace(corpus=str(tmp_path)),
         {"ignored.documents_without_units": 2, "ignored.files": 3},
     )
     assert "2 documents without" in message and "3 files outside" in message
