@@ -8,7 +8,7 @@ its planning and finalize steps, and the queue of each kind of batch it has pend
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.runs.models import iso, utcnow
 
@@ -38,10 +38,13 @@ def waiting_for(service: RunService, run_id: str) -> dict[str, str] | None:
     return runs.note_waiting(run_id, missing[0] if missing else None, iso(utcnow()))
 
 
-def describe(waiting: dict[str, str]) -> str:
-    """The line a user reads (status, run --wait)."""
+def describe(waiting: Any) -> str:
+    """The line a user reads (status, run --wait): of the run state's dict, or of the
+    client's typed ``waiting_for`` (a model with the same fields)."""
     from datetime import datetime
 
+    if not isinstance(waiting, dict):
+        waiting = waiting.model_dump() if hasattr(waiting, "model_dump") else dict(waiting)
     queue = waiting["queue"]
     try:
         since = datetime.fromisoformat(waiting["since"].replace("Z", "+00:00"))

@@ -157,7 +157,8 @@ def test_redis_holds_a_window_while_running_and_a_few_numbers_after(service_sett
         # After the run: one small hash (record and numbers), expiring; nothing per unit.
         keys = sorted(client.scan_iter(f"gs:run:{record.id}*"))
         assert keys == [f"gs:run:{record.id}"]
-        assert client.memory_usage(keys[0]) < 4096
+        # (a fixed set of fields: per-kind sent and recorded batch counters among them)
+        assert client.memory_usage(keys[0]) < 8192
         assert 0 < client.ttl(keys[0]) <= 7 * 24 * 3600
         assert not client.sismember("gs:active", record.id)
     finally:

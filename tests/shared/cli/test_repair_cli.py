@@ -23,10 +23,12 @@ import pytest
 from click.testing import CliRunner
 
 from groundswell.shared.cli import main
+from groundswell.shared.settings import get_settings
 from tests.shared.verify.families import ClaimFactory
 
 DOCS = ("fedreg-2018-09909", "sec-aapl-10k-2024-11-01")
-CASES = Path(__file__).resolve().parents[4] / "shared" / "reference" / "gtrex" / "cases.jsonl"
+# The reference sits beside the shared corpus (GROUNDSWELL_SHARED_CORPUS), wherever the clone is.
+CASES = get_settings().shared_corpus.parent / "reference" / "gtrex" / "cases.jsonl"
 CERT = ("verdict", "tier", "tier_sound", "grounded", "start", "end", "span_text", "contiguous")
 FLAG_SETS = (
     [],
