@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from groundswell.shared.cli.app import main
+from groundswell.shared.words import counted
 
 SAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "sample" / "corpus"
 
@@ -326,7 +327,7 @@ def api_key_revoke_sessions(name: str) -> None:
         _fail(f"no key named {name!r} in GROUNDSWELL_API_KEY_HASHES (known: {known})", 2)
     assert key is not None
     ended = SessionStore(redis_client(settings.state_redis_url)).revoke_key(key.digest[7:])
-    click.echo(f"{ended} session{'' if ended == 1 else 's'} of the key {name!r} revoked")
+    click.echo(f"{counted(ended, 'session')} of the key {name!r} revoked")
 
 
 # -- runs on a private stack ------------------------------------------------------------
