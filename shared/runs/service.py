@@ -345,8 +345,10 @@ class RunService:
             return None
         if schedule is None:
             return None
-        if schedule.origin == "api" and not self.settings.corpus_allowed(schedule.corpus):
-            # Checked now, not only when it was added: the allow-list may have changed since.
+        # An API-made schedule is checked now, not only when it was added (the allow-list may
+        # have changed since); its root goes with the run, which the plan task checks again.
+        root = self.settings.allowed_root(schedule.corpus) if schedule.origin == "api" else None
+        if schedule.origin == "api" and root is None:
             error = (
                 f"corpus {schedule.corpus} is not under GROUNDSWELL_ALLOWED_CORPORA now: "
                 f"{trigger} started no run"
@@ -370,7 +372,6 @@ class RunService:
             only=schedule.only,
             ledger=schedule.ledger,
         )
-        root = self.settings.allowed_root(schedule.corpus) if schedule.origin == "api" else None
         record, _ = self.submit(spec, schedule=schedule.id, allowed_under=root)
         self.schedules.fired(schedule.id, record.id)
         metrics.SCHEDULE_FIRES.labels("started").inc()
