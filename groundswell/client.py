@@ -236,6 +236,11 @@ class Client:
     def summary(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/summary")
 
+    @route("GET", "/v1/runs/{run_id}/gate")
+    def gate(self, run_id: str) -> dict[str, Any]:
+        """The finished run against the deployment's gate: checks and verdict (docs/gates.md)."""
+        return self._json("GET", f"/v1/runs/{run_id}/gate")
+
     @route("GET", "/v1/runs/{run_a}/diff/{run_b}")
     def diff(self, run_a: str, run_b: str, *, page: int = 1, limit: int = 100) -> dict[str, Any]:
         """Run B against run A: rates side by side, and a page of what moved."""

@@ -317,6 +317,11 @@ class Settings(BaseSettings):
         description="Claims one ledger path search may read before it stops ('search stopped').",
     )
 
+    # The deployment's quality gate (docs/gates.md): a gate@1 YAML file that
+    # GET /v1/runs/{id}/gate, `groundswell gate RUN` (without a file) and the run hooks check
+    # finished runs against. Unset: no gate.
+    gate_file: Path | None = None
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
