@@ -878,6 +878,18 @@ def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, 
     return data
 
 
+def units_line(progress: Any) -> str:
+    """Done and planned units of every kind the run has, read units included (the run's
+    planned/done counters hold only the index's verify and admit units)."""
+    kinds = {k: u for k, u in progress.units.items() if u.planned or u.done}
+    if not kinds:
+        return f"{progress.done}/{progress.planned} units"
+    done = sum(u.done for u in kinds.values())
+    planned = sum(max(u.planned, u.done) for u in kinds.values())
+    each = ", ".join(f"{k} {u.done}/{max(u.planned, u.done)}" for k, u in kinds.items())
+    return f"{done}/{planned} units ({each})"
+
+
 @main.command()
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
@@ -893,7 +905,7 @@ def status(run_id: str, as_json: bool) -> None:
         return
     p = run.progress
     click.echo(
-        f"{run.id}  {run.state}  {p.done}/{p.planned} units"
+        f"{run.id}  {run.state}  {units_line(p)}"
         f"{'' if p.planning_done else ' (planning)'}  {p.failed} failed  policy {run.policy['ref']}"
         + (f"\n{run.error}" if run.error else "")
     )

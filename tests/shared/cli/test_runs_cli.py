@@ -183,3 +183,23 @@ def test_a_configured_broker_is_used_as_configured(tmp_path):
     done = groundswell("run", str(SAMPLE_CORPUS), env=env, timeout=120)
     assert done.returncode == 2 and "no workers answer" in done.stderr, done.stderr
     assert "--embedded" in done.stderr and time.monotonic() - started < 60
+
+
+def test_status_counts_read_units_beside_verify_and_admit(tmp_path):
+    """A document read from HTML has a read unit too: status counts it with the others."""
+    corpus = tmp_path / "corpus"
+    (corpus / "documents").mkdir(parents=True)
+    (corpus / "claims").mkdir()
+    (corpus / "documents" / "note.html").write_text(
+        "<html><body><p>Net revenue was $5.2 million in 2025.</p></body></html>"
+    )
+    (corpus / "claims" / "note.jsonl").write_text(
+        json.dumps({"id": "c1", "claim": "Net revenue was $5.2 million"}) + "\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
+    env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "out")
+    done = groundswell("run", str(corpus), "--embedded", "-q", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    status = groundswell("status", done.stdout.strip(), env=env, cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert "succeeded  2/2 units (read 1/1, verify 1/1)" in status.stdout, status.stdout
