@@ -105,6 +105,17 @@ def test_a_corpus_in_another_layout_names_what_was_found_and_what_was_expected(t
         error = json.loads(done.stdout)["error"]
         assert words in error and "a corpus holds documents/<id>.txt" in error, error
         assert f"found {len(files)} files ({', '.join(sorted(files))})" in error, error
+    # Claims where they belong, documents under document/: units are planned and fail, and
+    # the run says what was found instead.
+    for key, data in {"claims/a.jsonl": claims, "document/a.txt": doc}.items():
+        (tmp_path / "half" / key).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "half" / key).write_bytes(data)
+    done = groundswell("run", str(tmp_path / "half"), "--embedded", "--json", env=env)
+    assert done.returncode == 1, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert f"no documents in {tmp_path / 'half'}" in error, error
+    assert "(found 2 files; document/ is not documents/)" in error, error
+    assert "document/ is not documents/" in done.stderr  # the line after the summary too
     missing = groundswell("run", str(tmp_path / "nowhere"), "--embedded", env=env)
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
