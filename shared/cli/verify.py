@@ -22,17 +22,17 @@ from typing import Any
 import click
 
 from groundswell.shared.cli.app import main
+from groundswell.shared.policies import policy_for_ref
+from groundswell.shared.repair.gtrex_policy import (
+    REPAIR_MODES,
+    SALVAGE_POLICIES,
+    GtrexPolicy,
+)
 from groundswell.shared.text.transforms import TransformError, bound_regex_time
 from groundswell.shared.verify import (
     BUILTIN_VERIFY_POLICIES,
     Verifier,
     VerifyPolicy,
-)
-from groundswell.shared.verify.gtrex_policy import (
-    REPAIR_MODES,
-    SALVAGE_POLICIES,
-    GtrexPolicy,
-    policy_for_ref,
 )
 from groundswell.shared.verify.policy import ELLIPSIS_POLICIES, PolicyError
 from groundswell.shared.verify.report import (

@@ -30,11 +30,9 @@ from groundswell.shared.repair.policy import (
     RepairSettings,
 )
 from groundswell.shared.verify.policy import (
-    BUILTIN_VERIFY_POLICIES,
     VERDICT_SETTINGS,
     PolicyError,
     VerifyPolicy,
-    get_verify_policy,
 )
 
 __all__ = ["REPAIR_MODES", "SALVAGE_POLICIES", "GtrexPolicy", "RepairSettings"]
@@ -163,54 +161,3 @@ def load_policy_file(path: str | Path) -> GtrexPolicy:
     except PolicyError as exc:
         raise PolicyError(f"{path}: {exc}") from exc
     return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
-
-
-def policy_for_ref(ref: str | Path) -> GtrexPolicy:
-    """A policy as every local command (and the Python API) reads ``ref``: a policy file
-    (groundswell's or gtrex's), or NAME / NAME@N / NAME@latest, from the policy registry of
-    the configured store when it holds that name (what ``run`` uses), else a built-in
-    (``guarded`` verifies as ``default``). PolicyError says which and why."""
-    ref = str(ref)
-    try:
-        if Path(ref).exists() or ref.endswith(".json"):
-            return load_policy_file(ref)  # its messages name the file
-    except PolicyError as exc:
-        raise PolicyError(f"invalid policy: {exc}") from None
-    try:
-        registered = _registered(ref)
-        if registered is not None:
-            return registered
-        policy = get_verify_policy(ref)
-    except PolicyError as exc:
-        raise PolicyError(f"invalid policy ({ref}): {exc}") from None
-    return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
-
-
-def _registered(ref: str) -> GtrexPolicy | None:
-    """The verification part of a published version, and its repair settings (with the
-    threshold in force when the version repairs), without writing to the store."""
-    from groundswell.shared.policies import (
-        POLICY_REF,
-        parse_ref,
-        registered_policy,
-        resolve_policy,
-    )
-    from groundswell.shared.policies import PolicyError as RegistryError
-
-    try:
-        version = registered_policy(ref)
-        if version is None:
-            # nothing published under that name here: gtrex's built-in, or one of ours
-            # beyond gtrex's (guarded: default's verification)
-            name = parse_ref(ref)[0] if POLICY_REF.match(ref) else None
-            if name in BUILTIN_VERIFY_POLICIES or name is None:
-                return None
-            version = resolve_policy(ref)  # an unknown name: refused, naming every built-in
-        policy = version.verify_policy
-        if version.repair is not None:
-            return GtrexPolicy(policy, version.repair.policy.settings, None)
-        if version.repair_document is not None:  # published with repair_mode off
-            return GtrexPolicy(policy, RepairSettings(repair_mode="off"), None)
-        return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
-    except RegistryError as exc:
-        raise PolicyError(str(exc)) from None
