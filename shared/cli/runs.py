@@ -891,9 +891,24 @@ def _local_status(run_id: str):
     return Run.model_validate(run_out(service, record).model_dump(mode="json"))
 
 
+def _waiting_for(run_id: str, state: str) -> None:
+    click.echo(f"waiting for run {run_id} ({state}) to end; Ctrl-C stops waiting", err=True)
+
+
+def _stopped_waiting(run_id: str) -> None:
+    """Ctrl-C while a summary was waited for: the run is not touched by it."""
+    _fail(
+        f"interrupted: stopped waiting for run {run_id}; the run itself goes on "
+        f"(`groundswell status {run_id}`, `groundswell cancel {run_id}`)",
+        EXIT_INTERRUPTED,
+    )
+
+
 def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, Any]:
     service, record = _local_run(run_id)
     deadline = None if timeout is None else time.monotonic() + timeout
+    if wait and not record.terminal:
+        _waiting_for(run_id, record.state)
     while wait and not record.terminal:
         if deadline is not None and time.monotonic() > deadline:
             _fail(f"run {run_id} is still {record.state} after {timeout:g} s", EXIT_TIMEOUT)
@@ -904,6 +919,18 @@ def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, 
         _fail(f"run {run_id} is {record.state}: its summary is written when it finishes", 2)
     assert data is not None
     return data
+
+
+def units_line(progress: Any) -> str:
+    """Done and planned units of every kind the run has, read units included (the run's
+    planned/done counters hold only the index's verify and admit units)."""
+    kinds = {k: u for k, u in progress.units.items() if u.planned or u.done}
+    if not kinds:
+        return f"{progress.done}/{progress.planned} units"
+    done = sum(u.done for u in kinds.values())
+    planned = sum(max(u.planned, u.done) for u in kinds.values())
+    each = ", ".join(f"{k} {u.done}/{max(u.planned, u.done)}" for k, u in kinds.items())
+    return f"{done}/{planned} units ({each})"
 
 
 @main.command()
@@ -921,7 +948,7 @@ def status(run_id: str, as_json: bool) -> None:
         return
     p = run.progress
     click.echo(
-        f"{run.id}  {run.state}  {p.done}/{p.planned} units"
+        f"{run.id}  {run.state}  {units_line(p)}"
         f"{'' if p.planning_done else ' (planning)'}  {p.failed} failed  policy {run.policy['ref']}"
         + (f"\n{run.error}" if run.error else "")
     )
@@ -970,13 +997,18 @@ def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> No
     """A finished run's summary (from the API; without one configured, from the local
     store)."""
     if not api_configured(_settings()):
-        data = _local_summary(run_id, wait, timeout)
+        try:
+            data = _local_summary(run_id, wait, timeout)
+        except KeyboardInterrupt:
+            _stopped_waiting(run_id)
         _emit(data, as_json, data.get("output"))
         return
     if wait:
         try:
-            _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout))
+            _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout, said=_waiting_for))
         except TimeoutError as exc:
             _fail(f"{exc} after {timeout:g} s", EXIT_TIMEOUT)
+        except KeyboardInterrupt:
+            _stopped_waiting(run_id)
     data = _api_call(lambda c: c.summary(run_id))
     _emit(data, as_json, data.get("output"))

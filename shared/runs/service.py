@@ -32,6 +32,8 @@ log = logging.getLogger("groundswell.runs")
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
 READ = "read"
 LEDGER = "ledger"
+# What a finished run sends out (never on the path of a unit): its Parquet export.
+EXPORT = "export"
 
 # The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
 QUEUES = ("read", "verify", "admit", "ledger", "control")
@@ -44,6 +46,7 @@ QUEUE_OF = {
     FINALIZE: "control",
     "reconcile": "control",
     SCHEDULE: "control",
+    EXPORT: "control",
 }
 
 Enqueue = Callable[[str, list[Any]], None]
@@ -254,6 +257,17 @@ class RunService:
         if live is not None:
             return live
         return Progress(0, 0, 0, False, {})
+
+    def finished(self, record: RunRecord) -> None:
+        """A run just ended: send what goes out of it (the Parquet export when
+        GROUNDSWELL_EXPORT_PARQUET is set). A send that fails is logged; the run stays ended."""
+        if record.dry_run or record.state not in ("succeeded", "partially_failed"):
+            return
+        try:
+            if self.settings.export_parquet:
+                self.enqueue(EXPORT, [record.id])
+        except Exception:
+            log.exception("run %s: its export could not be sent", record.id)
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
         from groundswell.shared.runs.finish import read_summary
