@@ -74,6 +74,7 @@ def summary_line(report) -> str:
         f"{report.stored} claims stored"
         + (f" · {missing} discarded, quote not in the source" if missing else "")
         + (f" · {other} refused" if other else "")
+        + (f" · {len(report.warnings)} warned" if report.warnings else "")
     )
 
 
@@ -193,6 +194,10 @@ def import_cmd(
         click.echo(f"  {refusal}", err=True)
     if refused > show > 0:
         click.echo(f"  ... and {refused - show} more (--refusals FILE for all)", err=True)
+    for warning in report.warnings[: max(show, 0)]:
+        click.echo(f"  warning: {warning}", err=True)
+    if len(report.warnings) > show > 0:
+        click.echo(f"  ... and {len(report.warnings) - show} more warnings (--json)", err=True)
 
 
 @ledger.command("state")
