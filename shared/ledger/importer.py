@@ -88,8 +88,8 @@ def asserter_warning(modality: str, asserter: str, quote: str) -> str | None:
         return None
     return (
         f"the quote does not name {name!r}, whom this reported claim credits: it cannot be "
-        "checked. Widen the quote to include the attribution (ledger audit --emit offers the "
-        "span), or record the source itself as the asserter"
+        "checked. Widen the quote to include the attribution (ledger audit --emit --widen "
+        "offers the span), or record the source itself as the asserter"
     )
 
 

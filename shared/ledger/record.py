@@ -12,7 +12,9 @@ this module over HTTP and MCP.
 Ids: ``<document>:<claim_id>`` (the agent's id, or ``c`` and 16 hex digits of the digest of
 the claim's content when it gives none), so two sources never share an id. Create-once: an
 id recorded already is never replaced; the same claim again is answered ``created: false``
-(a retry), another claim under that id is refused (``exists``).
+(a retry), another claim under that id is refused (``exists``). A claim whose quote does not
+name its subject (or a reported claim's asserter) is answered with ``widened``, the smallest
+wider span that does (:mod:`.widen`), kept with the claim as a suggestion, never applied.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from groundswell.shared.ledger.importer import (
 from groundswell.shared.ledger.locate import DocumentText
 from groundswell.shared.ledger.store import ClaimIn, Ledger
 from groundswell.shared.ledger.vocab import Vocabulary
+from groundswell.shared.ledger.widen import SUGGESTION, suggestion
 
 EXISTS = "exists"
 NEAREST_AT_LEAST = 0.5  # of the quote's words a span must share to be offered
@@ -134,6 +137,7 @@ class Recorded:
     refusal: Refusal | None = None
     warnings: list[Refusal] = field(default_factory=list)
     nearest: dict[str, Any] | None = None
+    widened: dict[str, Any] | None = None  # a wider quote naming what this one does not
 
     @property
     def ok(self) -> bool:
@@ -157,6 +161,7 @@ class Recorded:
             "located_at": [self.located["start"], self.located["end"]] if self.located else None,
             "tier": self.located["tier"] if self.located else None,
             "warnings": [w.message for w in self.warnings],
+            **({"widened": self.widened} if self.widened is not None else {}),
         }
 
 
@@ -203,10 +208,20 @@ def record_claim(
         e["claim_id"] = claim_id
     evidence = claim.evidence[0]
     located = {"start": evidence["start"], "end": evidence["end"], "tier": evidence["tier"]}
+    widened = suggestion(
+        source.text,
+        evidence["start"],
+        evidence["end"],
+        line["subject_id"],
+        claim.claim["modality"],
+        line["asserter"],
+    )
+    if widened is not None:  # kept as a suggestion; the evidence is what was quoted
+        claim.claim["extra"] = {**claim.claim["extra"], SUGGESTION: widened}
     stored = _stored(ledger, claim_id)
     if stored is not None:
         if _same(stored, claim):
-            return Recorded(claim_id, False, located, warnings=warnings)
+            return Recorded(claim_id, False, located, warnings=warnings, widened=widened)
         message = (
             f"claim id {claim_id!r} is recorded already, as another claim: a recorded claim is "
             "never replaced (give the claim an id of its own, or none for one derived from it)"
@@ -217,7 +232,7 @@ def record_claim(
     if failed:
         message = f"the ledger's database refused this claim: {failed[0]}"
         return Recorded(refusal=Refusal("request", 1, None, INVALID, message))
-    return Recorded(claim_id, True, located, warnings=warnings)
+    return Recorded(claim_id, True, located, warnings=warnings, widened=widened)
 
 
 def _stored(ledger: Ledger, claim_id: str) -> dict[str, Any] | None:
