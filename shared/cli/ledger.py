@@ -74,7 +74,6 @@ def summary_line(report) -> str:
         f"{report.stored} claims stored"
         + (f" · {missing} discarded, quote not in the source" if missing else "")
         + (f" · {other} refused" if other else "")
-        + (f" · {len(report.warnings)} warned" if report.warnings else "")
     )
 
 
@@ -194,6 +193,11 @@ def import_cmd(
         click.echo(f"  {refusal}", err=True)
     if refused > show > 0:
         click.echo(f"  ... and {refused - show} more (--refusals FILE for all)", err=True)
+    if report.warnings:
+        click.echo(
+            f"  warned: {len(report.warnings)} (stored; a reported claim's quote does not name "
+            "its asserter)"
+        )
     for warning in report.warnings[: max(show, 0)]:
         click.echo(f"  warning: {warning}", err=True)
     if len(report.warnings) > show > 0:

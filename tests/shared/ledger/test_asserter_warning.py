@@ -43,5 +43,5 @@ def test_a_reported_claim_whose_quote_does_not_name_its_asserter_is_stored_and_w
     assert report.as_dict()["warned"] == 2
     out = CliRunner().invoke(main, ["ledger", "import", str(tmp_path), "--db", ledger_url])
     assert out.exit_code == 0, out.output
-    assert "5 claims stored · 2 warned" in out.output
+    assert out.output.startswith("5 claims stored\n") and "  warned: 2 (stored;" in out.output
     assert "relations/d.jsonl:3:asserter: the quote does not name 'Bloomberg'" in out.output
