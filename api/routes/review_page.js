@@ -17,6 +17,7 @@
     ["n", "the value is not in the document"],
     ["u", "unsure"],
     ["j / k", "next / previous task"],
+    ["z", "undo the answer just saved (a new answer supersedes it)"],
     ["Enter", "open the selected task (queue)"],
     ["?", "show or hide these keys"],
   ];
@@ -72,13 +73,14 @@
   }
 
   // -- one task ----------------------------------------------------------------------------
-  function step(to, state) {
+  function step(to, state, saved) {
     let url = task.dataset.step + "&to=" + to;
     if (state) url += "&state=" + encodeURIComponent(state);
+    if (saved) url += "&saved=" + encodeURIComponent(saved);
     window.location.assign(url);
   }
 
-  async function answer(body) {
+  async function answer(body, taskKey, done) {
     if (busy) return;
     busy = true;
     say("saving…");
@@ -88,7 +90,7 @@
     );
     let response;
     try {
-      response = await fetch("/v1/review/tasks/" + task.dataset.key + "/answers", {
+      response = await fetch("/v1/review/tasks/" + (taskKey || task.dataset.key) + "/answers", {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
@@ -99,10 +101,14 @@
       say("not saved: " + error, true);
       return;
     }
+    if (response.status === 201 && done) {
+      done(await response.json());
+      return;
+    }
     if (response.status === 201) {
       const saved = await response.json();
       say("saved (" + saved.state + "); to the next open task…");
-      step("next", "unanswered");
+      step("next", "unanswered", task.dataset.key);
       return;
     }
     busy = false;
@@ -177,6 +183,21 @@
     return false;
   }
 
+  // The undo of the answer just saved: a new answer that supersedes it (never an edit),
+  // then that task again, to answer it anew.
+  const undoButton = document.getElementById("undo");
+  function undo() {
+    const target = undoButton.dataset.task;
+    answer(JSON.parse(undoButton.dataset.answer), target, () => {
+      const params = new URLSearchParams(window.location.search);
+      params.delete("saved");
+      params.delete("end");
+      params.delete("cursor");
+      window.location.assign("/review/tasks/" + target + "?" + params.toString());
+    });
+  }
+  if (undoButton) undoButton.addEventListener("click", undo);
+
   if (task) {
     document.getElementById("correct-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -208,6 +229,9 @@
     let done = false;
     if (event.key === "?") {
       toggleHelp();
+      done = true;
+    } else if (event.key === "z" && undoButton) {
+      undo();
       done = true;
     } else if (task) done = taskKeys(event);
     else if (queue) done = queueKeys(event);

@@ -21,10 +21,24 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from groundswell.api import session
 from groundswell.api.deps import ServiceDep, SettingsDep, require_api_key
 from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
-from groundswell.api.routes.review import queue, run_manifest, run_review, task_with_answers
+from groundswell.api.routes.review import (
+    SERVER_MEMBERS,
+    queue,
+    review_store,
+    run_manifest,
+    run_review,
+    task_with_answers,
+)
 from groundswell.shared.policies import PolicyError
-from groundswell.shared.review.explain import explain_code
-from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
+from groundswell.shared.review.explain import explain_code, field_meaning
+from groundswell.shared.review.store import (
+    STATES,
+    UnknownTask,
+    progress,
+    row_passes,
+    row_values,
+    task_state,
+)
 from groundswell.shared.runs.report_pages import receipt_url
 from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
@@ -44,6 +58,8 @@ PAGE_ROWS = 50
 Text = Annotated[str | None, Query(max_length=1000)]
 # The filter form sends every field: an empty one (or "any" state) is no filter.
 State = Annotated[str | None, Query(pattern=r"^(unanswered|answered|disputed)?$")]
+# The task whose answer was just saved (the page confirms it and offers its undo).
+Saved = Annotated[str | None, Query(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 def _html(body: str, status_code: int = 200) -> HTMLResponse:
@@ -230,11 +246,13 @@ def queue_page(
     q: QueueDep,
     cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,12}$")] = None,
     end: Literal["next", "prev"] | None = None,
+    saved: Saved = None,
 ) -> Response:
     key = _signed_in(request, settings)
     if isinstance(key, Response):
         return key
     context: dict[str, Any] = {
+        "saved": _saved(service, key, saved),
         **_frame(request, settings, key),
         "filters": q.params(("state",)),
         "state": q.state,
@@ -244,6 +262,7 @@ def queue_page(
         "runs": [],
         "query": q.query(),
         "end": end,
+        "explain": explain_code,
     }
     if q.run or q.policy:
         try:
@@ -256,10 +275,90 @@ def queue_page(
             context["problem"] = str(exc)
     if context["page"] is None:
         context["runs"] = _recent_runs(service, key)
-    elif context["page"]["next_cursor"] is not None:
-        more = {**q.params(), "cursor": context["page"]["next_cursor"]}
-        context["next_url"] = "/review?" + urlencode(more)
+    else:
+        _with_values(service, context["page"]["items"])
+        context["progress"] = _progress(service, context["page"]["run"], q, key)
+        if context["page"]["next_cursor"] is not None:
+            more = {**q.params(), "cursor": context["page"]["next_cursor"]}
+            context["next_url"] = "/review?" + urlencode(more)
     return _html(_render("review_queue.html", **context))
+
+
+def _progress(service: Any, run: str, q: QueueQuery, key: ApiKey) -> dict[str, Any] | None:
+    """The run's review progress, and the filter's (None when its tasks cannot be listed)."""
+    try:
+        review = run_review(service, run, key)
+        return progress(review.store, run_manifest(review), q.rows())
+    except HTTPException:
+        return None
+
+
+VERDICT_WORDS = {
+    "confirm": "confirmed",
+    "choose": "chose",
+    "correct": "corrected to",
+    "adjust_span": "moved the span to",
+    "not_in_document": "not in the document",
+    "unsure": "unsure",
+}
+
+
+def _saved(service: Any, key: ApiKey, task_key: str | None) -> dict[str, Any] | None:
+    """The confirmation of the reviewer's latest answer to ``task_key``, with the answer
+    its undo posts: the reviewer's answer before it again, or "unsure" (a new answer that
+    supersedes it; answers are never edited). None when the reviewer has no answer there."""
+    if task_key is None:
+        return None
+    try:
+        stored = task_with_answers(service, task_key, key)
+    except HTTPException:
+        return None
+    latest = stored["latest"].get(key.name)
+    if latest is None:
+        return None
+    task = stored["task"]
+    value = (latest.get("candidate") or {}).get("value")
+    for n, choice in enumerate(task["choices"], 1):
+        if choice["decision"] == latest.get("decision"):
+            value = f"{n}: {choice['value']}" if len(task["choices"]) > 1 else choice["value"]
+    mine = review_store(service).history(task_key, key.name, None, MAX_UNDO_LOOKBACK).rows
+    earlier = mine[-2] if len(mine) >= 2 else None
+    if earlier is not None:
+        undo = {k: v for k, v in earlier.items() if k not in SERVER_MEMBERS}
+        words = f"your earlier answer again ({VERDICT_WORDS.get(earlier['verdict'])})"
+    elif latest["verdict"] != "unsure":
+        undo, words = {"verdict": "unsure"}, "unsure"
+    else:
+        undo, words = None, ""
+    return {
+        "task": task_key,
+        "field": task["slot"]["field"],
+        "key": task["slot"]["key"],
+        "doc_id": stored["origin"]["doc_id"],
+        "verdict": VERDICT_WORDS.get(latest["verdict"], latest["verdict"]),
+        "value": value,
+        "undo": undo,
+        "undo_words": words,
+    }
+
+
+# Answers of one reviewer to one task read to find the one before their latest (a reviewer
+# gives one task at most GROUNDSWELL_REVIEW_MAX_ANSWERS, 100 by default).
+MAX_UNDO_LOOKBACK = 200
+
+
+def _with_values(service: Any, rows: list[dict[str, Any]]) -> None:
+    """Each row's candidate values; a row of a task list made before rows held them reads
+    its task (a page is at most PAGE_ROWS rows)."""
+    store = None
+    for row in rows:
+        if "values" in row:
+            continue
+        store = store or review_store(service)
+        try:
+            row["values"] = row_values(store.task(row["task"])["task"])
+        except (UnknownTask, ValueError):
+            row["values"] = []
 
 
 # -- moving through the queue -----------------------------------------------------------------
@@ -339,6 +438,7 @@ def step(
     q: QueueDep,
     at: Annotated[str, Query(pattern=r"^sha256:[0-9a-f]{64}$")],
     to: Literal["next", "prev"] = "next",
+    saved: Saved = None,
 ) -> Response:
     """To the next (or previous) task of the run's queue after task ``at``; back to the
     queue at its end."""
@@ -348,9 +448,10 @@ def step(
     if q.run is None:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "run: the queue's run")
     found = _neighbour(service, q.run, q.rows(), q.state, at, to, key)
+    told = f"&saved={saved}" if saved else ""
     if found is None:
-        return RedirectResponse(f"/review?{q.query()}&end={to}", status.HTTP_303_SEE_OTHER)
-    return RedirectResponse(f"/review/tasks/{found}?{q.query()}", status.HTTP_303_SEE_OTHER)
+        return RedirectResponse(f"/review?{q.query()}&end={to}{told}", status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(f"/review/tasks/{found}?{q.query()}{told}", status.HTTP_303_SEE_OTHER)
 
 
 # -- one task ---------------------------------------------------------------------------------
@@ -397,7 +498,13 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
     from groundswell.shared.report import char_offsets
 
     task, origin = stored["task"], stored["origin"]
-    out: dict[str, Any] = {"windows": [], "pages": [], "problem": None, "template": None}
+    out: dict[str, Any] = {
+        "windows": [],
+        "pages": [],
+        "problem": None,
+        "template": None,
+        "field": None,
+    }
     try:
         # The unit read for the page already (read again only when that failed, to say why).
         packet = review.packet(origin["doc_id"], origin["receipt"], unit or None)
@@ -407,6 +514,9 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
     if packet is None:
         out["problem"] = "the receipt records a failure"
         return out
+    out["field"] = field_meaning(
+        packet.parsed_schema.digest_object["fields"], task["slot"]["field"]
+    )
     text = packet.text
     evidence = [c["evidence"] for c in task["choices"] if c.get("evidence")]
     cited = {(ev["start"], ev["end"]) for ev in evidence}
@@ -457,7 +567,12 @@ def _with_regions(
 
 @router.get("/review/tasks/{task_key}", response_class=HTMLResponse)
 def task_page(
-    task_key: str, request: Request, settings: SettingsDep, service: ServiceDep, q: QueueDep
+    task_key: str,
+    request: Request,
+    settings: SettingsDep,
+    service: ServiceDep,
+    q: QueueDep,
+    saved: Saved = None,
 ) -> Response:
     key = _signed_in(request, settings)
     if isinstance(key, Response):
@@ -489,5 +604,7 @@ def task_page(
         "step_url": f"/review/step?{step_query}",
         "state_filter": q.state or "",
         "receipt_url": receipt_url(origin["run"], origin["doc_id"]),
+        "saved": _saved(service, key, saved),
+        "progress": _progress(service, run, q, key),
     }
     return _html(_render("review_task.html", **context))
