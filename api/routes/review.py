@@ -161,7 +161,7 @@ def review_store(service: Any) -> ReviewStore:
     return ReviewStore(output, settings.list_page_size, settings.review_max_answers)
 
 
-def _stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -> dict[str, Any]:
+def stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -> dict[str, Any]:
     """The stored task, when the key sees the corpus of the run that made it (else 404, as
     for no task: another team's tasks are not there)."""
     try:
@@ -254,7 +254,7 @@ def task_with_answers(service: Any, task_key: str, key: ApiKey) -> dict[str, Any
     """The stored task (404 when there is none, or the key does not see it), each reviewer's
     latest answer (oldest first, and by reviewer), how many answers each gave, and the state."""
     store = review_store(service)
-    stored = _stored_task(service, store, task_key, key)
+    stored = stored_task(service, store, task_key, key)
     current = store.current(task_key)
     answers = [c["answer"] for c in current]
     return {
@@ -286,7 +286,7 @@ def list_answers(
     """Every answer given to the task, a page at a time: each reviewer's in the order they
     were given (``reviewer``: only theirs); ``next_cursor`` continues it."""
     store = review_store(service)
-    _stored_task(service, store, task_key, key)
+    stored_task(service, store, task_key, key)
     page = store.history(task_key, reviewer, cursor, limit)
     return {"task": task_key, "reviewer": reviewer, "items": page.rows, "next_cursor": page.cursor}
 
@@ -305,7 +305,7 @@ def answer_task(
     from groundswell.shared.review.resolve import AnswerError, Resolver
 
     store = review_store(service)
-    stored = _stored_task(service, store, task_key, key)
+    stored = stored_task(service, store, task_key, key)
     if store.answer_count(task_key, key.name) >= store.max_answers:
         raise _conflict(TooManyAnswers(task_key, key.name, store.max_answers))
     origin = stored["origin"]

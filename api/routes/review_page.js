@@ -18,6 +18,7 @@
     ["u", "unsure"],
     ["j / k", "next / previous task"],
     ["z", "undo the answer just saved (a new answer supersedes it)"],
+    ["+ / -", "zoom the page images in or out"],
     ["Enter", "open the selected task (queue)"],
     ["?", "show or hide these keys"],
   ];
@@ -198,6 +199,20 @@
   }
   if (undoButton) undoButton.addEventListener("click", undo);
 
+  // The page images' zoom: the frames widen inside their scrolling pane.
+  const pageImages = document.getElementById("page-images");
+  const ZOOMS = [1, 1.5, 2, 3, 4];
+  let zoomAt = 0;
+  function zoom(by) {
+    zoomAt = Math.max(0, Math.min(ZOOMS.length - 1, zoomAt + by));
+    pageImages.style.setProperty("--zoom", String(ZOOMS[zoomAt]));
+  }
+  if (pageImages) {
+    for (const button of pageImages.querySelectorAll("button[data-zoom]")) {
+      button.addEventListener("click", () => zoom(Number(button.dataset.zoom)));
+    }
+  }
+
   if (task) {
     document.getElementById("correct-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -229,6 +244,9 @@
     let done = false;
     if (event.key === "?") {
       toggleHelp();
+      done = true;
+    } else if ((event.key === "+" || event.key === "-") && pageImages) {
+      zoom(event.key === "+" ? 1 : -1);
       done = true;
     } else if (event.key === "z" && undoButton) {
       undo();

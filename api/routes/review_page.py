@@ -9,13 +9,13 @@ CSRF token; the queue and tasks come from the same helpers as ``/v1/review/tasks
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import anyio
 import redis
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from groundswell.api import session
@@ -27,6 +27,7 @@ from groundswell.api.routes.review import (
     review_store,
     run_manifest,
     run_review,
+    stored_task,
     task_with_answers,
 )
 from groundswell.shared.policies import PolicyError
@@ -44,11 +45,11 @@ from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
 
-SCRIPT = Path(__file__).with_name("review_page.js")
+SCRIPT = FilePath(__file__).with_name("review_page.js")
 # The review page runs its own script and talks to this API; nothing else.
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; "
-    "img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 CONTEXT_CHARS = 400  # characters of source shown on each side of a cited span
 MAX_SPAN_CHARS = 2000  # a longer span is cut in its middle
@@ -504,6 +505,7 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
         "problem": None,
         "template": None,
         "field": None,
+        "images": [],
     }
     try:
         # The unit read for the page already (read again only when that failed, to say why).
@@ -539,6 +541,9 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
             out["pages"].append({"decision": None, "pages": [place["page"]], "regions": []})
     if out["pages"]:
         out["pages"] = _with_regions(packet.layout, out["pages"], task)
+        out["images"] = page_images(
+            packet.layout, task, decisions, f"/review/tasks/{stored['key']}/pages/"
+        )
     first = task["slot"]["decisions"][:1]
     if first:  # what a correction starts from: the slot's first candidate
         cid = decisions[first[0]].get("candidate_id")
@@ -546,6 +551,65 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
             (c for c in packet.candidates if isinstance(c, dict) and c.get("id") == cid), None
         )
     return out
+
+
+MAX_PAGE_IMAGES = 4  # pages shown as images per task (the rest by number)
+
+
+def page_images(
+    layout: dict[str, Any] | None,
+    task: dict[str, Any],
+    decisions: list[dict[str, Any]],
+    url: str,
+) -> list[dict[str, Any]]:
+    """The pages a task cites, each with the boxes to draw over its image (in the page's
+    points, y down from the top, as the layout gives them): each candidate's value (``value``,
+    numbered as the key that chooses it when there are several) and each role item of its
+    decision (``role``: sign, scale, unit, key, field). ``url`` + ``N.png`` is page N."""
+    from groundswell.shared.read.regions import span_regions
+
+    if not layout:
+        return []
+    pages: dict[int, dict[str, Any]] = {}
+    sizes = {p["page"]: p for p in layout.get("pages") or () if isinstance(p, dict)}
+
+    def draw(start: Any, end: Any, css: str, label: str, title: str) -> None:
+        for r in span_regions(layout, start, end):
+            size = sizes.get(r["page"])
+            if size is None or not size.get("width") or not size.get("height"):
+                continue
+            if r["page"] not in pages:
+                if len(pages) == MAX_PAGE_IMAGES:
+                    continue
+                pages[r["page"]] = {
+                    "page": r["page"],
+                    "url": f"{url}{r['page']}.png",
+                    "width": size["width"],
+                    "height": size["height"],
+                    "boxes": [],
+                }
+            pages[r["page"]]["boxes"].append(
+                {
+                    "css": css,
+                    "label": label,
+                    "title": title,
+                    "x": round(r["x0"] - 1, 2),
+                    "y": round(r["top"] - 1, 2),
+                    "w": round(r["x1"] - r["x0"] + 2, 2),
+                    "h": round(r["bottom"] - r["top"] + 2, 2),
+                }
+            )
+
+    several = len(task["choices"]) > 1
+    for n, choice in enumerate(task["choices"], 1):
+        name = f"{n}: {choice['value']}" if several else str(choice["value"])
+        ev = choice.get("evidence") or {}
+        draw(ev.get("start"), ev.get("end"), "value", str(n) if several else "", name)
+        for part in decisions[choice["decision"]].get("parts") or ():
+            if isinstance(part, dict) and part.get("role"):
+                title = f"{part['role']} of {name}"
+                draw(part.get("start"), part.get("end"), "role", "", title)
+    return [pages[n] for n in sorted(pages)]
 
 
 def _with_regions(
@@ -608,3 +672,65 @@ def task_page(
         "progress": _progress(service, run, q, key),
     }
     return _html(_render("review_task.html", **context))
+
+
+# -- page images of a PDF ---------------------------------------------------------------------
+
+
+def page_png(service: Any, record: Any, doc_id: str, page: int) -> Response:
+    """Page ``page`` of the PDF that document ``doc_id`` of the run was read from, as a PNG
+    at GROUNDSWELL_PAGE_IMAGE_DPI: rendered once (by source sha256, page and resolution) and
+    kept in the run's output store; at most GROUNDSWELL_PAGE_RENDER_CONCURRENCY renders at
+    once in this process (503 with Retry-After past GROUNDSWELL_PAGE_RENDER_WAIT_SECONDS)."""
+    from groundswell.shared.read.render import RenderBusy, RenderError, page_image, render_limit
+    from groundswell.shared.receipts import content_sha256
+    from groundswell.shared.runs.execute import context
+
+    settings = service.settings
+    ctx = context(service, record)
+    runner = ctx.runner
+    source = runner.find_source(doc_id)
+    if not isinstance(source, str) or not source.lower().endswith(".pdf"):
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"document {doc_id} of run {record.id} is not a PDF"
+        )
+    try:
+        data = ctx.corpus.get(source, max_bytes=settings.max_document_bytes)
+    except KeyError:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{source}: no such document") from None
+    sha = content_sha256(data)
+    limit = render_limit(settings.page_render_concurrency, settings.page_render_wait_seconds)
+    try:
+        image = page_image(ctx.output, sha, page, settings.page_image_dpi, lambda: data, limit)
+    except RenderBusy as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), headers={"retry-after": "2"}
+        ) from None
+    except RenderError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{source}: {exc}") from None
+    return Response(
+        image,
+        media_type="image/png",
+        headers={
+            "cache-control": "private, max-age=3600",
+            "content-security-policy": PAGE_CSP,
+            "x-content-type-options": "nosniff",
+        },
+    )
+
+
+Page = Annotated[int, Path(ge=1, le=100_000)]
+
+
+@router.get("/review/tasks/{task_key}/pages/{page}.png")
+def task_page_image(
+    task_key: str, page: Page, request: Request, settings: SettingsDep, service: ServiceDep
+) -> Response:
+    """A page of the PDF a task's document was read from (the session's key must see the
+    task's run, as for the task itself)."""
+    key = _signed_in(request, settings)
+    if isinstance(key, Response):
+        return key
+    origin = stored_task(service, review_store(service), task_key, key)["origin"]
+    record = run_review(service, origin["run"], key).record
+    return page_png(service, record, origin["doc_id"], page)
