@@ -653,16 +653,16 @@ def registered_policy(ref: str) -> PolicyVersion | None:
     writing to the store: None when ``ref`` is no policy reference, the store holds nothing
     under the name or cannot be read (the built-in is then the one meant); PolicyError for a
     version the registry does not hold."""
-    from groundswell.shared.settings import get_settings
+    from groundswell.shared.quick_settings import storage_url
     from groundswell.shared.storage import StorageError, StorageRefused, open_store
 
     try:
         name, _ = parse_ref(ref)
     except PolicyError:
         return None
-    settings = get_settings()
+    url = storage_url()  # a folder's store needs no other setting: Settings is built for S3
     try:
-        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry = PolicyRegistry(open_store(url))
         if not registry.versions(name):
             return None
         return registry.resolve(ref)

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundswell.shared.quick_settings import storage_url
 from groundswell.shared.repair.policy import (
     REPAIR_MODES,
     SALVAGE_POLICIES,
@@ -186,9 +188,27 @@ def policy_for_ref(ref: str | Path) -> GtrexPolicy:
     return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
 
 
+def _nothing_published(ref: str) -> bool:
+    """Whether ``ref`` is a built-in's name (NAME or NAME@...) that the configured store, a
+    local folder, publishes nothing under: one look for ``policies/<name>/``, without the
+    registry, the settings class or the storage stack (an S3 store is asked through them)."""
+    name = ref.partition("@")[0]
+    if name not in BUILTIN_VERIFY_POLICIES:
+        return False
+    url = storage_url()
+    if url.startswith("s3://"):
+        return False
+    url = url.removeprefix("file://")
+    if "://" in url:
+        return True  # no store can be opened there: the registry would find nothing either
+    return not os.path.lexists(os.path.join(url, "policies", name))
+
+
 def _registered(ref: str) -> GtrexPolicy | None:
     """The verification part of a published version, and its repair settings (with the
     threshold in force when the version repairs), without writing to the store."""
+    if _nothing_published(ref):
+        return None
     from groundswell.shared.policies import (
         POLICY_REF,
         parse_ref,
