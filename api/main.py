@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
     docs,
+    gates,
     health,
     ledger,
     metrics,
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     for router in (
         runs.router,
+        gates.router,
         receipts.router,
         policies.router,
         schedules.router,

@@ -221,13 +221,24 @@ class Client:
     def cancel(self, run_id: str) -> Run:
         return Run.model_validate(self._json("POST", f"/v1/runs/{run_id}/cancel"))
 
-    def wait(self, run_id: str, *, poll: float = 1.0, timeout: float | None = None) -> Run:
-        """Poll until the run ends (TimeoutError after ``timeout`` seconds)."""
+    def wait(
+        self,
+        run_id: str,
+        *,
+        poll: float = 1.0,
+        timeout: float | None = None,
+        said: Callable[[str, str], None] | None = None,
+    ) -> Run:
+        """Poll until the run ends (TimeoutError after ``timeout`` seconds); ``said(run_id,
+        state)`` is called once if it has not ended at the first look."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             run = self.status(run_id)
             if run.terminal:
                 return run
+            if said is not None:
+                said(run_id, run.state)
+                said = None
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"run {run_id} is still {run.state}")
             time.sleep(poll)
@@ -235,6 +246,11 @@ class Client:
     @route("GET", "/v1/runs/{run_id}/summary")
     def summary(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/summary")
+
+    @route("GET", "/v1/runs/{run_id}/gate")
+    def gate(self, run_id: str) -> dict[str, Any]:
+        """The finished run against the deployment's gate: checks and verdict (docs/gates.md)."""
+        return self._json("GET", f"/v1/runs/{run_id}/gate")
 
     @route("GET", "/v1/runs/{run_a}/diff/{run_b}")
     def diff(self, run_a: str, run_b: str, *, page: int = 1, limit: int = 100) -> dict[str, Any]:

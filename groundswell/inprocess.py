@@ -27,7 +27,7 @@ def _verify_policy(policy: PolicyRef) -> VerifyPolicy:
     """``policy`` as ``groundswell verify --policy`` reads it (ValueError naming it)."""
     if isinstance(policy, VerifyPolicy):
         return policy
-    from groundswell.shared.verify.gtrex_policy import policy_for_ref
+    from groundswell.shared.policies import policy_for_ref
     from groundswell.shared.verify.policy import PolicyError
 
     if not isinstance(policy, str | Path):

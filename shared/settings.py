@@ -118,6 +118,45 @@ def parse_api_key(entry: str) -> ApiKey:
     return ApiKey(name, digest, frozenset(wanted), teams)
 
 
+# A review policy (``review-policy@1``, groundgate 0.11's format): checked here because a
+# setting holds one (GROUNDSWELL_REVIEW_POLICY) and settings import no domain; the review
+# package (review/formats.py) raises the same messages as its ReviewError.
+REVIEW_RATE_RE = re.compile(r"0|1|0\.[0-9]{0,17}[1-9]")
+
+
+def check_review_policy(policy: object) -> dict[str, Any]:
+    """``policy`` if it is a ``review-policy@1`` object with every member; else ValueError."""
+    if not isinstance(policy, dict):
+        raise ValueError("the review policy is not a JSON object")
+    wanted = {"format", "audit", "agree", "leads", "rejected"}
+    if set(policy) != wanted:
+        missing, extra = sorted(wanted - set(policy)), sorted(set(policy) - wanted)
+        raise ValueError(f"review policy members: missing {missing}, unknown {extra}")
+    if policy["format"] != "review-policy@1":
+        raise ValueError("format: must be review-policy@1")
+    audit = policy["audit"]
+    if not isinstance(audit, dict) or set(audit) != {"rate", "seed"}:
+        raise ValueError("audit: an object with exactly rate and seed")
+    if not isinstance(audit["rate"], str) or not REVIEW_RATE_RE.fullmatch(audit["rate"]):
+        raise ValueError(
+            'audit.rate: a decimal string from 0 to 1 such as "0.02" (at most 18 digits after '
+            "the point, no final 0)"
+        )
+    if not isinstance(audit["seed"], str):
+        raise ValueError("audit.seed: a string")
+    agree = policy["agree"]
+    if type(agree) is not int or agree < 1:
+        raise ValueError("agree: an integer of 1 or more")
+    leads = policy["leads"]
+    if not isinstance(leads, list) or not all(isinstance(n, str) and n.strip() for n in leads):
+        raise ValueError("leads: a list of reviewer names")
+    if len(set(leads)) != len(leads):
+        raise ValueError("leads: a name is listed twice")
+    if not isinstance(policy["rejected"], bool):
+        raise ValueError("rejected: true or false")
+    return policy
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_file=ENV_FILE, env_ignore_empty=True, extra="ignore"
@@ -280,6 +319,11 @@ class Settings(BaseSettings):
         description="Claims one ledger path search may read before it stops ('search stopped').",
     )
 
+    # The deployment's quality gate (docs/gates.md): a gate@1 YAML file that
+    # GET /v1/runs/{id}/gate, `groundswell gate RUN` (without a file) and the run hooks check
+    # finished runs against. Unset: no gate.
+    gate_file: Path | None = None
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
@@ -331,11 +375,9 @@ class Settings(BaseSettings):
     def _check_review_policy(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return None
-        from groundswell.shared.review.formats import ReviewError, check_review_policy
-
         try:
             return check_review_policy(value)
-        except ReviewError as exc:
+        except ValueError as exc:
             raise ValueError(f"review_policy: {exc}") from None
 
     @field_validator("api_key_hashes")
