@@ -351,6 +351,7 @@ def command_line(size: str = "1MB", repeat: int = 3) -> str:
         one = {"id": 1, "claim": "net sales rose", "source": "In 2024 net sales rose 2%."}
         (work / "one.jsonl").write_text(json.dumps(one) + "\n", encoding="utf-8")
         env = {**os.environ, "GROUNDSWELL_STORAGE_URL": str(work / "store")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
         cpu, outputs = {}, {}
         for tool, key in (("groundswell", "groundswell"), ("gtrex", "gtrex")):
             exe = str(bin_dir / tool)
