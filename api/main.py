@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
     docs,
+    exports,
     gates,
     health,
     ledger,
@@ -62,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (
         runs.router,
         gates.router,
+        exports.router,
         receipts.router,
         policies.router,
         schedules.router,

@@ -31,7 +31,7 @@ from groundswell.api.schemas import (
     RunOut,
 )
 from groundswell.shared.runs.models import TERMINAL_STATES
-from groundswell.shared.schedules import Schedule, ScheduleList
+from groundswell.shared.runs.schedules import Schedule, ScheduleList
 
 TERMINAL = set(TERMINAL_STATES)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -251,6 +251,16 @@ class Client:
     def gate(self, run_id: str) -> dict[str, Any]:
         """The finished run against the deployment's gate: checks and verdict (docs/gates.md)."""
         return self._json("GET", f"/v1/runs/{run_id}/gate")
+
+    @route("POST", "/v1/runs/{run_id}/export")
+    def export(self, run_id: str) -> dict[str, Any]:
+        """Send the finished run's Parquet export to a worker (docs/export.md)."""
+        return self._json("POST", f"/v1/runs/{run_id}/export")
+
+    @route("GET", "/v1/runs/{run_id}/export")
+    def export_manifest(self, run_id: str) -> dict[str, Any]:
+        """The run's export manifest: rows per table and the files written."""
+        return self._json("GET", f"/v1/runs/{run_id}/export")
 
     @route("GET", "/v1/runs/{run_a}/diff/{run_b}")
     def diff(self, run_a: str, run_b: str, *, page: int = 1, limit: int = 100) -> dict[str, Any]:

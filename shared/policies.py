@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundswell.shared.canonical import canonical_json, json_sha256, sha256_hex
 
 if TYPE_CHECKING:
+    from groundswell.shared.admit import Admitter
     from groundswell.shared.repair import Repairer, RepairPolicy
     from groundswell.shared.repair.gtrex_policy import GtrexPolicy
     from groundswell.shared.storage import ObjectStore
@@ -136,6 +137,20 @@ class PolicyVersion:
 
             parts["guard"] = {"settings": self.guard_settings.as_dict(), "revision": GUARD_REVISION}
         return json_sha256(parts)[:16]
+
+    def admitter(self, document: str, schema: Any, policy: Any, /, **kwargs: Any) -> Admitter:
+        """The admitter this version runs (``admit.admitter_for`` asks it): groundgate's, or
+        the guarded one when the version has a ``guard`` part; ``policy`` is the admission
+        settings in force (the version's, else the packet's own)."""
+        from groundswell.shared.admit import Admitter
+
+        if self.guard is None:
+            return Admitter(document, schema, policy, **kwargs)
+        from groundswell.shared.guarded.admitter import GuardedAdmitter
+        from groundswell.shared.guarded.settings import GuardSettings
+
+        guard = GuardSettings.from_dict(self.guard)
+        return GuardedAdmitter(document, schema, policy, guard=guard, **kwargs)
 
     @cached_property
     def guard_settings(self) -> Any:

@@ -324,6 +324,12 @@ class Settings(BaseSettings):
     # finished runs against. Unset: no gate.
     gate_file: Path | None = None
 
+    # The columnar export (docs/export.md): where Parquet files of runs go (a folder or
+    # s3://bucket/prefix; unset: exports/parquet in the output store), and whether every
+    # finished run is exported (else on request: `groundswell export RUN`, the API).
+    export_url: str | None = None
+    export_parquet: bool = False
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get

@@ -14,6 +14,7 @@ from celery import Celery
 
 from groundswell.shared.runs.service import (
     ADMIT,
+    EXPORT,
     FINALIZE,
     LEDGER,
     PLAN,
@@ -34,6 +35,7 @@ TASK_NAMES = {
     FINALIZE: "groundswell.finalize",
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
+    EXPORT: "groundswell.export",
 }
 
 

@@ -51,3 +51,10 @@ def reconcile(self: GroundswellTask) -> None:
 @app.task(base=GroundswellTask, bind=True, name="groundswell.scheduled_run", pydantic=True)
 def scheduled_run(self: GroundswellTask, schedule_id: RunId, trigger: str = "tick") -> None:
     self.service.fire_schedule(schedule_id, trigger)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.export", pydantic=True)
+def export(self: GroundswellTask, run_id: RunId) -> None:
+    from groundswell.shared.export.service import export_run
+
+    export_run(self.service, run_id)

@@ -133,6 +133,7 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
         runs.finish(updated)
         metrics.RUNS_FINISHED.labels(state).inc()
         log.info("run %s finished: %s, %d units", run_id, state, summary["index"]["units"])
+        service.finished(updated)
         return summary
     finally:
         runs.release_finalize(run_id)

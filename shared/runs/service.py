@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
+from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
-from groundswell.shared.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.settings import ApiKey, Settings
 from groundswell.shared.storage import ObjectStore, open_store
 
@@ -32,6 +32,8 @@ log = logging.getLogger("groundswell.runs")
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
 READ = "read"
 LEDGER = "ledger"
+# What a finished run sends out (never on the path of a unit): its Parquet export.
+EXPORT = "export"
 
 # The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
 QUEUES = ("read", "verify", "admit", "ledger", "control")
@@ -44,6 +46,7 @@ QUEUE_OF = {
     FINALIZE: "control",
     "reconcile": "control",
     SCHEDULE: "control",
+    EXPORT: "control",
 }
 
 Enqueue = Callable[[str, list[Any]], None]
@@ -254,6 +257,17 @@ class RunService:
         if live is not None:
             return live
         return Progress(0, 0, 0, False, {})
+
+    def finished(self, record: RunRecord) -> None:
+        """A run just ended: send what goes out of it (the Parquet export when
+        GROUNDSWELL_EXPORT_PARQUET is set). A send that fails is logged; the run stays ended."""
+        if record.dry_run or record.state not in ("succeeded", "partially_failed"):
+            return
+        try:
+            if self.settings.export_parquet:
+                self.enqueue(EXPORT, [record.id])
+        except Exception:
+            log.exception("run %s: its export could not be sent", record.id)
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
         from groundswell.shared.runs.finish import read_summary
