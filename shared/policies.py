@@ -670,16 +670,16 @@ def registered_policy(ref: str) -> PolicyVersion | None:
     writing to the store: None when ``ref`` is no policy reference, the store holds nothing
     under the name or cannot be read (the built-in is then the one meant); PolicyError for a
     version the registry does not hold."""
-    from groundswell.shared.settings import get_settings
+    from groundswell.shared.quick_settings import storage_url
     from groundswell.shared.storage import StorageError, StorageRefused, open_store
 
     try:
         name, _ = parse_ref(ref)
     except PolicyError:
         return None
-    settings = get_settings()
+    url = storage_url()  # a folder's store needs no other setting: Settings is built for S3
     try:
-        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry = PolicyRegistry(open_store(url))
         if not registry.versions(name):
             return None
         return registry.resolve(ref)
@@ -711,12 +711,19 @@ def policy_for_ref(ref: str | Path) -> GtrexPolicy:
     the configured store when it holds that name (what ``run`` uses), else a built-in
     (``guarded`` verifies as ``default``). The verification PolicyError
     (``verify/policy.py``) says which and why."""
-    from groundswell.shared.repair.gtrex_policy import GtrexPolicy, load_policy_file
+    from groundswell.shared.repair.gtrex_policy import (
+        GtrexPolicy,
+        load_policy_file,
+        unpublished_builtin,
+    )
     from groundswell.shared.repair.policy import RepairSettings
     from groundswell.shared.verify.policy import PolicyError as VerifyPolicyError
     from groundswell.shared.verify.policy import get_verify_policy
 
     ref = str(ref)
+    builtin = unpublished_builtin(ref)
+    if builtin is not None:
+        return builtin
     try:
         if Path(ref).exists() or ref.endswith(".json"):
             return load_policy_file(ref)  # its messages name the file
