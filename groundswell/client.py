@@ -31,7 +31,7 @@ from groundswell.api.schemas import (
     RunOut,
 )
 from groundswell.shared.runs.models import TERMINAL_STATES
-from groundswell.shared.schedules import Schedule, ScheduleList
+from groundswell.shared.runs.schedules import Schedule, ScheduleList
 
 TERMINAL = set(TERMINAL_STATES)
 F = TypeVar("F", bound=Callable[..., Any])

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
+from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
-from groundswell.shared.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.settings import ApiKey, Settings
 from groundswell.shared.storage import ObjectStore, open_store
 
