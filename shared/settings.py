@@ -330,6 +330,16 @@ class Settings(BaseSettings):
     export_url: str | None = None
     export_parquet: bool = False
 
+    # Run hooks (docs/hooks.md): webhooks on finished, failed and gate-failed runs. The global
+    # ones, a JSON list of {"url", "events", "format": "json"|"slack", "secret"}; a hook without
+    # a secret signs with HOOK_SECRET. API keys add their own through /v1/hooks.
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    hook_secret: SecretStr | None = None
+    hook_max_attempts: int = Field(default=8, ge=1, le=100)
+    hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
+    hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get

@@ -14,8 +14,10 @@ from celery import Celery
 
 from groundswell.shared.runs.service import (
     ADMIT,
+    DELIVER,
     EXPORT,
     FINALIZE,
+    HOOKS,
     LEDGER,
     PLAN,
     QUEUE_OF,
@@ -36,6 +38,8 @@ TASK_NAMES = {
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
     EXPORT: "groundswell.export",
+    HOOKS: "groundswell.hooks",
+    DELIVER: "groundswell.deliver",
 }
 
 
