@@ -301,6 +301,12 @@ class Settings(BaseSettings):
     # The most answers one reviewer may give one task: past them an answer is refused (409),
     # never stored and ignored. The reviewer's latest answer is the one that counts.
     review_max_answers: int = Field(default=100, ge=1, le=100_000)
+    # Page images of PDFs on the review and report pages (shared/read/render.py): the
+    # resolution they are rendered at, how many renders one API process runs at once, and
+    # how long a request waits for a turn before it is told to come back (503).
+    page_image_dpi: int = Field(default=110, ge=36, le=300)
+    page_render_concurrency: int = Field(default=2, ge=1, le=64)
+    page_render_wait_seconds: float = Field(default=10.0, gt=0, le=300)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).
