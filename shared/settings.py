@@ -346,6 +346,11 @@ class Settings(BaseSettings):
     hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
     hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
 
+    # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
+    # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
+    openlineage_url: str | None = None
+    openlineage_namespace: str = "groundswell"
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
