@@ -12,8 +12,10 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
     docs,
+    exports,
     gates,
     health,
+    hooks,
     ledger,
     metrics,
     policies,
@@ -62,6 +64,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (
         runs.router,
         gates.router,
+        exports.router,
+        hooks.router,
         receipts.router,
         policies.router,
         schedules.router,

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundswell.shared.canonical import canonical_json, json_sha256, sha256_hex
 
 if TYPE_CHECKING:
+    from groundswell.shared.admit import Admitter
     from groundswell.shared.repair import Repairer, RepairPolicy
     from groundswell.shared.repair.gtrex_policy import GtrexPolicy
     from groundswell.shared.storage import ObjectStore
@@ -136,6 +137,20 @@ class PolicyVersion:
 
             parts["guard"] = {"settings": self.guard_settings.as_dict(), "revision": GUARD_REVISION}
         return json_sha256(parts)[:16]
+
+    def admitter(self, document: str, schema: Any, policy: Any, /, **kwargs: Any) -> Admitter:
+        """The admitter this version runs (``admit.admitter_for`` asks it): groundgate's, or
+        the guarded one when the version has a ``guard`` part; ``policy`` is the admission
+        settings in force (the version's, else the packet's own)."""
+        from groundswell.shared.admit import Admitter
+
+        if self.guard is None:
+            return Admitter(document, schema, policy, **kwargs)
+        from groundswell.shared.guarded.admitter import GuardedAdmitter
+        from groundswell.shared.guarded.settings import GuardSettings
+
+        guard = GuardSettings.from_dict(self.guard)
+        return GuardedAdmitter(document, schema, policy, guard=guard, **kwargs)
 
     @cached_property
     def guard_settings(self) -> Any:
@@ -655,16 +670,16 @@ def registered_policy(ref: str) -> PolicyVersion | None:
     writing to the store: None when ``ref`` is no policy reference, the store holds nothing
     under the name or cannot be read (the built-in is then the one meant); PolicyError for a
     version the registry does not hold."""
-    from groundswell.shared.settings import get_settings
+    from groundswell.shared.quick_settings import storage_url
     from groundswell.shared.storage import StorageError, StorageRefused, open_store
 
     try:
         name, _ = parse_ref(ref)
     except PolicyError:
         return None
-    settings = get_settings()
+    url = storage_url()  # a folder's store needs no other setting: Settings is built for S3
     try:
-        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry = PolicyRegistry(open_store(url))
         if not registry.versions(name):
             return None
         return registry.resolve(ref)
@@ -696,12 +711,19 @@ def policy_for_ref(ref: str | Path) -> GtrexPolicy:
     the configured store when it holds that name (what ``run`` uses), else a built-in
     (``guarded`` verifies as ``default``). The verification PolicyError
     (``verify/policy.py``) says which and why."""
-    from groundswell.shared.repair.gtrex_policy import GtrexPolicy, load_policy_file
+    from groundswell.shared.repair.gtrex_policy import (
+        GtrexPolicy,
+        load_policy_file,
+        unpublished_builtin,
+    )
     from groundswell.shared.repair.policy import RepairSettings
     from groundswell.shared.verify.policy import PolicyError as VerifyPolicyError
     from groundswell.shared.verify.policy import get_verify_policy
 
     ref = str(ref)
+    builtin = unpublished_builtin(ref)
+    if builtin is not None:
+        return builtin
     try:
         if Path(ref).exists() or ref.endswith(".json"):
             return load_policy_file(ref)  # its messages name the file

@@ -12,19 +12,18 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from groundswell.shared.quick_settings import (
+    ENV_FILE,
+    ENV_PREFIX,
+    default_cache_dir,
+    default_storage_url,
+)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class NotConfigured(RuntimeError):
     """A command needs a setting that is not set; the message names it."""
-
-
-def default_storage_url() -> str:
-    """The per-user data folder (``$XDG_DATA_HOME/groundswell`` on Linux), so that every
-    working directory shares one store and one policy registry."""
-    import platformdirs
-
-    return str(platformdirs.user_data_path("groundswell"))
 
 
 def hash_api_key(key: str) -> str:
@@ -161,7 +160,7 @@ def check_review_policy(policy: object) -> dict[str, Any]:
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="GROUNDSWELL_", env_file=".env", env_ignore_empty=True, extra="ignore"
+        env_prefix=ENV_PREFIX, env_file=ENV_FILE, env_ignore_empty=True, extra="ignore"
     )
 
     # Coordination: the Celery broker, and the Redis of run state. Unset: `run`, `reprocess`
@@ -176,6 +175,9 @@ class Settings(BaseSettings):
     # Where receipts, run records, summaries and the policy registry are written: a folder or
     # s3://bucket/prefix. Default: one folder per user (not per working directory).
     storage_url: str = Field(default_factory=lambda: default_storage_url())
+    # Files this machine can make again (the Unicode tables of the text steps); default: the
+    # per-user cache folder.
+    cache_dir: str = Field(default_factory=lambda: default_cache_dir())
 
     # S3 (and S3-compatible endpoints such as MinIO or moto).
     s3_endpoint_url: str | None = None
@@ -301,6 +303,12 @@ class Settings(BaseSettings):
     # The most answers one reviewer may give one task: past them an answer is refused (409),
     # never stored and ignored. The reviewer's latest answer is the one that counts.
     review_max_answers: int = Field(default=100, ge=1, le=100_000)
+    # Page images of PDFs on the review and report pages (shared/read/render.py): the
+    # resolution they are rendered at, how many renders one API process runs at once, and
+    # how long a request waits for a turn before it is told to come back (503).
+    page_image_dpi: int = Field(default=110, ge=36, le=300)
+    page_render_concurrency: int = Field(default=2, ge=1, le=64)
+    page_render_wait_seconds: float = Field(default=10.0, gt=0, le=300)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).
@@ -323,6 +331,27 @@ class Settings(BaseSettings):
     # GET /v1/runs/{id}/gate, `groundswell gate RUN` (without a file) and the run hooks check
     # finished runs against. Unset: no gate.
     gate_file: Path | None = None
+
+    # The columnar export (docs/export.md): where Parquet files of runs go (a folder or
+    # s3://bucket/prefix; unset: exports/parquet in the output store), and whether every
+    # finished run is exported (else on request: `groundswell export RUN`, the API).
+    export_url: str | None = None
+    export_parquet: bool = False
+
+    # Run hooks (docs/hooks.md): webhooks on finished, failed and gate-failed runs. The global
+    # ones, a JSON list of {"url", "events", "format": "json"|"slack", "secret"}; a hook without
+    # a secret signs with HOOK_SECRET. API keys add their own through /v1/hooks.
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    hook_secret: SecretStr | None = None
+    hook_max_attempts: int = Field(default=8, ge=1, le=100)
+    hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
+    hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+
+    # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
+    # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
+    openlineage_url: str | None = None
+    openlineage_namespace: str = "groundswell"
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None

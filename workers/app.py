@@ -14,8 +14,12 @@ from celery import Celery
 
 from groundswell.shared.runs.service import (
     ADMIT,
+    DELIVER,
+    EXPORT,
     FINALIZE,
+    HOOKS,
     LEDGER,
+    LINEAGE,
     PLAN,
     QUEUE_OF,
     QUEUES,
@@ -34,6 +38,10 @@ TASK_NAMES = {
     FINALIZE: "groundswell.finalize",
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
+    EXPORT: "groundswell.export",
+    HOOKS: "groundswell.hooks",
+    DELIVER: "groundswell.deliver",
+    LINEAGE: "groundswell.lineage",
 }
 
 

@@ -7,7 +7,8 @@ from fastapi import APIRouter, HTTPException, status
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.routes.runs import get_run
 from groundswell.shared.gates.models import GateError, GateResult, load_gate
-from groundswell.shared.gates.service import GateUnavailable, gate_of_run
+from groundswell.shared.gates.service import gate_of_run
+from groundswell.shared.runs.read import RunNotReady
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -29,5 +30,5 @@ def read_gate(run_id: str, service: ServiceDep, key: Principal) -> GateResult:
         raise HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, str(exc)) from None
     try:
         return gate_of_run(service, run_id, spec)
-    except GateUnavailable as exc:
+    except RunNotReady as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None

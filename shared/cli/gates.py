@@ -68,12 +68,13 @@ def gate(run_id: str, gate_file: str | None, as_json: bool) -> None:
         _error("no gate: name a gate file, or set GROUNDSWELL_GATE_FILE")
     spec = load_gate_or_exit(str(path))
     from groundswell.shared.cli.policies import _registry_service
-    from groundswell.shared.gates.service import GateUnavailable, gate_of_run
+    from groundswell.shared.gates.service import gate_of_run
+    from groundswell.shared.runs.read import RunNotReady
 
     service, _ = _registry_service()
     try:
         result = gate_of_run(service, run_id, spec)
-    except GateUnavailable as exc:
+    except RunNotReady as exc:
         _error(str(exc))
     report_gate(result, as_json)
 
@@ -81,7 +82,8 @@ def gate(run_id: str, gate_file: str | None, as_json: bool) -> None:
 def gate_after_run(summary: dict, spec, settings) -> int:
     """``run --wait --gate FILE``: the gate's verdict on the run just waited for, printed to
     stderr; a run that did not finish with a summary to gate counts as a fail."""
-    from groundswell.shared.gates.service import GateUnavailable, gate_of_run, render
+    from groundswell.shared.gates.service import gate_of_run, render
+    from groundswell.shared.runs.read import RunNotReady
     from groundswell.shared.runs.service import RunService
     from groundswell.shared.runs.state import StorageOnly
 
@@ -90,7 +92,7 @@ def gate_after_run(summary: dict, spec, settings) -> int:
     service = RunService(settings, StorageOnly(), lambda kind, args: None)
     try:
         result = gate_of_run(service, str(summary.get("run_id")), spec)
-    except GateUnavailable as exc:
+    except RunNotReady as exc:
         click.echo(f"groundswell: gate fail: {exc}", err=True)
         return 2
     click.echo(render(result), err=True)

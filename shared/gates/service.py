@@ -259,23 +259,16 @@ def render(result: GateResult) -> str:
     return "\n".join(lines)
 
 
-class GateUnavailable(RuntimeError):
-    """The run cannot be gated (yet): unknown, unfinished, or without a summary."""
-
-
 def gate_of_run(service: RunService, run_id: str, spec: GateSpec) -> GateResult:
-    """The gate's verdict on a run of ``service`` (its summary and catalog in its output)."""
+    """The gate's verdict on a run of ``service`` (its summary and catalog in its output);
+    :class:`RunNotReady` when it has not ended with a summary."""
+    from groundswell.shared.runs.read import RunNotReady, finished_record
     from groundswell.shared.runs.service import RunNotFound
 
-    try:
-        record = service.get(run_id)
-    except RunNotFound:
-        raise GateUnavailable(f"no run {run_id}") from None
-    if not record.terminal:
-        raise GateUnavailable(f"run {run_id} is {record.state}: it is gated once it finishes")
+    record = finished_record(service, run_id, "gated")
     summary = service.summary(run_id)
     if summary is None:
-        raise GateUnavailable(f"run {run_id} ended {record.state} without a summary")
+        raise RunNotReady(f"run {run_id} ended {record.state} without a summary")
 
     def summary_of(other: str) -> Summary | None:
         try:

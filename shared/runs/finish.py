@@ -133,6 +133,7 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
         runs.finish(updated)
         metrics.RUNS_FINISHED.labels(state).inc()
         log.info("run %s finished: %s, %d units", run_id, state, summary["index"]["units"])
+        service.finished(updated)
         return summary
     finally:
         runs.release_finalize(run_id)
@@ -179,6 +180,7 @@ def fail_run(
     service.runs.finish(updated)
     metrics.RUNS_FINISHED.labels("failed").inc()
     log.warning("run %s failed: %s", record.id, message)
+    service.finished(updated)
     return updated
 
 

@@ -1,6 +1,6 @@
 """Gates on real runs: `run --gate` exits with the verdict, and the API's
 GET /v1/runs/{id}/gate checks the deployment's gate file, with the corpus's previous run as
-the baseline of max_drop."""
+the baseline of max_drop; POST /v1/runs/{id}/export sends the Parquet export to a worker."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from groundswell.shared.settings import hash_api_key
-from tests.conftest import API_KEY, running_api
+from tests.conftest import API_KEY, running_api, wait_until
 from tests.shared.cli.test_runs_cli import groundswell
 
 pytestmark = pytest.mark.integration
@@ -79,3 +79,14 @@ def test_api_gate_route(pipeline, service_settings, tmp_path):
         assert grounding["status"] == "pass" and grounding["baseline_run"] == ids[0]
         assert result["checks"][1]["status"] == "warn"
         assert client.get("/v1/runs/nope/gate").status_code == 404
+        # The Parquet export on request, on a worker; its manifest once written.
+        assert client.get(f"/v1/runs/{ids[1]}/export").status_code == 404
+        sent = client.post(f"/v1/runs/{ids[1]}/export")
+        assert sent.status_code == 202 and sent.headers["Location"] == f"/v1/runs/{ids[1]}/export"
+        manifest = wait_until(
+            lambda: (r := client.get(f"/v1/runs/{ids[1]}/export")).status_code == 200 and r.json(),
+            60,
+            "the export's manifest",
+        )
+        assert manifest["rows"]["certificates"] > 0 and manifest["format"] == 1
+        assert manifest["root"] is None  # the server's own folder is not shown
