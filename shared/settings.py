@@ -301,6 +301,12 @@ class Settings(BaseSettings):
     # The most answers one reviewer may give one task: past them an answer is refused (409),
     # never stored and ignored. The reviewer's latest answer is the one that counts.
     review_max_answers: int = Field(default=100, ge=1, le=100_000)
+    # Page images of PDFs on the review and report pages (shared/read/render.py): the
+    # resolution they are rendered at, how many renders one API process runs at once, and
+    # how long a request waits for a turn before it is told to come back (503).
+    page_image_dpi: int = Field(default=110, ge=36, le=300)
+    page_render_concurrency: int = Field(default=2, ge=1, le=64)
+    page_render_wait_seconds: float = Field(default=10.0, gt=0, le=300)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).
@@ -329,6 +335,21 @@ class Settings(BaseSettings):
     # finished run is exported (else on request: `groundswell export RUN`, the API).
     export_url: str | None = None
     export_parquet: bool = False
+
+    # Run hooks (docs/hooks.md): webhooks on finished, failed and gate-failed runs. The global
+    # ones, a JSON list of {"url", "events", "format": "json"|"slack", "secret"}; a hook without
+    # a secret signs with HOOK_SECRET. API keys add their own through /v1/hooks.
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    hook_secret: SecretStr | None = None
+    hook_max_attempts: int = Field(default=8, ge=1, le=100)
+    hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
+    hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+
+    # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
+    # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
+    openlineage_url: str | None = None
+    openlineage_namespace: str = "groundswell"
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None

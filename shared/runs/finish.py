@@ -180,6 +180,7 @@ def fail_run(
     service.runs.finish(updated)
     metrics.RUNS_FINISHED.labels("failed").inc()
     log.warning("run %s failed: %s", record.id, message)
+    service.finished(updated)
     return updated
 
 
