@@ -5,21 +5,27 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench clean
 
+# pip's own output (and the machine's, and setuptools' notices on an editable install) goes to
+# one log, shown only when the install fails: the demo's output starts with the demo.
+INSTALL_LOG := $(VENV)/install.log
+QUIET_PIP = $(BIN)/pip install -q $(1) >> $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
+
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	@echo "setting up $(VENV) (a minute or two the first time; pip's log: $(INSTALL_LOG))"
+	@$(PYTHON) -m venv $(VENV)
+	@$(call QUIET_PIP,--upgrade pip)
 
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[demo]'
-	touch $@
+	@$(call QUIET_PIP,-e '.[demo]')
+	@touch $@
 
 $(VENV)/.dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $@ $(VENV)/.runtime
+	@$(call QUIET_PIP,-e '.[dev]')
+	@touch $@ $(VENV)/.runtime
 
 # Run the whole pipeline (private Redis, real Celery workers, local store) on the sample corpus.
 demo: $(VENV)/.runtime
-	$(BIN)/groundswell demo
+	@$(BIN)/groundswell demo
 
 # Lint, then every test: unit, conformance, differential and integration (real services).
 test: $(VENV)/.dev

@@ -12,7 +12,10 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
     docs,
+    exports,
+    gates,
     health,
+    hooks,
     ledger,
     metrics,
     policies,
@@ -60,6 +63,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     for router in (
         runs.router,
+        gates.router,
+        exports.router,
+        hooks.router,
         receipts.router,
         policies.router,
         schedules.router,

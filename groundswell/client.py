@@ -31,7 +31,7 @@ from groundswell.api.schemas import (
     RunOut,
 )
 from groundswell.shared.runs.models import TERMINAL_STATES
-from groundswell.shared.schedules import Schedule, ScheduleList
+from groundswell.shared.runs.schedules import Schedule, ScheduleList
 
 TERMINAL = set(TERMINAL_STATES)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -221,13 +221,24 @@ class Client:
     def cancel(self, run_id: str) -> Run:
         return Run.model_validate(self._json("POST", f"/v1/runs/{run_id}/cancel"))
 
-    def wait(self, run_id: str, *, poll: float = 1.0, timeout: float | None = None) -> Run:
-        """Poll until the run ends (TimeoutError after ``timeout`` seconds)."""
+    def wait(
+        self,
+        run_id: str,
+        *,
+        poll: float = 1.0,
+        timeout: float | None = None,
+        said: Callable[[str, str], None] | None = None,
+    ) -> Run:
+        """Poll until the run ends (TimeoutError after ``timeout`` seconds); ``said(run_id,
+        state)`` is called once if it has not ended at the first look."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             run = self.status(run_id)
             if run.terminal:
                 return run
+            if said is not None:
+                said(run_id, run.state)
+                said = None
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"run {run_id} is still {run.state}")
             time.sleep(poll)
@@ -235,6 +246,44 @@ class Client:
     @route("GET", "/v1/runs/{run_id}/summary")
     def summary(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/summary")
+
+    @route("GET", "/v1/runs/{run_id}/gate")
+    def gate(self, run_id: str) -> dict[str, Any]:
+        """The finished run against the deployment's gate: checks and verdict (docs/gates.md)."""
+        return self._json("GET", f"/v1/runs/{run_id}/gate")
+
+    @route("POST", "/v1/runs/{run_id}/export")
+    def export(self, run_id: str) -> dict[str, Any]:
+        """Send the finished run's Parquet export to a worker (docs/export.md)."""
+        return self._json("POST", f"/v1/runs/{run_id}/export")
+
+    @route("GET", "/v1/runs/{run_id}/export")
+    def export_manifest(self, run_id: str) -> dict[str, Any]:
+        """The run's export manifest: rows per table and the files written."""
+        return self._json("GET", f"/v1/runs/{run_id}/export")
+
+    @route("POST", "/v1/hooks")
+    def add_hook(
+        self, url: str, *, events: list[str] | None = None, format: str = "json"
+    ) -> dict[str, Any]:
+        """Add a webhook for this key's runs; the answer holds its signing secret, once."""
+        body: dict[str, Any] = {"url": url, "format": format}
+        if events is not None:
+            body["events"] = events
+        return self._json("POST", "/v1/hooks", json=body)
+
+    @route("GET", "/v1/hooks")
+    def hooks(self) -> list[dict[str, Any]]:
+        return self._json("GET", "/v1/hooks")["items"]
+
+    @route("DELETE", "/v1/hooks/{hook_id}")
+    def remove_hook(self, hook_id: str) -> None:
+        self._call("DELETE", f"/v1/hooks/{hook_id}")
+
+    @route("GET", "/v1/runs/{run_id}/hooks")
+    def deliveries(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's hook deliveries and their status."""
+        return self._json("GET", f"/v1/runs/{run_id}/hooks")["items"]
 
     @route("GET", "/v1/runs/{run_a}/diff/{run_b}")
     def diff(self, run_a: str, run_b: str, *, page: int = 1, limit: int = 100) -> dict[str, Any]:

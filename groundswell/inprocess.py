@@ -27,7 +27,7 @@ def _verify_policy(policy: PolicyRef) -> VerifyPolicy:
     """``policy`` as ``groundswell verify --policy`` reads it (ValueError naming it)."""
     if isinstance(policy, VerifyPolicy):
         return policy
-    from groundswell.shared.verify.gtrex_policy import policy_for_ref
+    from groundswell.shared.policies import policy_for_ref
     from groundswell.shared.verify.policy import PolicyError
 
     if not isinstance(policy, str | Path):
@@ -263,7 +263,7 @@ def check_receipt(
 ) -> list[str]:
     """Re-derive ``receipt`` from its inputs: the differences, empty when it holds. A
     receipt as a run stores it (``{"receipt": ...}`` with its inputs' digests) is unwrapped."""
-    from groundswell.shared.admit.rederive import check_receipt as _check
+    from groundswell.shared.guarded.rederive import check_receipt as _check
 
     data = receipt.to_dict() if isinstance(receipt, Receipt) else receipt
     if "decisions" not in data and isinstance(data.get("receipt"), dict):

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,7 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundswell.shared.canonical import canonical_json, json_sha256, sha256_hex
 
 if TYPE_CHECKING:
+    from groundswell.shared.admit import Admitter
     from groundswell.shared.repair import Repairer, RepairPolicy
+    from groundswell.shared.repair.gtrex_policy import GtrexPolicy
     from groundswell.shared.storage import ObjectStore
     from groundswell.shared.verify import Verifier, VerifyPolicy
 
@@ -134,6 +137,20 @@ class PolicyVersion:
 
             parts["guard"] = {"settings": self.guard_settings.as_dict(), "revision": GUARD_REVISION}
         return json_sha256(parts)[:16]
+
+    def admitter(self, document: str, schema: Any, policy: Any, /, **kwargs: Any) -> Admitter:
+        """The admitter this version runs (``admit.admitter_for`` asks it): groundgate's, or
+        the guarded one when the version has a ``guard`` part; ``policy`` is the admission
+        settings in force (the version's, else the packet's own)."""
+        from groundswell.shared.admit import Admitter
+
+        if self.guard is None:
+            return Admitter(document, schema, policy, **kwargs)
+        from groundswell.shared.guarded.admitter import GuardedAdmitter
+        from groundswell.shared.guarded.settings import GuardSettings
+
+        guard = GuardSettings.from_dict(self.guard)
+        return GuardedAdmitter(document, schema, policy, guard=guard, **kwargs)
 
     @cached_property
     def guard_settings(self) -> Any:
@@ -653,16 +670,16 @@ def registered_policy(ref: str) -> PolicyVersion | None:
     writing to the store: None when ``ref`` is no policy reference, the store holds nothing
     under the name or cannot be read (the built-in is then the one meant); PolicyError for a
     version the registry does not hold."""
-    from groundswell.shared.settings import get_settings
+    from groundswell.shared.quick_settings import storage_url
     from groundswell.shared.storage import StorageError, StorageRefused, open_store
 
     try:
         name, _ = parse_ref(ref)
     except PolicyError:
         return None
-    settings = get_settings()
+    url = storage_url()  # a folder's store needs no other setting: Settings is built for S3
     try:
-        registry = PolicyRegistry(open_store(settings.storage_url, settings))
+        registry = PolicyRegistry(open_store(url))
         if not registry.versions(name):
             return None
         return registry.resolve(ref)
@@ -686,3 +703,64 @@ def resolve_policy(ref: str) -> PolicyVersion:
     if version is not None and version != policy.version:
         raise PolicyError(f"policy {name} has no version {version} (latest is {policy.version})")
     return policy
+
+
+def policy_for_ref(ref: str | Path) -> GtrexPolicy:
+    """A policy as every local command (and the Python API) reads ``ref``: a policy file
+    (groundswell's or gtrex's), or NAME / NAME@N / NAME@latest, from the policy registry of
+    the configured store when it holds that name (what ``run`` uses), else a built-in
+    (``guarded`` verifies as ``default``). The verification PolicyError
+    (``verify/policy.py``) says which and why."""
+    from groundswell.shared.repair.gtrex_policy import (
+        GtrexPolicy,
+        load_policy_file,
+        unpublished_builtin,
+    )
+    from groundswell.shared.repair.policy import RepairSettings
+    from groundswell.shared.verify.policy import PolicyError as VerifyPolicyError
+    from groundswell.shared.verify.policy import get_verify_policy
+
+    ref = str(ref)
+    builtin = unpublished_builtin(ref)
+    if builtin is not None:
+        return builtin
+    try:
+        if Path(ref).exists() or ref.endswith(".json"):
+            return load_policy_file(ref)  # its messages name the file
+    except VerifyPolicyError as exc:
+        raise VerifyPolicyError(f"invalid policy: {exc}") from None
+    try:
+        registered = _registered_gtrex(ref)
+        if registered is not None:
+            return registered
+        policy = get_verify_policy(ref)
+    except VerifyPolicyError as exc:
+        raise VerifyPolicyError(f"invalid policy ({ref}): {exc}") from None
+    return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
+
+
+def _registered_gtrex(ref: str) -> GtrexPolicy | None:
+    """The verification part of a published version, and its repair settings (with the
+    threshold in force when the version repairs), without writing to the store."""
+    from groundswell.shared.repair.gtrex_policy import GtrexPolicy
+    from groundswell.shared.repair.policy import RepairSettings
+    from groundswell.shared.verify.policy import BUILTIN_VERIFY_POLICIES
+    from groundswell.shared.verify.policy import PolicyError as VerifyPolicyError
+
+    try:
+        version = registered_policy(ref)
+        if version is None:
+            # nothing published under that name here: gtrex's built-in, or one of ours
+            # beyond gtrex's (guarded: default's verification)
+            name = parse_ref(ref)[0] if POLICY_REF.match(ref) else None
+            if name in BUILTIN_VERIFY_POLICIES or name is None:
+                return None
+            version = resolve_policy(ref)  # an unknown name: refused, naming every built-in
+        policy = version.verify_policy
+        if version.repair is not None:
+            return GtrexPolicy(policy, version.repair.policy.settings, None)
+        if version.repair_document is not None:  # published with repair_mode off
+            return GtrexPolicy(policy, RepairSettings(repair_mode="off"), None)
+        return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
+    except PolicyError as exc:
+        raise VerifyPolicyError(str(exc)) from None

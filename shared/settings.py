@@ -12,19 +12,18 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from groundswell.shared.quick_settings import (
+    ENV_FILE,
+    ENV_PREFIX,
+    default_cache_dir,
+    default_storage_url,
+)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class NotConfigured(RuntimeError):
     """A command needs a setting that is not set; the message names it."""
-
-
-def default_storage_url() -> str:
-    """The per-user data folder (``$XDG_DATA_HOME/groundswell`` on Linux), so that every
-    working directory shares one store and one policy registry."""
-    import platformdirs
-
-    return str(platformdirs.user_data_path("groundswell"))
 
 
 def hash_api_key(key: str) -> str:
@@ -119,9 +118,48 @@ def parse_api_key(entry: str) -> ApiKey:
     return ApiKey(name, digest, frozenset(wanted), teams)
 
 
+# A review policy (``review-policy@1``, groundgate 0.11's format): checked here because a
+# setting holds one (GROUNDSWELL_REVIEW_POLICY) and settings import no domain; the review
+# package (review/formats.py) raises the same messages as its ReviewError.
+REVIEW_RATE_RE = re.compile(r"0|1|0\.[0-9]{0,17}[1-9]")
+
+
+def check_review_policy(policy: object) -> dict[str, Any]:
+    """``policy`` if it is a ``review-policy@1`` object with every member; else ValueError."""
+    if not isinstance(policy, dict):
+        raise ValueError("the review policy is not a JSON object")
+    wanted = {"format", "audit", "agree", "leads", "rejected"}
+    if set(policy) != wanted:
+        missing, extra = sorted(wanted - set(policy)), sorted(set(policy) - wanted)
+        raise ValueError(f"review policy members: missing {missing}, unknown {extra}")
+    if policy["format"] != "review-policy@1":
+        raise ValueError("format: must be review-policy@1")
+    audit = policy["audit"]
+    if not isinstance(audit, dict) or set(audit) != {"rate", "seed"}:
+        raise ValueError("audit: an object with exactly rate and seed")
+    if not isinstance(audit["rate"], str) or not REVIEW_RATE_RE.fullmatch(audit["rate"]):
+        raise ValueError(
+            'audit.rate: a decimal string from 0 to 1 such as "0.02" (at most 18 digits after '
+            "the point, no final 0)"
+        )
+    if not isinstance(audit["seed"], str):
+        raise ValueError("audit.seed: a string")
+    agree = policy["agree"]
+    if type(agree) is not int or agree < 1:
+        raise ValueError("agree: an integer of 1 or more")
+    leads = policy["leads"]
+    if not isinstance(leads, list) or not all(isinstance(n, str) and n.strip() for n in leads):
+        raise ValueError("leads: a list of reviewer names")
+    if len(set(leads)) != len(leads):
+        raise ValueError("leads: a name is listed twice")
+    if not isinstance(policy["rejected"], bool):
+        raise ValueError("rejected: true or false")
+    return policy
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="GROUNDSWELL_", env_file=".env", env_ignore_empty=True, extra="ignore"
+        env_prefix=ENV_PREFIX, env_file=ENV_FILE, env_ignore_empty=True, extra="ignore"
     )
 
     # Coordination: the Celery broker, and the Redis of run state. Unset: `run`, `reprocess`
@@ -136,6 +174,9 @@ class Settings(BaseSettings):
     # Where receipts, run records, summaries and the policy registry are written: a folder or
     # s3://bucket/prefix. Default: one folder per user (not per working directory).
     storage_url: str = Field(default_factory=lambda: default_storage_url())
+    # Files this machine can make again (the Unicode tables of the text steps); default: the
+    # per-user cache folder.
+    cache_dir: str = Field(default_factory=lambda: default_cache_dir())
 
     # S3 (and S3-compatible endpoints such as MinIO or moto).
     s3_endpoint_url: str | None = None
@@ -278,6 +319,27 @@ class Settings(BaseSettings):
         description="Claims one ledger path search may read before it stops ('search stopped').",
     )
 
+    # The deployment's quality gate (docs/gates.md): a gate@1 YAML file that
+    # GET /v1/runs/{id}/gate, `groundswell gate RUN` (without a file) and the run hooks check
+    # finished runs against. Unset: no gate.
+    gate_file: Path | None = None
+
+    # The columnar export (docs/export.md): where Parquet files of runs go (a folder or
+    # s3://bucket/prefix; unset: exports/parquet in the output store), and whether every
+    # finished run is exported (else on request: `groundswell export RUN`, the API).
+    export_url: str | None = None
+    export_parquet: bool = False
+
+    # Run hooks (docs/hooks.md): webhooks on finished, failed and gate-failed runs. The global
+    # ones, a JSON list of {"url", "events", "format": "json"|"slack", "secret"}; a hook without
+    # a secret signs with HOOK_SECRET. API keys add their own through /v1/hooks.
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    hook_secret: SecretStr | None = None
+    hook_max_attempts: int = Field(default=8, ge=1, le=100)
+    hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
+    hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None
     # The API's /metrics needs no key and reads Redis: scrapes within this many seconds get
@@ -329,11 +391,9 @@ class Settings(BaseSettings):
     def _check_review_policy(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return None
-        from groundswell.shared.review.formats import ReviewError, check_review_policy
-
         try:
             return check_review_policy(value)
-        except ReviewError as exc:
+        except ValueError as exc:
             raise ValueError(f"review_policy: {exc}") from None
 
     @field_validator("api_key_hashes")

@@ -112,8 +112,16 @@ def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Coun
         outcome = decision.get("outcome")
         counts["candidates"] += 1
         counts[f"candidates.outcome.{outcome}"] += 1
-        for code in decision.get("codes", ()):
+        codes = decision.get("codes", ())
+        for code in codes:
             counts[f"candidates.code.{code}"] += 1
+        # Per schema field (the quality gates read them); a field the schema lacks is no
+        # field, so an extractor's stray names cannot multiply the counters.
+        field = decision.get("field")
+        per_field = isinstance(field, str) and "FIELD_UNKNOWN" not in codes
+        if per_field:
+            counts[f"candidates.field.{field}"] += 1
+            counts[f"candidates.field.{field}.outcome.{outcome}"] += 1
         candidate_id = decision.get("candidate_id")
         label = gold.get(str(candidate_id)) if candidate_id is not None else None
         if label is None:
@@ -129,8 +137,12 @@ def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Coun
                 counts["candidates.right_reviewed"] += 1
         else:
             counts["candidates.labelled_wrong"] += 1
+            if per_field:
+                counts[f"candidates.field.{field}.labelled_wrong"] += 1
             if outcome == "admitted":
                 counts["candidates.escapes"] += 1
+                if per_field:
+                    counts[f"candidates.field.{field}.escapes"] += 1
             else:
                 counts["candidates.caught"] += 1
                 caught = "wrong_rejected" if outcome == "rejected" else "wrong_reviewed"

@@ -241,3 +241,11 @@ def test_every_command_does_its_job_from_the_runtime_install(
     (run_dir,) = (tmp_path / "store" / "runs").iterdir()
     ok("report", run_dir.name, "-o", str(tmp_path / "run.html"))
     assert '<mark class="v-grounded">' in (tmp_path / "run.html").read_text(encoding="utf-8")
+    # Results where people look: the Parquet export and DuckDB over it (pyarrow and duckdb
+    # are runtime dependencies), and the quality gate.
+    assert "certificates" in ok("export", run_dir.name).stdout
+    counted = json.loads(ok("query", "select count(*) n from certificates", "--json").stdout)
+    assert counted["n"] > 0
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("gate: 1\nchecks:\n  - metric: failed_units\n    fail: {max: 0}\n")
+    assert "gate pass (exit 0)" in ok("gate", run_dir.name, str(gate)).stdout

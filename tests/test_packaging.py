@@ -36,3 +36,28 @@ def test_every_folder_that_ships_files_is_a_listed_package():
             if all(p.isidentifier() for p in parts) and package not in listed:
                 missing.append(package)
     assert not missing, f"folders absent from [tool.setuptools] packages: {missing}"
+
+
+def test_make_demo_keeps_the_install_output_in_a_log(tmp_path):
+    """The demo's output starts with the demo: every pip install of the set-up writes to
+    the venv's install log (printed only when it fails), and make echoes no recipe line."""
+    import subprocess
+
+    venv = tmp_path / "v"
+    planned = subprocess.run(
+        ["make", "-n", "-C", str(REPO), f"VENV={venv}", "demo"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    installs = [line for line in planned if "pip install" in line]
+    assert len(installs) == 2, planned  # pip itself, then groundswell
+    for line in installs:
+        assert f">> {venv}/install.log 2>&1 || {{ cat {venv}/install.log; exit 1; }}" in line
+    recipes = [
+        line
+        for line in (REPO / "Makefile").read_text().splitlines()
+        if line.startswith("\t") and line.strip()
+    ]
+    shown = [r for r in recipes if not r.lstrip().startswith("@")]
+    assert all(not r.strip().startswith("$(BIN)/pip") for r in shown), shown

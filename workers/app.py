@@ -14,7 +14,10 @@ from celery import Celery
 
 from groundswell.shared.runs.service import (
     ADMIT,
+    DELIVER,
+    EXPORT,
     FINALIZE,
+    HOOKS,
     LEDGER,
     PLAN,
     QUEUE_OF,
@@ -34,6 +37,9 @@ TASK_NAMES = {
     FINALIZE: "groundswell.finalize",
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
+    EXPORT: "groundswell.export",
+    HOOKS: "groundswell.hooks",
+    DELIVER: "groundswell.deliver",
 }
 
 

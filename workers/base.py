@@ -13,6 +13,7 @@ from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
 from groundswell.shared import metrics
+from groundswell.shared.later import Later
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.runs.state import RunStore, redis_client
 from groundswell.shared.settings import get_settings
@@ -96,7 +97,10 @@ class GroundswellTask(Task):
         start = time.perf_counter()
         status = "failed"
         try:
-            result = super().__call__(*args, **kwargs)
+            try:
+                result = super().__call__(*args, **kwargs)
+            except Later as later:  # the core asks for another go (a webhook's backoff)
+                raise self.retry(countdown=later.countdown, max_retries=None) from None
             status = "succeeded"
             metrics.TASK_LAST_SUCCESS.labels(task).set(time.time())
             return result

@@ -21,8 +21,8 @@ from redbeat.decoder import RedBeatJSONEncoder
 from redis.exceptions import RedisError
 
 from groundswell.shared import metrics
+from groundswell.shared.runs.schedules import Schedule, ScheduleSpec
 from groundswell.shared.runs.service import SCHEDULE, RunService
-from groundswell.shared.schedules import Schedule, ScheduleSpec
 from groundswell.workers.app import QUEUE_OF, TASK_NAMES
 
 

@@ -10,6 +10,7 @@ from groundswell.workers.app import app
 from groundswell.workers.base import BatchTask, GroundswellTask
 
 RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+DeliveryId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 BatchId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,20}(\.[01])*$", max_length=200)]
 
 
@@ -51,3 +52,26 @@ def reconcile(self: GroundswellTask) -> None:
 @app.task(base=GroundswellTask, bind=True, name="groundswell.scheduled_run", pydantic=True)
 def scheduled_run(self: GroundswellTask, schedule_id: RunId, trigger: str = "tick") -> None:
     self.service.fire_schedule(schedule_id, trigger)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.export", pydantic=True)
+def export(self: GroundswellTask, run_id: RunId) -> None:
+    from groundswell.shared.export.service import export_run
+
+    export_run(self.service, run_id)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.hooks", pydantic=True)
+def hooks(self: GroundswellTask, run_id: RunId) -> None:
+    from groundswell.shared.hooks.service import plan_deliveries
+    from groundswell.shared.runs.service import DELIVER
+
+    for delivery in plan_deliveries(self.service, run_id):
+        self.service.enqueue(DELIVER, [run_id, delivery])
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.deliver", pydantic=True)
+def deliver(self: GroundswellTask, run_id: RunId, delivery: DeliveryId) -> None:
+    from groundswell.shared.hooks.service import attempt
+
+    attempt(self.service, run_id, delivery)

@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, Response, status
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.guards import limits_for
 from groundswell.api.routes.runs import checked_corpus
-from groundswell.shared.schedules import (
+from groundswell.shared.runs.schedules import (
     Schedule,
     ScheduleList,
     ScheduleSpec,

@@ -90,16 +90,14 @@ __all__ = [
 
 
 def admitter_for(policy: Any, document: str, schema: Any, /, **kwargs: Any) -> Admitter:
-    """The admitter a policy version runs: groundgate's, or the guarded one when the version
-    has a ``guard`` part (over the version's admission settings, else the packet's own)."""
-    guard = getattr(policy, "guard", None)
+    """The admitter a policy version runs, over the version's admission settings (else the
+    packet's own): groundgate's for None, or the one the version makes itself (its
+    ``admitter(document, schema, policy, **kwargs)``: the guarded one when the version has a
+    ``guard`` part, see policies.py). admit/ knows no admitter built on it."""
     admit_policy = kwargs.pop("policy", None)
     if admit_policy is None and policy is not None:
         admit_policy = getattr(policy, "admit", None)
-    if guard is None:
+    make = getattr(policy, "admitter", None)
+    if make is None:
         return Admitter(document, schema, admit_policy, **kwargs)
-    from groundswell.shared.guarded.admitter import GuardedAdmitter
-    from groundswell.shared.guarded.settings import GuardSettings
-
-    settings = guard if isinstance(guard, GuardSettings) else GuardSettings.from_dict(guard)
-    return GuardedAdmitter(document, schema, admit_policy, guard=settings, **kwargs)
+    return make(document, schema, admit_policy, **kwargs)

@@ -17,6 +17,7 @@ from groundswell.shared.admit.checked import CheckedPath
 from groundswell.shared.admit.currency import CurrencyNames, CurrencyScales, ScaleForms
 from groundswell.shared.admit.digest import SPEC_VERSION, digest, text_digest
 from groundswell.shared.admit.errors import PacketError
+from groundswell.shared.admit.guard_codes import GUARD_FLAGS, GUARD_INFO
 from groundswell.shared.admit.index import TextIndex, Token
 from groundswell.shared.admit.items import Ctx, Item, Match, Rejected, parse_items
 from groundswell.shared.admit.keys import KeyReader, Mentions
@@ -35,7 +36,6 @@ from groundswell.shared.admit.packs import pack_word_key
 from groundswell.shared.admit.rules import TextRules, UnitTable, alternation
 from groundswell.shared.admit.tables import Headings, Lines, Tables
 from groundswell.shared.admit.text import canonical, normalize_verbatim, normalize_ws, parse_value
-from groundswell.shared.guarded.codes import GUARD_FLAGS, GUARD_INFO
 
 MISSING_ORDER = ("sign", "scale", "unit", "key")
 FLAG_ORDER = (

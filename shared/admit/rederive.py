@@ -4,17 +4,23 @@
 receipt whose own digest does not hold, a changed document, schema, policy or candidate, and
 any decision, coverage, judgment or relation that moved.
 
-A receipt with a ``guard`` member (the guarded policy's) re-derives under the guard settings it
-records, once they validate and its revision is this engine's; otherwise that is the difference.
+A receipt with a ``guard`` member is the guarded policy's, which builds on this engine: it
+re-derives through ``guarded/rederive.py``, which passes the admitter the receipt's recorded
+guard settings make (``guards``); here, without one, that is the difference.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from groundswell.shared.admit.digest import SPEC_VERSION, digest
 from groundswell.shared.admit.engine import Admitter
 from groundswell.shared.admit.errors import PacketError
+
+# A receipt's ``guard`` member read into the admitter that re-derives it, or the difference
+# that says why it cannot be (guarded/rederive.py's ``recorded_guard``).
+Guards = Callable[[dict[str, Any]], tuple[Callable[..., Admitter] | None, str | None]]
 
 _SECTIONS = (
     "document",
@@ -42,6 +48,7 @@ def check_receipt(
     judgments: list[Any] | None = None,
     packs: list[Any] | None = None,
     raise_invalid: bool = False,
+    guards: Guards | None = None,
 ) -> list[str]:
     """Every difference between ``receipt`` and the receipt its inputs give; [] when it holds.
 
@@ -60,9 +67,17 @@ def check_receipt(
         return [f"the receipt has no canonical form: {exc}"]
     if own != receipt.get("receipt_sha256"):
         problems.append("receipt_sha256 does not match the receipt's own content")
-    guard, refused = recorded_guard(receipt)
-    if refused:
-        return [*problems, refused]
+    make: Callable[..., Admitter] | None = Admitter
+    if "guard" in receipt:
+        if guards is None:
+            return [
+                *problems,
+                "the receipt is the guarded policy's (it has a guard member): "
+                "re-derive it with groundswell.shared.guarded.rederive.check_receipt",
+            ]
+        make, refused = guards(receipt)
+        if refused or make is None:
+            return [*problems, refused or "guard cannot be re-derived"]
     doc = receipt.get("document")
     document_id = doc.get("id") if isinstance(doc, dict) else None
     if document_source is None and isinstance(doc, dict):
@@ -74,13 +89,7 @@ def check_receipt(
         "packs": packs,
     }
     try:
-        if guard is None:
-            admitter = Admitter(document, schema, policy, **kwargs)
-        else:
-            from groundswell.shared.guarded.admitter import GuardedAdmitter
-
-            admitter = GuardedAdmitter(document, schema, policy, guard=guard, **kwargs)
-        fresh = admitter.admit(candidates, judgments)
+        fresh = make(document, schema, policy, **kwargs).admit(candidates, judgments)
     except PacketError as exc:
         if raise_invalid:
             raise
@@ -104,32 +113,3 @@ def check_receipt(
     if fresh["receipt_sha256"] != receipt.get("receipt_sha256") and not problems:
         problems.append("receipt_sha256 differs")
     return problems
-
-
-def recorded_guard(receipt: dict[str, Any]) -> tuple[Any, str | None]:
-    """The guard settings (GuardSettings) a receipt records, None for a receipt without a
-    ``guard`` member; or, when they cannot be re-derived under (another revision, a setting
-    that does not validate), the difference that says so."""
-    if "guard" not in receipt:
-        return None, None
-    from groundswell.shared.guarded.admitter import NAME
-    from groundswell.shared.guarded.settings import (
-        GUARD_REVISION,
-        GuardSettings,
-        GuardSettingsError,
-    )
-
-    guard = receipt["guard"]
-    if not isinstance(guard, dict):
-        return None, "guard is not an object of the guarded policy's settings"
-    if guard.get("policy") != NAME:
-        return None, f"guard names the policy {guard.get('policy')!r}, not {NAME!r}"
-    if guard.get("revision") != GUARD_REVISION:
-        return None, (
-            f"guard is of revision {guard.get('revision')!r}; this engine re-derives "
-            f"{GUARD_REVISION}"
-        )
-    try:
-        return GuardSettings.from_dict(guard.get("settings")), None
-    except GuardSettingsError as exc:
-        return None, f"guard settings are invalid: {exc}"

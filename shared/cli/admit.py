@@ -18,8 +18,8 @@ from typing import Any
 import click
 
 from groundswell.shared.admit import PacketError, admit_packet, admitter_for
-from groundswell.shared.admit.rederive import check_receipt
 from groundswell.shared.cli.app import main
+from groundswell.shared.guarded.rederive import check_receipt
 from groundswell.shared.words import counted
 
 

@@ -35,6 +35,9 @@ COMMAND_MODULES = {
     "schedule": "policies",
     "reprocess": "policies",
     "diff": "policies",
+    "gate": "gates",
+    "export": "export",
+    "query": "export",
     "report": "report",
     "read": "read",
     "repair": "repair",
@@ -57,6 +60,9 @@ COMMAND_SECTIONS = {
         "summary",
         "report",
         "diff",
+        "gate",
+        "export",
+        "query",
         "reprocess",
         "policy",
         "schedule",
@@ -113,6 +119,18 @@ class LazyGroup(click.Group):
                 raise
             click.echo(f"groundswell: {hint}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:
+            # Where a command has no word of its own for Ctrl-C: one line, not click's
+            # "Aborted!", and the code a shell gives a command ended by SIGINT.
+            click.echo("groundswell: interrupted", err=True)
+            ctx.exit(130)
+        except RuntimeError as error:
+            from groundswell.shared.runs.service import RunUnreadable
+
+            if not isinstance(error, RunUnreadable):
+                raise
+            click.echo(f"groundswell: {error}", err=True)  # logged and counted where raised
+            ctx.exit(1)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands in sections, each with its whole first sentence (click cuts it at

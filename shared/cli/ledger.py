@@ -394,7 +394,7 @@ def disagreements_cmd(
     "--modality",
     multiple=True,
     help="Walk only claims of this modality (repeatable). Without it, every claim that "
-    "affirms is walked (not denials or rejections).",
+    "affirms is walked (not denials or rejections). A denial is never walked.",
 )
 @click.option("--relation", "relations", multiple=True, help="Walk only this relation.")
 @click.option("--max-hops", default=8, show_default=True, type=click.IntRange(1, 32))
@@ -408,7 +408,9 @@ def disagreements_cmd(
 def path_cmd(start, goal, db, modality, relations, max_hops, budget, as_json) -> None:
     """The chain of claims linking two entities, with modality on every hop (exit 1 when
     there is none, or when the search stopped at its budget)."""
+    from groundswell.shared.ledger.folding import search_words
     from groundswell.shared.ledger.path import path
+    from groundswell.shared.ledger.search import excerpt
 
     result = _read(
         db,
@@ -446,7 +448,8 @@ def path_cmd(start, goal, db, modality, relations, max_hops, budget, as_json) ->
         kind = "" if hop["modality"] == "assertion" else f" ({hop['modality']})"
         click.echo(f"  {n}. {mark} {arrow}{kind}")
         click.echo(f"       {hop['asserter']}  {hop['document_id']}[{hop['start']}:{hop['end']}]")
-        click.echo(f"       {' '.join(hop['quote'].split())}")
+        ends = search_words(f"{hop['from']} {hop['to']}")
+        click.echo(f"       {excerpt(hop['quote'], ends)}")
     summary = result.as_dict()
     click.echo(
         f"\n  {summary['length']} hops · {summary['asserted']} asserted · "
@@ -465,7 +468,7 @@ def path_cmd(start, goal, db, modality, relations, max_hops, budget, as_json) ->
 def search_cmd(query, db, limit, cursor, as_json) -> None:
     """Full-text over the evidence quotes, stemmed, best first."""
     from groundswell.shared.ledger.queries import BadCursor
-    from groundswell.shared.ledger.search import search
+    from groundswell.shared.ledger.search import excerpt, search, terms
 
     try:
         page = _read(db, lambda s: search(s, query, cursor=cursor, limit=limit))
@@ -476,7 +479,7 @@ def search_cmd(query, db, limit, cursor, as_json) -> None:
         return
     for hit in page.items:
         click.echo(f"  {hit['relation']} {hit['modality']} · {hit['asserter']}")
-        click.echo(f"   {' '.join(hit['quote'].split())}")
+        click.echo(f"   {excerpt(hit['quote'], terms(query))}")
         click.echo(f"   {hit['document_id']}[{hit['start']}:{hit['end']}]  {hit['claim_id']}")
     click.echo(f"{len(page.items)} results.")
     _next_page(page, f"search {json.dumps(query)}")
@@ -490,6 +493,7 @@ def search_cmd(query, db, limit, cursor, as_json) -> None:
 def resolve_cmd(db, show, dry_run, as_json) -> None:
     """Group entities that name the same thing, and report the merges it refused."""
     from groundswell.shared.ledger.resolve import resolve
+    from groundswell.shared.ledger.review import questions
 
     result = _read(db, lambda s: resolve(s, write=not dry_run))
     if as_json:
@@ -510,8 +514,9 @@ def resolve_cmd(db, show, dry_run, as_json) -> None:
         )
     if not result.held:
         return
-    click.echo(f"\n{len(result.held)} merges refused, ranked by what the answer moves:")
-    for held in result.held[:show]:
+    asked = questions(result.held)  # one per question id, as review lists them
+    click.echo(f"\n{len(asked)} merges refused, ranked by what the answer moves:")
+    for held in asked[:show]:
         deferred = "  (deferred)" if held.status == "deferred" else ""
         click.echo(f"  {held.weight:4d}  {held.label} into {held.into!r}{deferred}")
         click.echo(f"        {held.reason}")

@@ -217,7 +217,7 @@ def schedule_add(
     from pydantic import ValidationError
 
     from groundswell.shared.policies import PolicyError
-    from groundswell.shared.schedules import ScheduleSpec, TooManySchedules, parse_every
+    from groundswell.shared.runs.schedules import ScheduleSpec, TooManySchedules, parse_every
     from groundswell.workers.schedules import ScheduleRefused, add_schedule
 
     try:

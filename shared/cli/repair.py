@@ -36,6 +36,7 @@ from groundswell.shared.repair.calibration import (
     load_calibration,
 )
 from groundswell.shared.repair.engine import Repairer
+from groundswell.shared.repair.gtrex_policy import GtrexPolicy
 from groundswell.shared.repair.policy import (
     DEFAULT_REPAIR_THRESHOLD,
     REPAIR_MODES,
@@ -44,7 +45,6 @@ from groundswell.shared.repair.policy import (
 )
 from groundswell.shared.repair.report import RepairSummary
 from groundswell.shared.text.transforms import TransformError
-from groundswell.shared.verify.gtrex_policy import GtrexPolicy
 from groundswell.shared.verify.policy import PolicyError
 from groundswell.shared.verify.report import LadderProfile, manifest
 

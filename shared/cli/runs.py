@@ -613,9 +613,18 @@ EXIT_OF_STATE = {"succeeded": 0, "failed": 1, "cancelled": 1, "partially_failed"
 EXIT_TIMEOUT = 4
 
 
-def _exit_for(summary: dict[str, Any]) -> None:
-    """Exit with the code of the run's state, after its summary is printed."""
+def _exit_for(summary: dict[str, Any], gate=None) -> None:
+    """Exit with the code of the run's state, after its summary is printed; with ``gate``,
+    with the gate's verdict (0 pass, 1 warn, 2 fail)."""
     state = str(summary.get("state"))
+    if gate is not None:
+        from groundswell.shared.cli.gates import gate_after_run
+
+        verdict = gate_after_run(summary, gate, _settings())
+        if state in ("failed", "cancelled") and verdict < 2:
+            click.echo(f"groundswell: run {summary.get('run_id', '')} {state}: gate fail", err=True)
+            verdict = 2
+        sys.exit(verdict)
     code = EXIT_OF_STATE.get(state, 1)
     if code:
         click.echo(f"groundswell: run {summary.get('run_id', '')} {state}: exit {code}", err=True)
@@ -691,6 +700,14 @@ ledger_option = click.option(
     "-q", "--quiet", is_flag=True, help="Print only the run id (for scripts: RUN=$(...))."
 )
 @ledger_option
+@click.option(
+    "--gate",
+    "gate_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --wait: check the finished run against this gate file; exit 0 pass, 1 warn, "
+    "2 fail (docs/gates.md).",
+)
 def run(
     corpus: str,
     policy: str | None,
@@ -701,6 +718,7 @@ def run(
     as_json: bool,
     quiet: bool,
     ledger: bool,
+    gate_file: str | None,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
 
@@ -710,6 +728,8 @@ def run(
     \b
     Exit codes (with --wait, and on a private stack): 0 succeeded, 1 failed or cancelled,
     2 bad usage or input, 3 partially failed, 4 still going at --timeout.
+    With --gate FILE, a finished run exits with the gate's verdict instead: 0 pass, 1 warn,
+    2 fail (a run that failed or was cancelled fails the gate).
     """
     from groundswell.shared.runs.models import RunSpec
 
@@ -718,7 +738,14 @@ def run(
         corpus=_check_corpus(corpus), policy=policy or settings.default_policy, ledger=ledger
     )
     check_policy(settings, spec.policy)
-    run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet)
+    gate = None
+    if gate_file is not None:
+        from groundswell.shared.cli.gates import load_gate_or_exit
+
+        if not (wait or embedded or not settings.broker_url):
+            _fail("--gate checks the finished run: it needs --wait", 2)
+        gate = load_gate_or_exit(gate_file, 2)  # a bad gate file: nothing runs
+    run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet, gate)
 
 
 def run_spec(
@@ -730,16 +757,17 @@ def run_spec(
     timeout,
     as_json: bool,
     quiet: bool = False,
+    gate=None,
 ):
     """Run ``spec`` on the configured broker's workers, or on a private stack when no
-    broker is configured (or --embedded)."""
+    broker is configured (or --embedded); with ``gate``, exit with its verdict on the run."""
     if not embedded and not settings.broker_url:
         click.echo("no broker configured (GROUNDSWELL_BROKER_URL): a private stack", err=True)
         embedded = True
     if embedded:
         summary = run_embedded(spec, workers, 1, sys.stderr.isatty() and not quiet, timeout=timeout)
         _emit(summary, as_json, summary.get("output"), quiet)
-        _exit_for(summary)
+        _exit_for(summary, gate)
         return
     service, app = _service(settings)
     if not _workers_answer(app):
@@ -754,7 +782,7 @@ def run_spec(
         return
     summary = _submit_and_wait(settings, spec, sys.stderr.isatty() and not quiet, timeout)
     _emit(summary, as_json, summary.get("output"), quiet)
-    _exit_for(summary)
+    _exit_for(summary, gate)
 
 
 @main.command()
@@ -863,9 +891,24 @@ def _local_status(run_id: str):
     return Run.model_validate(run_out(service, record).model_dump(mode="json"))
 
 
+def _waiting_for(run_id: str, state: str) -> None:
+    click.echo(f"waiting for run {run_id} ({state}) to end; Ctrl-C stops waiting", err=True)
+
+
+def _stopped_waiting(run_id: str) -> None:
+    """Ctrl-C while a summary was waited for: the run is not touched by it."""
+    _fail(
+        f"interrupted: stopped waiting for run {run_id}; the run itself goes on "
+        f"(`groundswell status {run_id}`, `groundswell cancel {run_id}`)",
+        EXIT_INTERRUPTED,
+    )
+
+
 def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, Any]:
     service, record = _local_run(run_id)
     deadline = None if timeout is None else time.monotonic() + timeout
+    if wait and not record.terminal:
+        _waiting_for(run_id, record.state)
     while wait and not record.terminal:
         if deadline is not None and time.monotonic() > deadline:
             _fail(f"run {run_id} is still {record.state} after {timeout:g} s", EXIT_TIMEOUT)
@@ -876,6 +919,18 @@ def _local_summary(run_id: str, wait: bool, timeout: float | None) -> dict[str, 
         _fail(f"run {run_id} is {record.state}: its summary is written when it finishes", 2)
     assert data is not None
     return data
+
+
+def units_line(progress: Any) -> str:
+    """Done and planned units of every kind the run has, read units included (the run's
+    planned/done counters hold only the index's verify and admit units)."""
+    kinds = {k: u for k, u in progress.units.items() if u.planned or u.done}
+    if not kinds:
+        return f"{progress.done}/{progress.planned} units"
+    done = sum(u.done for u in kinds.values())
+    planned = sum(max(u.planned, u.done) for u in kinds.values())
+    each = ", ".join(f"{k} {u.done}/{max(u.planned, u.done)}" for k, u in kinds.items())
+    return f"{done}/{planned} units ({each})"
 
 
 @main.command()
@@ -893,7 +948,7 @@ def status(run_id: str, as_json: bool) -> None:
         return
     p = run.progress
     click.echo(
-        f"{run.id}  {run.state}  {p.done}/{p.planned} units"
+        f"{run.id}  {run.state}  {units_line(p)}"
         f"{'' if p.planning_done else ' (planning)'}  {p.failed} failed  policy {run.policy['ref']}"
         + (f"\n{run.error}" if run.error else "")
     )
@@ -942,13 +997,18 @@ def summary(run_id: str, as_json: bool, wait: bool, timeout: float | None) -> No
     """A finished run's summary (from the API; without one configured, from the local
     store)."""
     if not api_configured(_settings()):
-        data = _local_summary(run_id, wait, timeout)
+        try:
+            data = _local_summary(run_id, wait, timeout)
+        except KeyboardInterrupt:
+            _stopped_waiting(run_id)
         _emit(data, as_json, data.get("output"))
         return
     if wait:
         try:
-            _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout))
+            _api_call(lambda c: c.wait(run_id, poll=0.5, timeout=timeout, said=_waiting_for))
         except TimeoutError as exc:
             _fail(f"{exc} after {timeout:g} s", EXIT_TIMEOUT)
+        except KeyboardInterrupt:
+            _stopped_waiting(run_id)
     data = _api_call(lambda c: c.summary(run_id))
     _emit(data, as_json, data.get("output"))

@@ -7,7 +7,7 @@ document settles. Every groundgate code and receipt member stays; the receipt ga
 
 from __future__ import annotations
 
-from groundswell.shared.guarded.codes import GUARD_CODES, GUARD_FLAGS, GUARD_INFO
+from groundswell.shared.admit.guard_codes import GUARD_CODES, GUARD_FLAGS, GUARD_INFO
 from groundswell.shared.guarded.settings import (
     DEFAULT_GUARD,
     GUARD_REVISION,

@@ -15,8 +15,8 @@ from typing import Any
 
 from groundswell.shared.admit.digest import digest
 from groundswell.shared.admit.engine import Admitter, Decision
+from groundswell.shared.admit.guard_codes import GUARD_FLAGS
 from groundswell.shared.admit.items import Ctx, Match
-from groundswell.shared.guarded.codes import GUARD_FLAGS
 from groundswell.shared.guarded.settings import DEFAULT_GUARD, GUARD_REVISION, GuardSettings
 from groundswell.shared.guarded.tables import YEAR, Cell, TableView, fold_label
 

@@ -118,6 +118,37 @@ class ImportReport:
         }
 
 
+# The columns of at most 200 characters a line fills (models: String(200)).
+_SHORT = ("relation", "subject_type", "object_type")
+SHORT_LIMIT = 200
+
+
+def _unstorable(value: Any, where: str = "") -> tuple[str | None, str] | None:
+    """The first string of a parsed line (key or value, at any depth) no database column can
+    hold: a NUL (PostgreSQL's text and jsonb refuse U+0000) or a lone surrogate (not UTF-8)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                path = f"{at}.{key}" if at else str(key)
+                stack.append((key, path))
+                stack.append((sub, path))
+        elif isinstance(item, list):
+            stack.extend((sub, f"{at}[{i}]") for i, sub in enumerate(item))
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return at or None, "holds a NUL character (U+0000), which the ledger cannot store"
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return (
+                    at or None,
+                    f"holds a lone surrogate (U+{ord(item[exc.start]):04X}), not text",
+                )
+    return None
+
+
 def _field_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
     problems = []
     for name in _REQUIRED_TEXT:
@@ -129,6 +160,10 @@ def _field_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
     for name in _OPTIONAL_TEXT:
         if obj.get(name) is not None and not isinstance(obj[name], str):
             problems.append((name, "a string"))
+    for name in _SHORT:
+        value = obj.get(name)
+        if isinstance(value, str) and len(value) > SHORT_LIMIT:
+            problems.append((name, f"longer than {SHORT_LIMIT} characters ({len(value):,})"))
     quote = obj.get("quote")
     if quote is None:
         problems.append(("quote", "required: the verbatim words the claim rests on"))
@@ -194,7 +229,7 @@ def claims_of_file(
         if not isinstance(obj, dict):
             refuse(number, [(None, "a claim is a JSON object")], INVALID)
             continue
-        problem = json_problem(obj)
+        problem = json_problem(obj) or _unstorable(obj)
         if problem is not None:
             refuse(number, [problem], INVALID)
             continue
@@ -419,6 +454,12 @@ def import_into(
         report.refusals.append(_owned_by(claim, owner))
         report.tiers[claim.evidence[0]["tier"]] -= 1  # counted when its batch was drawn
 
+    def reject(claim: ClaimIn, why: str) -> None:  # the database refused it: it alone
+        file, _, line = claim.claim["origin"].rpartition(":")
+        message = f"the ledger's database refused this claim: {why}"
+        report.refusals.append(Refusal(file, int(line), None, INVALID, message))
+        report.tiers[claim.evidence[0]["tier"]] -= 1
+
     def batches():
         pending: list[ClaimIn] = []
         owners: dict[str, str] = {}  # the pending claims' documents, by id
@@ -458,9 +499,11 @@ def import_into(
             yield _counted(pending, report)
 
     if bulk:
-        report.stored = ledger.bulk_load(batches(), refuse=refuse)
+        report.stored = ledger.bulk_load(batches(), refuse=refuse, reject=reject)
     else:
-        report.stored = sum(ledger.write_claims(batch, refuse=refuse) for batch in batches())
+        report.stored = sum(
+            ledger.write_claims(batch, refuse=refuse, reject=reject) for batch in batches()
+        )
     report.tiers = +report.tiers  # without the tiers only refused claims had
     return report
 

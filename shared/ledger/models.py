@@ -95,11 +95,16 @@ class RelationRow(Base):
 
 class EntityRow(Base):
     __tablename__ = "entities"
-    __table_args__ = (UniqueConstraint("type", "label"),)
+    __table_args__ = (
+        UniqueConstraint("type", "label"),
+        Index("ix_entities_label_key", "label_key"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     type: Mapped[str] = mapped_column(String(200))
     label: Mapped[str] = mapped_column(Text)
+    # The label "in any case" (folding.label_key, migration 0012): what a name is looked up by.
+    label_key: Mapped[str | None] = mapped_column(Text, nullable=True)  # set by every writer
 
 
 def affirms(alias: str = "") -> str:
@@ -190,6 +195,9 @@ class EvidenceRow(Base):
     quote: Mapped[str] = mapped_column(Text)  # as the extractor gave it
     text: Mapped[str] = mapped_column(Text)  # the document's text at [start, end)
     tier: Mapped[str] = mapped_column(String(16))  # one of EVIDENCE_TIERS
+    # The quote's words as search indexes them (folding.search_text, migration 0012): both
+    # backends index this, so both find the same quotes.
+    search_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # set by every writer
 
 
 # Column order of each table, as the bulk writers send rows.
@@ -244,7 +252,6 @@ SEARCH_SHARDS = 2  # PostgreSQL's search index: partial GIN indexes by "start" %
 
 UNMODELLED = frozenset(
     {
-        "ix_entities_label_fold",
         "ix_evidence_quote_fts",
         *(f"ix_evidence_quote_fts_{k}" for k in range(SEARCH_SHARDS)),
         "evidence_fts",

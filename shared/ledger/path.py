@@ -95,9 +95,9 @@ def path(
     sees: Callable[[str], bool] | None = None,
 ) -> PathResult:
     """A shortest chain of claims linking ``start`` and ``goal`` (names or entity ids), at
-    most ``max_hops`` long, walking claims either way. Without ``modality``, claims that deny
-    (polarity ``denied``, modality ``rejected``) are not walked: a denial links nothing; name
-    them in ``modality`` to walk them. ``relations`` walks only those relations. Each hop is
+    most ``max_hops`` long, walking claims either way. A denial (polarity ``denied``) links
+    nothing, whatever ``modality`` says; without ``modality``, rejections (modality
+    ``rejected``) are not walked either: name ``rejected`` in ``modality`` to walk them. ``relations`` walks only those relations. Each hop is
     the first claim (by id) joining its two nodes.
 
     ``budget``: the claims the search may read (default: the ``ledger_path_budget``
@@ -206,7 +206,9 @@ class _Graph:
         self.filters = ["subject_entity_id <> object_entity_id"]
         self.params: dict[str, Any] = {}
         if modality:
-            self.filters.append(sql.any("modality", "modality"))
+            # A denial links nothing, whatever the modality asked for ("Acme does not own
+            # Beta", an assertion, is no chain from Acme to Beta).
+            self.filters.append(f"polarity = 'affirmed' AND {sql.any('modality', 'modality')}")
             self.params["modality"] = modality
         else:  # a denial or a rejection connects nothing unless asked for
             self.filters.append(AFFIRMS)

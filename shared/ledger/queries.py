@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
+from groundswell.shared.ledger.folding import label_key
 from groundswell.shared.ledger.models import affirms, dissents
 from groundswell.shared.ledger.store import Ledger, chunks
 
@@ -606,12 +607,13 @@ def write_facts(ledger: Ledger, facts: Sequence[dict[str, Any]]) -> int:
 
 
 def entity_ids(conn: Connection, name: str) -> set[str]:
-    """Entities a name means: an entity id, else every label equal to it ignoring case."""
+    """Entities a name means: an entity id, else every label equal to it in any case (a full
+    Unicode case fold, :func:`.folding.label_key`: ``SOCIÉTÉ`` is ``Société``)."""
     found = conn.execute(text("SELECT id FROM entities WHERE id = :n"), {"n": name}).scalars()
     ids = set(found)
     if not ids:
         rows = conn.execute(
-            text("SELECT id FROM entities WHERE lower(label) = lower(:n)"), {"n": name.strip()}
+            text("SELECT id FROM entities WHERE label_key = :k"), {"k": label_key(name)}
         ).scalars()
         ids = set(rows)
     return ids

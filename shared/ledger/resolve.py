@@ -105,10 +105,18 @@ def fold(label: str) -> str:
     return " ".join(w for w in words if w)
 
 
+ARTICLES = frozenset({"the"})
+
+
 def core(key: str, suffixes: frozenset[str] = EMPTY_SUFFIXES) -> str:
-    """A folded key without its known empty words (never emptied by it)."""
-    kept = [w for w in key.split() if w not in suffixes]
-    return " ".join(kept) if kept else key
+    """A folded key without its known empty words, never emptied by it: a key of empty words
+    only (``the company``) loses its articles alone (``company``, as ``Company``'s key)."""
+    words = key.split()
+    kept = [w for w in words if w not in suffixes]
+    if kept:
+        return " ".join(kept)
+    named = [w for w in words if w not in ARTICLES]
+    return " ".join(named) if named else key
 
 
 def discriminators(label: str) -> frozenset[str]:
@@ -191,12 +199,14 @@ class Resolution:
 
     def as_dict(self, show: int | None = None) -> dict[str, Any]:
         merged = [g for g in self.groups if len(g.members) > 1]
+        asked = questions(self.held)
         return {
             "entities": self.entities,
             "groups": len(self.groups),
             "merged": [g.as_dict() for g in merged[:show]],
-            "held": [h.as_dict() for h in self.held[:show]],
-            "held_total": len(self.held),
+            # One entry per question id (the other pairs held for it listed in ``also``).
+            "held": [q.as_dict() for q in asked[:show]],
+            "held_total": len(asked),
             "decisions_applied": {v: self.applied.get(v, 0) for v in VERDICTS},
         }
 
@@ -360,6 +370,15 @@ def cluster(
                 extra = words[i:] if part == " ".join(words[:i]) else words[:i]
                 if discriminators(g.label) or discriminators(other.label):
                     hold(g, other, "an explicit discriminator says these differ")
+                elif all(w in suffixes for w in extra):
+                    # Both keys are empty words only (nothing else was left to compare).
+                    hold(
+                        g,
+                        other,
+                        f"{g.key!r} extends {other.key!r} with known empty words "
+                        f"({' '.join(extra)}), but both are empty words only: nothing of a "
+                        "name is left to say they are one",
+                    )
                 else:
                     hold(
                         g,

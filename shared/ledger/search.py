@@ -1,12 +1,15 @@
 """Full-text search over evidence quotes, stemmed, best first, with who said it and how.
 
-PostgreSQL uses its own text search (``to_tsvector('english', quote)``, GIN indexes sharded by
-the span's start (migration 0006), ranked by ``ts_rank``); SQLite uses an FTS5 table with the Porter stemmer,
-kept in step with the evidence by triggers, ranked by ``bm25``. Both stem English, so
-``acquired`` finds ``acquires`` (xrad's Latin-ending stemmer does not). As in xrad, a query
-is its words, any of which may match (OR), and nothing else: operators and punctuation are
-words or nothing, never syntax. Results carry modality and asserter, because a quotation
-shown alone reads as a fact.
+Both backends index a quote's folded words (``evidence.search_text``, :mod:`.folding`,
+migration 0012) and are asked the query's folded words, so both find the same quotes.
+PostgreSQL uses its own text search (``to_tsvector('groundswell', search_text)``: English
+stems and no stop words, as SQLite; GIN indexes sharded by the span's start, migration 0006;
+ranked by ``ts_rank``); SQLite uses an FTS5 table with the Porter stemmer, kept in step with
+the evidence by triggers, ranked by ``bm25``. Both stem English, so ``acquired`` finds
+``acquires`` (xrad's Latin-ending stemmer does not). As in xrad, a query is its words, any
+of which may match (OR), and nothing else: operators and punctuation are words or nothing,
+never syntax. Results carry modality and asserter, because a quotation shown alone reads as
+a fact.
 
 Pages are numbered (the cursor holds the offset): a rank is not a key a page can resume
 from.
@@ -18,6 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from groundswell.shared.ledger.folding import search_text, search_words
 from groundswell.shared.ledger.models import SEARCH_SHARDS
 from groundswell.shared.ledger.queries import (
     Page,
@@ -28,17 +32,14 @@ from groundswell.shared.ledger.queries import (
 )
 from groundswell.shared.ledger.store import Ledger
 
-_WORD = re.compile(r"\w+")
 MAX_TERMS = 32
+_VECTOR = "to_tsvector('groundswell', e.search_text)"  # what the search shards index
 
 
 def terms(query: str) -> list[str]:
-    """The words of a query, lower-cased, once each, in order (at most ``MAX_TERMS``)."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(query.lower()):
-        if word != "_":
-            seen.setdefault(word.strip("_"), None)
-    return [t for t in seen if t][:MAX_TERMS]
+    """The words of a query, folded as the indexed text is (:mod:`.folding`), once each, in
+    order (at most ``MAX_TERMS``)."""
+    return list(dict.fromkeys(search_words(query)))[:MAX_TERMS]
 
 
 _COLUMNS = """c.id AS claim_id, c.relation, c.modality, c.polarity, c.asserter, c.verified,
@@ -70,13 +71,13 @@ def search(
     if ledger.dialect == "postgresql":
         # Each word as a tsquery of its own (plainto_tsquery drops stop words and punctuation),
         # joined with OR.
-        parts = [f"plainto_tsquery('english', :w{i})" for i in range(len(words))]
+        parts = [f"plainto_tsquery('groundswell', :w{i})" for i in range(len(words))]
         params.update({f"w{i}": w for i, w in enumerate(words)})
         # The index is sharded by the span's start (models.SEARCH_SHARDS): a query asks each
         # shard, each through its own partial index.
         shards = " UNION ALL ".join(
-            f"""SELECT e.claim_id, e.seq, ts_rank(to_tsvector('english', e.quote), q.q) AS rank
-                FROM q, evidence e WHERE to_tsvector('english', e.quote) @@ q.q
+            f"""SELECT e.claim_id, e.seq, ts_rank({_VECTOR}, q.q) AS rank
+                FROM q, evidence e WHERE {_VECTOR} @@ q.q
                 AND e."start" % {SEARCH_SHARDS} = {k}"""
             for k in range(SEARCH_SHARDS)
         )
@@ -97,3 +98,33 @@ def search(
         row["rank"] = float(row["rank"])
     more = len(rows) > limit
     return Page(rows[:limit], encode_cursor([offset + limit]) if more else None)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+EXCERPT = 240  # characters of a quote a hit shows (whole, when shorter)
+
+
+def excerpt(quote: str, words: list[str], width: int = EXCERPT) -> str:
+    """A window of about ``width`` characters of ``quote`` around the first word that matches
+    one of ``words`` (folded; a stem of five letters is enough: ``acquires`` for
+    ``acquired``), whitespace collapsed, ``…`` where it was cut; the start of a quote when no
+    word matches. A whole quote of 121,742 characters is no search result."""
+    flat = " ".join(quote.split())
+    if len(flat) <= width:
+        return flat
+    stems = [w[:5] for w in words if w]
+    at = 0
+    for m in _TOKEN.finditer(flat):
+        folded = search_text(m.group(0))
+        if any(folded.startswith(s) for s in stems):
+            at = m.start()
+            break
+    start = max(0, at - width // 3)
+    if start:  # begin on a word
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < at else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start, end)
+        end = space if space > at else end
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

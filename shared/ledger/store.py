@@ -34,7 +34,9 @@ from sqlalchemy import (
     union,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
+from groundswell.shared.ledger.folding import label_key, search_text
 from groundswell.shared.ledger.models import (
     ClaimRow,
     EntityRow,
@@ -124,10 +126,31 @@ class ClaimIn:
 
     def __post_init__(self) -> None:
         self.claim.setdefault("corpus", None)  # a claim of no corpus, unless its maker says
+        for e in self.evidence:  # what search indexes, the same on both backends
+            if "search_text" not in e:
+                e["search_text"] = search_text(e["quote"])
 
 
 # Told of a claim not written because its id is another document's claim (and that document).
 Refuse = Callable[[ClaimIn, str], None]
+# Told of a claim the database refused to store (and the database's reason, one line).
+Reject = Callable[[ClaimIn, str], None]
+
+
+def database_reason(exc: BaseException) -> str:
+    """The first line of what the database said, without the driver's class name."""
+    said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return said[0] if said else type(exc).__name__
+
+
+def _refused_by_database() -> tuple[type[BaseException], ...]:
+    """What a write the database refused raises: SQLAlchemy's wrapper, or psycopg's own error
+    from the raw cursor a COPY runs on."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return (DBAPIError,)
+    return (DBAPIError, psycopg.DatabaseError)
 
 
 def _screen(
@@ -256,30 +279,66 @@ class Ledger:
                     ],
                 )
 
-    def write_claims(self, claims: Sequence[ClaimIn], *, refuse: Refuse | None = None) -> int:
+    def write_claims(
+        self,
+        claims: Sequence[ClaimIn],
+        *,
+        refuse: Refuse | None = None,
+        reject: Reject | None = None,
+    ) -> int:
         """Write claims in one transaction; a claim whose id is stored already replaces it
         (its evidence too). The last of two claims with one id in ``claims`` wins. With
         ``refuse``, a claim whose id another document's claim holds is not written:
-        ``refuse(claim, that document)`` is called instead (see ``_screen``)."""
+        ``refuse(claim, that document)`` is called instead (see ``_screen``). With
+        ``reject``, a batch the database refuses (a value a column cannot hold) is written
+        again claim by claim, each in a savepoint: ``reject(claim, why)`` is told of each
+        claim refused, and the others are stored."""
         by_id = {c.claim["id"]: c for c in claims}
         if not by_id:
             return 0
+        try:
+            with self.engine.begin() as conn:
+                if refuse is not None:
+                    by_id = _screen(by_id, _stored_documents(conn, list(by_id)), refuse)
+                self._write(conn, list(by_id.values()))
+        except _refused_by_database():
+            if reject is None:
+                raise
+            return self._claim_by_claim(by_id, reject)
+        return len(by_id)
+
+    def _write(self, conn: Connection, batch: Sequence[ClaimIn]) -> None:
+        if not batch:
+            return
+        entities = {e[0]: e for c in batch for e in c.entities}
+        claim_rows = [c.claim for c in batch]
+        evidence_rows = [e for c in batch for e in c.evidence]
+        if self.dialect == "postgresql":
+            _copy_write(conn, list(entities.values()), claim_rows, evidence_rows)
+        else:
+            _executemany_write(conn, list(entities.values()), claim_rows, evidence_rows)
+
+    def _claim_by_claim(self, by_id: dict[str, ClaimIn], reject: Reject) -> int:
+        """A batch the database refused, written again a claim at a time, each in a savepoint
+        of one transaction: a claim it refuses goes to ``reject`` and the others are stored."""
+        stored = 0
         with self.engine.begin() as conn:
-            if refuse is not None:
-                by_id = _screen(by_id, _stored_documents(conn, list(by_id)), refuse)
-                if not by_id:
-                    return 0
-            entities = {e[0]: e for c in by_id.values() for e in c.entities}
-            claim_rows = [c.claim for c in by_id.values()]
-            evidence_rows = [e for c in by_id.values() for e in c.evidence]
-            if self.dialect == "postgresql":
-                _copy_write(conn, list(entities.values()), claim_rows, evidence_rows)
-            else:
-                _executemany_write(conn, list(entities.values()), claim_rows, evidence_rows)
-        return len(claim_rows)
+            for claim in by_id.values():
+                try:
+                    with conn.begin_nested():
+                        self._write(conn, [claim])
+                except _refused_by_database() as exc:
+                    reject(claim, database_reason(exc))
+                else:
+                    stored += 1
+        return stored
 
     def bulk_load(
-        self, batches: Iterable[Sequence[ClaimIn]], *, refuse: Refuse | None = None
+        self,
+        batches: Iterable[Sequence[ClaimIn]],
+        *,
+        refuse: Refuse | None = None,
+        reject: Reject | None = None,
     ) -> int:
         """Write many batches of claims, for a large load; what is stored is what
         ``write_claims`` batch by batch would store (a claim stored already is replaced).
@@ -299,7 +358,7 @@ class Ledger:
         per batch. ``refuse`` is ``write_claims``'s (on PostgreSQL only a batch that meets a
         stored claim looks its owners up: a fresh load pays nothing for it)."""
         if self.dialect != "postgresql":
-            return sum(self.write_claims(batch, refuse=refuse) for batch in batches)
+            return sum(self.write_claims(batch, refuse=refuse, reject=reject) for batch in batches)
         self.timings = {}
         with self.engine.connect() as holder:
             holder.exec_driver_sql(f"SELECT pg_advisory_lock({_BULK_LOCK})")
@@ -525,7 +584,10 @@ def _executemany_write(
     if entities:
         conn.execute(
             sqlite_insert(EntityRow).on_conflict_do_nothing(),
-            [{"id": i, "type": t, "label": lab} for i, t, lab in entities],
+            [
+                {"id": i, "type": t, "label": lab, "label_key": label_key(lab)}
+                for i, t, lab in entities
+            ],
         )
     ids = [c["id"] for c in claims]
     for part in chunks(ids):
@@ -773,7 +835,7 @@ class _BulkLoad:
         if not entities:
             return
         if self.direct_entities:
-            if self._savepoint(lambda: _copy(self.cur, "entities", entities)):
+            if self._savepoint(lambda: _copy(self.cur, "entities", _entity_rows(entities))):
                 return
             self.direct_entities = False  # a load into a ledger that has its entities
         _stage_entities(self.cur, entities, fresh=True)
@@ -790,6 +852,11 @@ class _BulkLoad:
         return True
 
 
+def _entity_rows(entities: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """Entities as their table's rows: with the label's key ("any case" lookups)."""
+    return [(i, t, lab, label_key(lab)) for i, t, lab in entities]
+
+
 def _stage_entities(cur: Any, entities: list[tuple[str, str, str]], *, fresh: bool) -> None:
     """Entities through a temporary stage, inserted on conflict do nothing; ``fresh``: most
     are new, else those stored already are left out first."""
@@ -798,13 +865,15 @@ def _stage_entities(cur: Any, entities: list[tuple[str, str, str]], *, fresh: bo
         "(LIKE entities INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
     )
     cur.execute("TRUNCATE stage_entities")  # a bulk load writes many batches before commit
-    with cur.copy("COPY stage_entities (id, type, label) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(["text", "text", "text"])
-        for row in entities:
+    with cur.copy(
+        "COPY stage_entities (id, type, label, label_key) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["text", "text", "text", "text"])
+        for row in _entity_rows(entities):
             copy.write_row(row)
     if fresh:
         cur.execute(
-            "INSERT INTO entities (id, type, label) SELECT id, type, label "
+            "INSERT INTO entities (id, type, label, label_key) SELECT id, type, label, label_key "
             "FROM stage_entities ON CONFLICT (id) DO NOTHING"
         )
         return
@@ -813,7 +882,8 @@ def _stage_entities(cur: Any, entities: list[tuple[str, str, str]], *, fresh: bo
     # stage is small, and has no statistics to say so.
     cur.execute("ANALYZE stage_entities")
     cur.execute(
-        "INSERT INTO entities (id, type, label) SELECT s.id, s.type, s.label "
+        "INSERT INTO entities (id, type, label, label_key) "
+        "SELECT s.id, s.type, s.label, s.label_key "
         "FROM stage_entities s WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = s.id) "
         "ON CONFLICT (id) DO NOTHING"
     )

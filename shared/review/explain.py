@@ -1,13 +1,13 @@
 """What each admission code means, in words for the person answering a review task.
 
-The guarded policy's codes keep their one meaning (``shared/guarded/codes.py``, the words
+The guarded policy's codes keep their one meaning (``shared/admit/guard_codes.py``, the words
 ``groundswell policy explain guarded`` prints); groundgate's codes (SPEC §3) are described
 here, in this project's words.
 """
 
 from __future__ import annotations
 
-from groundswell.shared.guarded.codes import GUARD_CODES
+from groundswell.shared.admit.guard_codes import GUARD_CODES
 
 ADMISSION_CODES: dict[str, str] = {
     # Flags: the value goes to a person.

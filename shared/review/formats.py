@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from groundswell.shared.canonical import CanonicalError, canonical_json
+from groundswell.shared.settings import check_review_policy as check_policy_format
 
 OBJECT_PREFIX = b"groundgate-object/1:"
 REVIEW_FORMATS = ("review-policy@1", "task@1", "answer@1", "resolution@1")
 KEY_RE = re.compile(r"sha256:[0-9a-f]{64}")
-RATE_RE = re.compile(r"0|1|0\.[0-9]{0,17}[1-9]")
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
 CHAIN = ("sequence", "previous", "entry_sha256")
 ANSWER_MEMBERS = frozenset(
@@ -78,36 +78,12 @@ def reviewer_key(name: str) -> str:
 
 
 def check_review_policy(policy: object) -> dict[str, Any]:
-    """``policy`` if it is a ``review-policy@1`` object with every member; else ReviewError."""
-    if not isinstance(policy, dict):
-        raise ReviewError("the review policy is not a JSON object")
-    wanted = {"format", "audit", "agree", "leads", "rejected"}
-    if set(policy) != wanted:
-        missing, extra = sorted(wanted - set(policy)), sorted(set(policy) - wanted)
-        raise ReviewError(f"review policy members: missing {missing}, unknown {extra}")
-    if policy["format"] != "review-policy@1":
-        raise ReviewError("format: must be review-policy@1")
-    audit = policy["audit"]
-    if not isinstance(audit, dict) or set(audit) != {"rate", "seed"}:
-        raise ReviewError("audit: an object with exactly rate and seed")
-    if not isinstance(audit["rate"], str) or not RATE_RE.fullmatch(audit["rate"]):
-        raise ReviewError(
-            'audit.rate: a decimal string from 0 to 1 such as "0.02" (at most 18 digits after '
-            "the point, no final 0)"
-        )
-    if not isinstance(audit["seed"], str):
-        raise ReviewError("audit.seed: a string")
-    agree = policy["agree"]
-    if type(agree) is not int or agree < 1:
-        raise ReviewError("agree: an integer of 1 or more")
-    leads = policy["leads"]
-    if not isinstance(leads, list) or not all(isinstance(n, str) and n.strip() for n in leads):
-        raise ReviewError("leads: a list of reviewer names")
-    if len(set(leads)) != len(leads):
-        raise ReviewError("leads: a name is listed twice")
-    if not isinstance(policy["rejected"], bool):
-        raise ReviewError("rejected: true or false")
-    return policy
+    """``policy`` if it is a ``review-policy@1`` object with every member; else ReviewError
+    (the check itself is the settings', which hold one: GROUNDSWELL_REVIEW_POLICY)."""
+    try:
+        return check_policy_format(policy)
+    except ValueError as exc:
+        raise ReviewError(str(exc)) from None
 
 
 def _entry_sha256(entry: Mapping[str, Any]) -> str:

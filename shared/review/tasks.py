@@ -34,8 +34,9 @@ from groundswell.shared.admit.packet import Schema
 from groundswell.shared.admit.packs import Vocabulary, build_vocabulary
 from groundswell.shared.admit.text import DEC, canonical, normalize_ws
 from groundswell.shared.canonical import canonical_json
-from groundswell.shared.review.formats import RATE_RE, check_review_policy, json_key
+from groundswell.shared.review.formats import check_review_policy, json_key
 from groundswell.shared.review.packets import ReviewPacket
+from groundswell.shared.settings import REVIEW_RATE_RE
 
 MISSING = "REQUIRED_FIELD_MISSING"
 AUDIT_TAG = b"groundgate-audit/1:"
@@ -102,7 +103,7 @@ def audit_picks(seed: str, packet: str, slot: Slot, multiple: bool, rate: str) -
     """Whether the audit picks the slot: H / 2**64 < rate, in exact integer arithmetic."""
     picked = [seed, packet, slot.field, slot.key, slot.decisions[0] if multiple else None]
     h = int.from_bytes(hashlib.sha256(AUDIT_TAG + canonical_json(picked)).digest()[:8], "big")
-    if not RATE_RE.fullmatch(rate):
+    if not REVIEW_RATE_RE.fullmatch(rate):
         raise ValueError(f"{rate!r} is not an audit rate")
     whole, _, fraction = rate.partition(".")
     return h * 10 ** len(fraction) < int(whole + fraction) << 64

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared import metrics
@@ -112,7 +113,9 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
                 for k, v in runs.counters(run_id).items()
                 if k.startswith(("ignored.", "documents.format."))
             }
-            summary = _summary(output, record, {**build.counters, **planned}, manifest)
+            summary = _summary(
+                output, record, {**build.counters, **planned}, manifest, service.store
+            )
         state, finished = summary["state"], summary["finished_at"]
         if not record.dry_run:
             # Summaries are kept per policy version too; the gauges read the latest.
@@ -122,12 +125,15 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
             )
             runs.set_corpus_latest(record.corpus, run_id)
             runs.set_policy_latest(record.corpus, policy["ref"], run_id, policy_rates(summary))
-        updated = record.model_copy(update={"state": state, "finished_at": finished})
+        updated = record.model_copy(
+            update={"state": state, "finished_at": finished, "error": summary.get("error")}
+        )
         cleanup(output, run_id)
         write_record(output, updated, summary)
         runs.finish(updated)
         metrics.RUNS_FINISHED.labels(state).inc()
         log.info("run %s finished: %s, %d units", run_id, state, summary["index"]["units"])
+        service.finished(updated)
         return summary
     finally:
         runs.release_finalize(run_id)
@@ -174,6 +180,7 @@ def fail_run(
     service.runs.finish(updated)
     metrics.RUNS_FINISHED.labels("failed").inc()
     log.warning("run %s failed: %s", record.id, message)
+    service.finished(updated)
     return updated
 
 
@@ -185,7 +192,11 @@ def read_summary(output: ObjectStore, run_id: str) -> dict[str, Any] | None:
 
 
 def _summary(
-    output: ObjectStore, record: RunRecord, counters: dict[str, int], manifest: dict[str, Any]
+    output: ObjectStore,
+    record: RunRecord,
+    counters: dict[str, int],
+    manifest: dict[str, Any],
+    open_store: Callable[[str], ObjectStore],
 ) -> dict[str, Any]:
     """Write the summary once (create-once: a racing finalizer reuses the first one)."""
     key = summary_key(record.id)
@@ -196,6 +207,29 @@ def _summary(
         started_at=record.started_at,
         finished_at=iso(utcnow()),
     )
+    if summary["state"] == "failed" and not any(
+        k.startswith("documents.format.") for k in counters
+    ):
+        summary["error"] = no_documents(record, open_store)
     if not output.put(key, dumps(summary), create_only=True):
         return json.loads(output.get(key))
     return summary
+
+
+def no_documents(record: RunRecord, open_store: Callable[[str], ObjectStore]) -> str:
+    """Why every unit of a run failed when its corpus holds claims or candidates but no
+    document at all: what was found instead (``document/``, a flat folder), in the words
+    a run that planned nothing uses."""
+    from groundswell.shared.runs.plan import SURVEY_KEYS, survey
+
+    try:
+        keys, hints = survey(open_store(record.corpus))
+    except Exception:  # the corpus went away since planning: say only what is known
+        keys, hints = [], []
+    many = f"{len(keys)}+" if len(keys) >= SURVEY_KEYS else str(len(keys))
+    return (
+        f"no documents in {record.corpus}: its claims or candidates name documents that "
+        f"documents/ does not hold (found {many} {'file' if len(keys) == 1 else 'files'}"
+        + "".join(f"; {h}" for h in hints)
+        + ")"
+    )

@@ -29,6 +29,25 @@ class RunsNotComparable(ValueError):
     """Two runs that a diff cannot compare (different corpora)."""
 
 
+class RunNotReady(RuntimeError):
+    """What an exporter (a gate, the Parquet export, a hook) reads of a run is not there:
+    the run is unknown, unfinished, or ended without it. The message says which."""
+
+
+def finished_record(service: RunService, run_id: str, done: str) -> RunRecord:
+    """The record of a run that has ended; :class:`RunNotReady` otherwise (``done``: what
+    is done to it once it finishes, for the message)."""
+    from groundswell.shared.runs.service import RunNotFound
+
+    try:
+        record = service.get(run_id)
+    except RunNotFound:
+        raise RunNotReady(f"no run {run_id}") from None
+    if not record.terminal:
+        raise RunNotReady(f"run {run_id} is {record.state}: it is {done} once it finishes")
+    return record
+
+
 def _index(service: RunService, record: RunRecord) -> RunIndex | None:
     try:
         return RunIndex(service.store(record.output), record.id)

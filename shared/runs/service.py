@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from groundswell.shared import __version__, metrics
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
+from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
-from groundswell.shared.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.settings import ApiKey, Settings
 from groundswell.shared.storage import ObjectStore, open_store
 
@@ -32,6 +32,11 @@ log = logging.getLogger("groundswell.runs")
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
 READ = "read"
 LEDGER = "ledger"
+# What a finished run sends out (never on the path of a unit): its Parquet export, its
+# hooks' deliveries (planned, then each sent and retried on its own).
+EXPORT = "export"
+HOOKS = "hooks"
+DELIVER = "deliver"
 
 # The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
 QUEUES = ("read", "verify", "admit", "ledger", "control")
@@ -44,6 +49,9 @@ QUEUE_OF = {
     FINALIZE: "control",
     "reconcile": "control",
     SCHEDULE: "control",
+    EXPORT: "control",
+    HOOKS: "control",
+    DELIVER: "control",
 }
 
 Enqueue = Callable[[str, list[Any]], None]
@@ -254,6 +262,25 @@ class RunService:
         if live is not None:
             return live
         return Progress(0, 0, 0, False, {})
+
+    def finished(self, record: RunRecord) -> None:
+        """A run just ended: send what goes out of it (the Parquet export when
+        GROUNDSWELL_EXPORT_PARQUET is set; its hooks' deliveries, planned by a task of their
+        own). A send that fails is logged; the run stays ended."""
+        if record.dry_run:
+            return
+        try:
+            if self.settings.export_parquet and record.state in ("succeeded", "partially_failed"):
+                self.enqueue(EXPORT, [record.id])
+            if self.settings.hooks or self._keys_have_hooks():
+                self.enqueue(HOOKS, [record.id])
+        except Exception:
+            log.exception("run %s: what goes out of it could not be sent", record.id)
+
+    def _keys_have_hooks(self) -> bool:
+        """Whether an API key added a hook (shared.hooks keeps them under ``hooks/``)."""
+        pages = self.store(self.output_url).list_pages("hooks/", page_size=1)
+        return any(page for page in pages)
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
         from groundswell.shared.runs.finish import read_summary

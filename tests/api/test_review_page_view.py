@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from groundswell.api.routes.review_page import CONTEXT_CHARS, MAX_WINDOWS, _windows
 from groundswell.shared.admit.engine import FLAG_ORDER, INFO_ORDER
-from groundswell.shared.guarded.codes import GUARD_CODES
+from groundswell.shared.admit.guard_codes import GUARD_CODES
 from groundswell.shared.report import template
 from groundswell.shared.review.explain import ADMISSION_CODES, explain_code
 

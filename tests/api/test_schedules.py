@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
-from groundswell.shared.schedules import PREFIX
+from groundswell.shared.runs.schedules import PREFIX
 from tests.conftest import Pipeline, wait_until
 
 pytestmark = pytest.mark.integration

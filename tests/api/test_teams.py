@@ -198,7 +198,7 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
     # A record that is no schedule has no known corpus: a team's key does not see it.
     import redis
 
-    from groundswell.shared.schedules import PREFIX
+    from groundswell.shared.runs.schedules import PREFIX
 
     redis.Redis.from_url(redis_url).hset(PREFIX + "s", "s-0badf00d", b"{")
     assert ana.get("/v1/schedules").json() == {"items": [], "unreadable": []}

@@ -12,7 +12,7 @@ import pytest
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.repair import Repairer, RepairPolicy, RepairSettings
 from groundswell.shared.runs.models import RunSpec
-from groundswell.shared.schedules import ScheduleSpec
+from groundswell.shared.runs.schedules import ScheduleSpec
 from groundswell.shared.storage import open_store
 from groundswell.shared.verify import Verifier
 from groundswell.workers.schedules import add_schedule, remove_schedule

@@ -10,7 +10,7 @@ from redbeat import RedBeatSchedulerEntry
 from redbeat.schedulers import ensure_conf
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
-from groundswell.shared.schedules import PREFIX, ScheduleSpec
+from groundswell.shared.runs.schedules import PREFIX, ScheduleSpec
 from groundswell.workers.schedules import ScheduleRefused, add_schedule, remove_schedule
 
 pytestmark = pytest.mark.integration

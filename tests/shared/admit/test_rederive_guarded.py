@@ -11,8 +11,8 @@ import pytest
 
 from groundswell.shared.admit import admit_packet
 from groundswell.shared.admit.digest import digest
-from groundswell.shared.admit.rederive import check_receipt
 from groundswell.shared.guarded import DEFAULT_GUARD, GUARD_REVISION
+from groundswell.shared.guarded.rederive import check_receipt
 from groundswell.shared.policies import resolve_policy
 from tests.shared.admit.guarded_packet import CODE, escaping_packet
 
@@ -114,3 +114,15 @@ def test_guard_settings_that_cannot_be_re_derived_are_a_difference(
     assert _check(not_an_object, packet) == [
         "guard is not an object of the guarded policy's settings"
     ]
+
+
+def test_admit_alone_says_a_guarded_receipt_is_guarded_s_to_re_derive(packet, guarded):
+    # admit/ knows nothing of the guards built on it: its own check names the one that does
+    from groundswell.shared.admit.rederive import check_receipt as check_admitted
+
+    args = (packet["document"], packet["schema"], packet["candidates"])
+    assert check_admitted(guarded, *args) == [
+        "the receipt is the guarded policy's (it has a guard member): "
+        "re-derive it with groundswell.shared.guarded.rederive.check_receipt"
+    ]
+    assert check_admitted(admit_packet(packet), *args) == []

@@ -100,7 +100,7 @@ def test_publish_reprocess_dry_run_diff_and_schedules(pipeline, tmp_path):
 
 
 def test_schedule_list_and_remove_survive_an_unreadable_schedule(pipeline):
-    from groundswell.shared.schedules import PREFIX
+    from groundswell.shared.runs.schedules import PREFIX
     from tests.api.test_schedules import OLD_BAD_RECORD
 
     env = service_env(**pipeline.values)

@@ -106,10 +106,11 @@ def test_ctrl_c_on_a_private_stack_stops_it_and_says_what_becomes_of_the_run(tmp
     corpus = tmp_path / "corpus"
     for sub in ("documents", "claims"):
         (corpus / sub).mkdir(parents=True)
-    for i in range(1500):  # long enough to be interrupted while it runs
+    for i in range(600):  # one unit a batch: long enough to be interrupted while it runs
         (corpus / "documents" / f"d{i}.txt").write_text(TEXT)
         (corpus / "claims" / f"d{i}.jsonl").write_text('{"id": "g", "claim": "The rate"}\n')
     env = {**os.environ, "GROUNDSWELL_STORAGE_URL": str(tmp_path / "out")}
+    env["GROUNDSWELL_BATCH_MAX_UNITS"] = "1"
     env.pop("GROUNDSWELL_BROKER_URL", None)
     proc, lines = popen_groundswell("run", str(corpus), "--embedded", env=env)
     run_id, started = interrupt_when(proc, lines, "run ")
@@ -126,11 +127,28 @@ def test_ctrl_c_on_a_private_stack_stops_it_and_says_what_becomes_of_the_run(tmp
     record = json.loads((tmp_path / "out" / "runs" / run_id / "run.json").read_text())
     assert record["state"] not in ("succeeded", "partially_failed", "failed", "cancelled")
 
+    # Ctrl-C while `summary --wait` waits for the left run: one line, the run untouched.
+    waiting, said = popen_groundswell("summary", run_id, "--wait", env=env)
+    wait_until(lambda: any("Ctrl-C stops waiting" in x for x in said) or waiting.poll() is not None)
+    os.killpg(waiting.pid, signal.SIGINT)
+    assert waiting.wait(timeout=60) == 130, "".join(said)
+    text = "".join(said)
+    assert "Aborted!" not in text and "Traceback" not in text, text
+    assert f"interrupted: stopped waiting for run {run_id}; the run itself goes on" in text
+
     cancelled = groundswell("cancel", run_id, env=env)
     assert cancelled.returncode == 0, cancelled.stderr
     assert cancelled.stdout.split() == [run_id, "cancelled"]
-    record = json.loads((tmp_path / "out" / "runs" / run_id / "run.json").read_text())
-    assert record["state"] == "cancelled"
+    record_path = tmp_path / "out" / "runs" / run_id / "run.json"
+    assert json.loads(record_path.read_text())["state"] == "cancelled"
+
+    # A record that cannot be read: one line naming the run, no traceback.
+    record_path.write_text('{"id": ')
+    unreadable = groundswell("status", run_id, env=env)
+    assert unreadable.returncode == 1, unreadable.stderr
+    assert "Traceback" not in unreadable.stderr, unreadable.stderr
+    last = unreadable.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"groundswell: run {run_id}'s record cannot be read: "), last
 
 
 def test_ctrl_c_on_shared_workers_says_the_run_goes_on(service_settings, shared_raw, tmp_path):

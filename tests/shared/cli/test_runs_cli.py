@@ -105,6 +105,17 @@ def test_a_corpus_in_another_layout_names_what_was_found_and_what_was_expected(t
         error = json.loads(done.stdout)["error"]
         assert words in error and "a corpus holds documents/<id>.txt" in error, error
         assert f"found {len(files)} files ({', '.join(sorted(files))})" in error, error
+    # Claims where they belong, documents under document/: units are planned and fail, and
+    # the run says what was found instead.
+    for key, data in {"claims/a.jsonl": claims, "document/a.txt": doc}.items():
+        (tmp_path / "half" / key).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "half" / key).write_bytes(data)
+    done = groundswell("run", str(tmp_path / "half"), "--embedded", "--json", env=env)
+    assert done.returncode == 1, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert f"no documents in {tmp_path / 'half'}" in error, error
+    assert "(found 2 files; document/ is not documents/)" in error, error
+    assert "document/ is not documents/" in done.stderr  # the line after the summary too
     missing = groundswell("run", str(tmp_path / "nowhere"), "--embedded", env=env)
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
@@ -183,3 +194,23 @@ def test_a_configured_broker_is_used_as_configured(tmp_path):
     done = groundswell("run", str(SAMPLE_CORPUS), env=env, timeout=120)
     assert done.returncode == 2 and "no workers answer" in done.stderr, done.stderr
     assert "--embedded" in done.stderr and time.monotonic() - started < 60
+
+
+def test_status_counts_read_units_beside_verify_and_admit(tmp_path):
+    """A document read from HTML has a read unit too: status counts it with the others."""
+    corpus = tmp_path / "corpus"
+    (corpus / "documents").mkdir(parents=True)
+    (corpus / "claims").mkdir()
+    (corpus / "documents" / "note.html").write_text(
+        "<html><body><p>Net revenue was $5.2 million in 2025.</p></body></html>"
+    )
+    (corpus / "claims" / "note.jsonl").write_text(
+        json.dumps({"id": "c1", "claim": "Net revenue was $5.2 million"}) + "\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
+    env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "out")
+    done = groundswell("run", str(corpus), "--embedded", "-q", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    status = groundswell("status", done.stdout.strip(), env=env, cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert "succeeded  2/2 units (read 1/1, verify 1/1)" in status.stdout, status.stdout

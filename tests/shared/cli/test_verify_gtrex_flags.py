@@ -192,7 +192,7 @@ def test_gtrex_policy_files_are_checked(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "under policy p@1" in result.output
     old = dict(data, verifier_revision=6)
-    from groundswell.shared.verify.gtrex_policy import gtrex_fingerprint
+    from groundswell.shared.repair.gtrex_policy import gtrex_fingerprint
 
     old["fingerprint"] = gtrex_fingerprint(old)  # gtrex 1.0.0's DEFAULT: 4729e40976339c97
     assert old["fingerprint"] == "4729e40976339c97"

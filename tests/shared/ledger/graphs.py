@@ -105,8 +105,9 @@ def random_graph(rng: random.Random, entities: int, claims: int, *, hub: float =
     return out
 
 
-def record(ledger: Ledger, claims: list[C]) -> None:
-    """Write ``claims`` to the ledger, as the importer would have made them."""
+def record(ledger: Ledger, claims: list[C], **write) -> None:
+    """Write ``claims`` to the ledger, as the importer would have made them (``write``: the
+    options of ``Ledger.write_claims``)."""
     now = datetime.now(UTC)
     rows = []
     for c in claims:
@@ -147,7 +148,7 @@ def record(ledger: Ledger, claims: list[C]) -> None:
                 entities=[(s, c.subject_type, c.subject), (o, TYPE, c.object)],
             )
         )
-    ledger.write_claims(rows)
+    ledger.write_claims(rows, **write)
 
 
 def record_in_xrad(db: Path, claims: list[C]) -> sqlite3.Connection:

@@ -55,8 +55,11 @@ def test_the_search_finds_a_shortest_chain_in_chunks(ledger, monkeypatch, probe)
     record(ledger, claims)
     cases = [
         ({}, lambda c: c.polarity == "affirmed" and c.modality != "rejected"),
-        ({"modality": ["assertion"]}, lambda c: c.modality == "assertion"),
-        ({"modality": ["rejected", "declined"]}, lambda c: c.modality in ("rejected", "declined")),
+        # A denial links nothing, whatever the modality filter.
+        ({"modality": ["assertion"]}, lambda c: c.modality == "assertion"
+         and c.polarity == "affirmed"),
+        ({"modality": ["rejected", "declined"]}, lambda c: c.modality in ("rejected", "declined")
+         and c.polarity == "affirmed"),
         ({"relations": ["OWNS"]}, lambda c: c.relation == "OWNS" and c.polarity == "affirmed"
          and c.modality != "rejected"),
     ]  # fmt: skip

@@ -445,9 +445,9 @@ def test_a_row_the_database_refuses_fails_alone_named_by_its_receipt_line(postgr
 
 def test_a_schedule_keeps_ledger_and_its_runs_carry_it(settings):
     """Stored with the schedule; a schedule stored before the option existed loads without it."""
+    from groundswell.shared.runs.schedules import PREFIX, ScheduleSpec
     from groundswell.shared.runs.service import RunService
     from groundswell.shared.runs.state import RunStore, redis_client
-    from groundswell.shared.schedules import PREFIX, ScheduleSpec
 
     sent: list = []
     service = RunService(

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundswell.shared.quick_settings import storage_url
 from groundswell.shared.repair.policy import (
     REPAIR_MODES,
     SALVAGE_POLICIES,
@@ -165,52 +167,24 @@ def load_policy_file(path: str | Path) -> GtrexPolicy:
     return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
 
 
-def policy_for_ref(ref: str | Path) -> GtrexPolicy:
-    """A policy as every local command (and the Python API) reads ``ref``: a policy file
-    (groundswell's or gtrex's), or NAME / NAME@N / NAME@latest, from the policy registry of
-    the configured store when it holds that name (what ``run`` uses), else a built-in
-    (``guarded`` verifies as ``default``). PolicyError says which and why."""
-    ref = str(ref)
+def unpublished_builtin(ref: str) -> GtrexPolicy | None:
+    """The built-in ``ref`` names (NAME or NAME@N) when the configured store is a local folder
+    that publishes nothing under the name, so no registry version can be meant: found with one
+    look for ``policies/<name>/``, without the registry, the settings class or the storage
+    stack. None otherwise (an S3 store, something published, a file of that name, a version
+    the built-in has not): :func:`groundswell.shared.policies.policy_for_ref` then decides."""
+    name = ref.partition("@")[0]
+    if name not in BUILTIN_VERIFY_POLICIES or os.path.exists(ref):
+        return None
+    url = storage_url()
+    if url.startswith("s3://"):
+        return None
+    url = url.removeprefix("file://")
+    # no store opens at another scheme's URL: the registry would find nothing there either
+    if "://" not in url and os.path.lexists(os.path.join(url, "policies", name)):
+        return None
     try:
-        if Path(ref).exists() or ref.endswith(".json"):
-            return load_policy_file(ref)  # its messages name the file
-    except PolicyError as exc:
-        raise PolicyError(f"invalid policy: {exc}") from None
-    try:
-        registered = _registered(ref)
-        if registered is not None:
-            return registered
         policy = get_verify_policy(ref)
-    except PolicyError as exc:
-        raise PolicyError(f"invalid policy ({ref}): {exc}") from None
+    except PolicyError:
+        return None
     return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
-
-
-def _registered(ref: str) -> GtrexPolicy | None:
-    """The verification part of a published version, and its repair settings (with the
-    threshold in force when the version repairs), without writing to the store."""
-    from groundswell.shared.policies import (
-        POLICY_REF,
-        parse_ref,
-        registered_policy,
-        resolve_policy,
-    )
-    from groundswell.shared.policies import PolicyError as RegistryError
-
-    try:
-        version = registered_policy(ref)
-        if version is None:
-            # nothing published under that name here: gtrex's built-in, or one of ours
-            # beyond gtrex's (guarded: default's verification)
-            name = parse_ref(ref)[0] if POLICY_REF.match(ref) else None
-            if name in BUILTIN_VERIFY_POLICIES or name is None:
-                return None
-            version = resolve_policy(ref)  # an unknown name: refused, naming every built-in
-        policy = version.verify_policy
-        if version.repair is not None:
-            return GtrexPolicy(policy, version.repair.policy.settings, None)
-        if version.repair_document is not None:  # published with repair_mode off
-            return GtrexPolicy(policy, RepairSettings(repair_mode="off"), None)
-        return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
-    except RegistryError as exc:
-        raise PolicyError(str(exc)) from None

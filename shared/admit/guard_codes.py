@@ -1,5 +1,6 @@
-"""The codes the ``guarded`` admission policy adds to groundgate's (a leaf module: the engine
-reads it to know which codes send a decision to review).
+"""The codes the ``guarded`` admission policy adds to groundgate's (a leaf module, kept here
+beside the engine that ranks every code and sends flags to review; ``guarded/`` builds on the
+engine and raises them, and admit/ imports nothing of it).
 
 Flags send a value to review, like groundgate's flags; relief codes are information: each
 names a groundgate flag that a guard settled from the document and took off (the decision
