@@ -474,7 +474,28 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
         "tiers": TIERS,
         "verdicts": VERDICTS,
         "outcomes": OUTCOMES,
+        "charts": _charts(counts, codes),
     }
+
+
+def _charts(counts: dict[str, Any], codes: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The summary's pictures: claims by tier and by verdict, candidates by outcome, codes
+    by count (the most frequent first)."""
+    from groundswell.shared.charts import bar_chart
+
+    tiers = [(t, counts.get(f"claims.tier.{t}", 0), "t-bar") for t in (*TIERS, "none")]
+    verdicts = [(v, counts.get(f"claims.verdict.{v}", 0), f"v-{v}") for v in VERDICTS]
+    outcomes = [
+        (OUTCOME_WORDS.get(o, o), counts.get(f"candidates.outcome.{o}", 0), f"o-{o}")
+        for o in OUTCOMES
+    ]
+    charts = [
+        bar_chart("tiers", "Claims by tier", tiers),
+        bar_chart("verdicts", "Claims by verdict", verdicts),
+        bar_chart("outcomes", "Candidates by outcome", outcomes),
+        bar_chart("codes", "Codes by count", [(c, n, "c-bar") for c, n in codes]),
+    ]
+    return [c for c in charts if c is not None]
 
 
 def render_report(
