@@ -28,6 +28,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
+from groundswell.shared.review.explain import explain_code
 from groundswell.shared.runs.report_pages import (
     ReportQuery,
     ReviewLinks,
@@ -769,6 +770,7 @@ def review_view(
             "unit": _text(d.get("unit")),
             "outcome": outcome,
             "codes": [_text(c) for c in d.get("codes") or []],
+            "code_words": [(_text(c), explain_code(_text(c))) for c in d.get("codes") or []],
             "missing": [_text(m) for m in d.get("missing") or []],
             "judgments": judged.get(str(d.get("candidate_sha256")), []),
             "source": _text(d.get("source")),
@@ -822,8 +824,13 @@ def review_view(
             "document_source": _text(document.get("source")),
         },
         "counts": [(o, summary.get(o, 0)) for o in OUTCOMES],
+        "outcome_words": OUTCOME_WORDS,
         "coverage": [
-            {"field": _text(c.get("field")), "code": _text(c.get("code"))}
+            {
+                "field": _text(c.get("field")),
+                "code": _text(c.get("code")),
+                "words": explain_code(_text(c.get("code"))),
+            }
             for c in receipt.get("coverage") or []
             if isinstance(c, dict)
         ],
