@@ -28,6 +28,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
+from groundswell.shared.review.explain import explain_code
 from groundswell.shared.runs.report_pages import (
     ReportQuery,
     ReviewLinks,
@@ -474,7 +475,28 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
         "tiers": TIERS,
         "verdicts": VERDICTS,
         "outcomes": OUTCOMES,
+        "charts": _charts(counts, codes),
     }
+
+
+def _charts(counts: dict[str, Any], codes: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The summary's pictures: claims by tier and by verdict, candidates by outcome, codes
+    by count (the most frequent first)."""
+    from groundswell.shared.charts import bar_chart
+
+    tiers = [(t, counts.get(f"claims.tier.{t}", 0), "t-bar") for t in (*TIERS, "none")]
+    verdicts = [(v, counts.get(f"claims.verdict.{v}", 0), f"v-{v}") for v in VERDICTS]
+    outcomes = [
+        (OUTCOME_WORDS.get(o, o), counts.get(f"candidates.outcome.{o}", 0), f"o-{o}")
+        for o in OUTCOMES
+    ]
+    charts = [
+        bar_chart("tiers", "Claims by tier", tiers),
+        bar_chart("verdicts", "Claims by verdict", verdicts),
+        bar_chart("outcomes", "Candidates by outcome", outcomes),
+        bar_chart("codes", "Codes by count", [(c, n, "c-bar") for c, n in codes]),
+    ]
+    return [c for c in charts if c is not None]
 
 
 def render_report(
@@ -748,6 +770,7 @@ def review_view(
             "unit": _text(d.get("unit")),
             "outcome": outcome,
             "codes": [_text(c) for c in d.get("codes") or []],
+            "code_words": [(_text(c), explain_code(_text(c))) for c in d.get("codes") or []],
             "missing": [_text(m) for m in d.get("missing") or []],
             "judgments": judged.get(str(d.get("candidate_sha256")), []),
             "source": _text(d.get("source")),
@@ -801,8 +824,13 @@ def review_view(
             "document_source": _text(document.get("source")),
         },
         "counts": [(o, summary.get(o, 0)) for o in OUTCOMES],
+        "outcome_words": OUTCOME_WORDS,
         "coverage": [
-            {"field": _text(c.get("field")), "code": _text(c.get("code"))}
+            {
+                "field": _text(c.get("field")),
+                "code": _text(c.get("code")),
+                "words": explain_code(_text(c.get("code"))),
+            }
             for c in receipt.get("coverage") or []
             if isinstance(c, dict)
         ],
