@@ -15,6 +15,7 @@ from groundswell.api.routes import (
     exports,
     gates,
     health,
+    hooks,
     ledger,
     metrics,
     policies,
@@ -60,10 +61,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.dependency_overrides[get_settings] = lambda: settings
+    from groundswell.shared import tracing
+
+    if tracing.enabled() or tracing.active():
+        tracing.setup("groundswell-api")
+        tracing.instrument_api(app)
     for router in (
         runs.router,
         gates.router,
         exports.router,
+        hooks.router,
         receipts.router,
         policies.router,
         schedules.router,

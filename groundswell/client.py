@@ -262,6 +262,29 @@ class Client:
         """The run's export manifest: rows per table and the files written."""
         return self._json("GET", f"/v1/runs/{run_id}/export")
 
+    @route("POST", "/v1/hooks")
+    def add_hook(
+        self, url: str, *, events: list[str] | None = None, format: str = "json"
+    ) -> dict[str, Any]:
+        """Add a webhook for this key's runs; the answer holds its signing secret, once."""
+        body: dict[str, Any] = {"url": url, "format": format}
+        if events is not None:
+            body["events"] = events
+        return self._json("POST", "/v1/hooks", json=body)
+
+    @route("GET", "/v1/hooks")
+    def hooks(self) -> list[dict[str, Any]]:
+        return self._json("GET", "/v1/hooks")["items"]
+
+    @route("DELETE", "/v1/hooks/{hook_id}")
+    def remove_hook(self, hook_id: str) -> None:
+        self._call("DELETE", f"/v1/hooks/{hook_id}")
+
+    @route("GET", "/v1/runs/{run_id}/hooks")
+    def deliveries(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's hook deliveries and their status."""
+        return self._json("GET", f"/v1/runs/{run_id}/hooks")["items"]
+
     @route("GET", "/v1/runs/{run_a}/diff/{run_b}")
     def diff(self, run_a: str, run_b: str, *, page: int = 1, limit: int = 100) -> dict[str, Any]:
         """Run B against run A: rates side by side, and a page of what moved."""

@@ -12,6 +12,13 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from groundswell.shared.quick_settings import (
+    ENV_FILE,
+    ENV_PREFIX,
+    default_cache_dir,
+    default_storage_url,
+)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,26 +26,18 @@ class NotConfigured(RuntimeError):
     """A command needs a setting that is not set; the message names it."""
 
 
-def default_storage_url() -> str:
-    """The per-user data folder (``$XDG_DATA_HOME/groundswell`` on Linux), so that every
-    working directory shares one store and one policy registry."""
-    import platformdirs
-
-    return str(platformdirs.user_data_path("groundswell"))
-
-
 def hash_api_key(key: str) -> str:
     """The stored form of an API key: only this digest is ever kept in settings."""
     return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-API_SCOPES = ("runs", "review", "admin")
+API_SCOPES = ("runs", "review", "record", "admin")
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 API_KEY_FORMS = (
     "api_key_hashes holds entries 'sha256:<64 hex>' (a key with every scope) or "
     "'NAME:SCOPE[+SCOPE...]:sha256:<64 hex>[:CORPUS|CORPUS...]' (a named key; scopes runs, "
-    "review, admin; the optional corpora are the folders and s3:// prefixes it may submit and "
+    "review, record, admin; the optional corpora are the folders and s3:// prefixes it may submit and "
     "read), comma separated; make one with `groundswell api-key new`"
 )
 
@@ -68,7 +67,8 @@ def corpus_under(corpus: str, root: str) -> bool:
 @dataclass(frozen=True)
 class ApiKey:
     """A configured API key: its reviewer name, its digest and what it may do. ``admin``
-    may do everything; ``runs`` reads and submits runs; ``review`` answers review tasks."""
+    may do everything; ``runs`` reads and submits runs; ``review`` answers review tasks;
+    ``record`` records claims into the ledger (``POST /v1/ledger/claims``, the MCP server)."""
 
     name: str
     digest: str
@@ -107,7 +107,7 @@ def parse_api_key(entry: str) -> ApiKey:
     unknown = [s for s in wanted if s not in API_SCOPES]
     if unknown or len(set(wanted)) != len(wanted):
         raise ValueError(
-            f"api_key_hashes: key {name}: scopes are runs, review and admin joined by '+', "
+            f"api_key_hashes: key {name}: scopes are runs, review, record and admin joined by '+', "
             f"each once; not {scopes[:80]!r}"
         )
     teams = tuple(corpora[1:].split("|")) if corpora else ()
@@ -160,7 +160,7 @@ def check_review_policy(policy: object) -> dict[str, Any]:
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="GROUNDSWELL_", env_file=".env", env_ignore_empty=True, extra="ignore"
+        env_prefix=ENV_PREFIX, env_file=ENV_FILE, env_ignore_empty=True, extra="ignore"
     )
 
     # Coordination: the Celery broker, and the Redis of run state. Unset: `run`, `reprocess`
@@ -175,6 +175,9 @@ class Settings(BaseSettings):
     # Where receipts, run records, summaries and the policy registry are written: a folder or
     # s3://bucket/prefix. Default: one folder per user (not per working directory).
     storage_url: str = Field(default_factory=lambda: default_storage_url())
+    # Files this machine can make again (the Unicode tables of the text steps); default: the
+    # per-user cache folder.
+    cache_dir: str = Field(default_factory=lambda: default_cache_dir())
 
     # S3 (and S3-compatible endpoints such as MinIO or moto).
     s3_endpoint_url: str | None = None
@@ -191,7 +194,8 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = None
 
     # API keys, stored hashed, comma separated in the environment: "sha256:<hex>" (every
-    # scope) or "NAME:SCOPE[+SCOPE]:sha256:<hex>" (a named key; scopes runs, review, admin).
+    # scope) or "NAME:SCOPE[+SCOPE]:sha256:<hex>" (a named key; scopes runs, review, record,
+    # admin).
     api_key_hashes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # What the API may read: corpora named through it (runs, schedules, reprocessing) must
@@ -299,6 +303,12 @@ class Settings(BaseSettings):
     # The most answers one reviewer may give one task: past them an answer is refused (409),
     # never stored and ignored. The reviewer's latest answer is the one that counts.
     review_max_answers: int = Field(default=100, ge=1, le=100_000)
+    # Page images of PDFs on the review and report pages (shared/read/render.py): the
+    # resolution they are rendered at, how many renders one API process runs at once, and
+    # how long a request waits for a turn before it is told to come back (503).
+    page_image_dpi: int = Field(default=110, ge=36, le=300)
+    page_render_concurrency: int = Field(default=2, ge=1, le=64)
+    page_render_wait_seconds: float = Field(default=10.0, gt=0, le=300)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).
@@ -327,6 +337,21 @@ class Settings(BaseSettings):
     # finished run is exported (else on request: `groundswell export RUN`, the API).
     export_url: str | None = None
     export_parquet: bool = False
+
+    # Run hooks (docs/hooks.md): webhooks on finished, failed and gate-failed runs. The global
+    # ones, a JSON list of {"url", "events", "format": "json"|"slack", "secret"}; a hook without
+    # a secret signs with HOOK_SECRET. API keys add their own through /v1/hooks.
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    hook_secret: SecretStr | None = None
+    hook_max_attempts: int = Field(default=8, ge=1, le=100)
+    hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
+    hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+
+    # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
+    # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
+    openlineage_url: str | None = None
+    openlineage_namespace: str = "groundswell"
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None

@@ -34,6 +34,7 @@ from groundswell.workers.embedded import (
 
 # The default store is the per-user data folder: tests never write into the real one.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="groundswell-test-data-")
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="groundswell-test-cache-")
 get_settings.cache_clear()
 
 

@@ -14,9 +14,12 @@ from celery import Celery
 
 from groundswell.shared.runs.service import (
     ADMIT,
+    DELIVER,
     EXPORT,
     FINALIZE,
+    HOOKS,
     LEDGER,
+    LINEAGE,
     PLAN,
     QUEUE_OF,
     QUEUES,
@@ -36,6 +39,9 @@ TASK_NAMES = {
     "reconcile": "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
     EXPORT: "groundswell.export",
+    HOOKS: "groundswell.hooks",
+    DELIVER: "groundswell.deliver",
+    LINEAGE: "groundswell.lineage",
 }
 
 
@@ -48,6 +54,7 @@ def make_app(settings: Settings | None = None) -> Celery:
             "groundswell.workers.tasks",
             "groundswell.workers.metrics_server",
             "groundswell.workers.registry",
+            "groundswell.workers.tracing",
         ],
     )
     if s.broker_is_amqp:

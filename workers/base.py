@@ -12,7 +12,8 @@ import sqlalchemy.exc
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
-from groundswell.shared import metrics
+from groundswell.shared import metrics, tracing
+from groundswell.shared.later import Later
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.runs.state import RunStore, redis_client
 from groundswell.shared.settings import get_settings
@@ -93,10 +94,15 @@ class GroundswellTask(Task):
         in_progress = metrics.TASKS_IN_PROGRESS.labels(task, queue)
         in_progress.inc()
         reset_peak_rss()
+        if args and isinstance(args[0], str):
+            tracing.annotate(task=task, run_id=args[0])
         start = time.perf_counter()
         status = "failed"
         try:
-            result = super().__call__(*args, **kwargs)
+            try:
+                result = super().__call__(*args, **kwargs)
+            except Later as later:  # the core asks for another go (a webhook's backoff)
+                raise self.retry(countdown=later.countdown, max_retries=None) from None
             status = "succeeded"
             metrics.TASK_LAST_SUCCESS.labels(task).set(time.time())
             return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
@@ -10,6 +10,7 @@ from groundswell.workers.app import app
 from groundswell.workers.base import BatchTask, GroundswellTask
 
 RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+DeliveryId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 BatchId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,20}(\.[01])*$", max_length=200)]
 
 
@@ -58,3 +59,28 @@ def export(self: GroundswellTask, run_id: RunId) -> None:
     from groundswell.shared.export.service import export_run
 
     export_run(self.service, run_id)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.hooks", pydantic=True)
+def hooks(self: GroundswellTask, run_id: RunId) -> None:
+    from groundswell.shared.hooks.service import plan_deliveries
+    from groundswell.shared.runs.service import DELIVER
+
+    for delivery in plan_deliveries(self.service, run_id):
+        self.service.enqueue(DELIVER, [run_id, delivery])
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.deliver", pydantic=True)
+def deliver(self: GroundswellTask, run_id: RunId, delivery: DeliveryId) -> None:
+    from groundswell.shared.hooks.service import attempt
+
+    attempt(self.service, run_id, delivery)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.lineage", pydantic=True)
+def lineage(
+    self: GroundswellTask, run_id: RunId, state: Literal["START", "COMPLETE", "FAIL"]
+) -> None:
+    from groundswell.shared.lineage.service import emit
+
+    emit(self.service, run_id, state)

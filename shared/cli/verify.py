@@ -22,11 +22,11 @@ from typing import Any
 import click
 
 from groundswell.shared.cli.app import main
-from groundswell.shared.policies import policy_for_ref
 from groundswell.shared.repair.gtrex_policy import (
     REPAIR_MODES,
     SALVAGE_POLICIES,
     GtrexPolicy,
+    unpublished_builtin,
 )
 from groundswell.shared.text.transforms import TransformError, bound_regex_time
 from groundswell.shared.verify import (
@@ -74,6 +74,11 @@ def load_policy(ref: str) -> VerifyPolicy:
 
 def _load(ref: str) -> GtrexPolicy:
     try:
+        builtin = unpublished_builtin(ref)  # without loading the registry
+        if builtin is not None:
+            return builtin
+        from groundswell.shared.policies import policy_for_ref
+
         return policy_for_ref(ref)
     except PolicyError as exc:
         raise InvalidInput(str(exc)) from None

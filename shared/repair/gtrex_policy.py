@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundswell.shared.quick_settings import storage_url
 from groundswell.shared.repair.policy import (
     REPAIR_MODES,
     SALVAGE_POLICIES,
@@ -30,9 +32,11 @@ from groundswell.shared.repair.policy import (
     RepairSettings,
 )
 from groundswell.shared.verify.policy import (
+    BUILTIN_VERIFY_POLICIES,
     VERDICT_SETTINGS,
     PolicyError,
     VerifyPolicy,
+    get_verify_policy,
 )
 
 __all__ = ["REPAIR_MODES", "SALVAGE_POLICIES", "GtrexPolicy", "RepairSettings"]
@@ -160,4 +164,27 @@ def load_policy_file(path: str | Path) -> GtrexPolicy:
         policy = VerifyPolicy.from_dict(data)
     except PolicyError as exc:
         raise PolicyError(f"{path}: {exc}") from exc
+    return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)
+
+
+def unpublished_builtin(ref: str) -> GtrexPolicy | None:
+    """The built-in ``ref`` names (NAME or NAME@N) when the configured store is a local folder
+    that publishes nothing under the name, so no registry version can be meant: found with one
+    look for ``policies/<name>/``, without the registry, the settings class or the storage
+    stack. None otherwise (an S3 store, something published, a file of that name, a version
+    the built-in has not): :func:`groundswell.shared.policies.policy_for_ref` then decides."""
+    name = ref.partition("@")[0]
+    if name not in BUILTIN_VERIFY_POLICIES or os.path.exists(ref):
+        return None
+    url = storage_url()
+    if url.startswith("s3://"):
+        return None
+    url = url.removeprefix("file://")
+    # no store opens at another scheme's URL: the registry would find nothing there either
+    if "://" not in url and os.path.lexists(os.path.join(url, "policies", name)):
+        return None
+    try:
+        policy = get_verify_policy(ref)
+    except PolicyError:
+        return None
     return GtrexPolicy(policy, RepairSettings.for_policy(policy), None)

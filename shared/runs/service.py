@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from groundswell.shared import __version__, metrics
+from groundswell.shared import __version__, metrics, tracing
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
 from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
@@ -32,8 +32,12 @@ log = logging.getLogger("groundswell.runs")
 PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
 READ = "read"
 LEDGER = "ledger"
-# What a finished run sends out (never on the path of a unit): its Parquet export.
+# What a finished run sends out (never on the path of a unit): its Parquet export, its
+# hooks' deliveries (planned, then each sent and retried on its own).
 EXPORT = "export"
+HOOKS = "hooks"
+DELIVER = "deliver"
+LINEAGE = "lineage"  # an OpenLineage event: START at submit, COMPLETE or FAIL at the end
 
 # The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
 QUEUES = ("read", "verify", "admit", "ledger", "control")
@@ -47,6 +51,9 @@ QUEUE_OF = {
     "reconcile": "control",
     SCHEDULE: "control",
     EXPORT: "control",
+    HOOKS: "control",
+    DELIVER: "control",
+    LINEAGE: "control",
 }
 
 Enqueue = Callable[[str, list[Any]], None]
@@ -176,7 +183,10 @@ class RunService:
         if stored.id != record.id:
             return stored, False
         write_record(self.store(record.output), record)
-        self.enqueue(PLAN, [record.id])
+        with tracing.span("groundswell.submit", run_id=record.id, corpus=record.corpus):
+            self.enqueue(PLAN, [record.id])
+        if self.settings.openlineage_url and not record.dry_run:
+            self.enqueue(LINEAGE, [record.id, "START"])
         return record, True
 
     def get_or_none(self, run_id: str) -> RunRecord | None:
@@ -260,14 +270,25 @@ class RunService:
 
     def finished(self, record: RunRecord) -> None:
         """A run just ended: send what goes out of it (the Parquet export when
-        GROUNDSWELL_EXPORT_PARQUET is set). A send that fails is logged; the run stays ended."""
-        if record.dry_run or record.state not in ("succeeded", "partially_failed"):
+        GROUNDSWELL_EXPORT_PARQUET is set; its hooks' deliveries, planned by a task of their
+        own). A send that fails is logged; the run stays ended."""
+        if record.dry_run:
             return
         try:
-            if self.settings.export_parquet:
+            if self.settings.export_parquet and record.state in ("succeeded", "partially_failed"):
                 self.enqueue(EXPORT, [record.id])
+            if self.settings.openlineage_url and record.state != "cancelled":
+                state = "FAIL" if record.state == "failed" else "COMPLETE"
+                self.enqueue(LINEAGE, [record.id, state])
+            if self.settings.hooks or self._keys_have_hooks():
+                self.enqueue(HOOKS, [record.id])
         except Exception:
-            log.exception("run %s: its export could not be sent", record.id)
+            log.exception("run %s: what goes out of it could not be sent", record.id)
+
+    def _keys_have_hooks(self) -> bool:
+        """Whether an API key added a hook (shared.hooks keeps them under ``hooks/``)."""
+        pages = self.store(self.output_url).list_pages("hooks/", page_size=1)
+        return any(page for page in pages)
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
         from groundswell.shared.runs.finish import read_summary

@@ -1,14 +1,25 @@
-"""Character tables the normalization steps need, derived once from Python's Unicode database.
+"""Character tables the normalization steps need, derived from Python's Unicode database.
 
-They are computed lazily (about 0.1 s, once per process) rather than shipped, so that the
-tables always agree with ``unicodedata.unidata_version``, which the run manifest records.
+Deriving them scans every code point below ``_SCAN_LIMIT`` (about 0.05 s of CPU, a third of a
+small ``verify``), so the first process that needs them writes them to a cache file in the
+per-user cache folder (setting ``cache_dir``), and later processes read that instead. Nothing
+is shipped: the file is made on this machine, from this interpreter's database. Its name holds
+``unicodedata.unidata_version`` and a digest of this module's source, so another database or
+another derivation never reads it; and every entry read is checked against the database (each
+fold is what ``unicodedata`` gives for that character) before it is used. A missing, unreadable,
+foreign or wrong file is built anew; a cache folder that cannot be written costs the scan.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 UNICODE_VERSION = unicodedata.unidata_version
 
@@ -33,10 +44,79 @@ class UnicodeTables:
 
 @cache
 def tables() -> UnicodeTables:
+    """The tables, from the cache file when it holds this database's, else derived (and
+    written there for the next process)."""
+    path = cache_path()
+    if path is not None:
+        cached = _read(path)
+        if cached is not None:
+            return cached
+    made = build_tables()
+    if path is not None:
+        _write(path, made)
+    return made
+
+
+def cache_path() -> Path | None:
+    """The cache file for this Unicode database and this module's derivation (None: this
+    module's source cannot be read, so no key can name the derivation)."""
+    from groundswell.shared.quick_settings import cache_dir
+
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    return Path(cache_dir()) / f"unicode-tables-{UNICODE_VERSION}-{digest}.json"
+
+
+def _from_folds(nfkc: dict[str, str], casefold_long: dict[str, str]) -> UnicodeTables:
+    composite = frozenset(
+        ch for ch, out in nfkc.items() if not ch.isdecimal() and any(c.isdecimal() for c in out)
+    )
+    return UnicodeTables(nfkc=nfkc, composite_numeric=composite, casefold_long=casefold_long)
+
+
+def _read(path: Path) -> UnicodeTables | None:
+    """The tables of ``path`` when it holds this database's and each entry checks out."""
+    try:
+        data = json.loads(path.read_bytes())
+        if data["unidata_version"] != UNICODE_VERSION:
+            return None
+        nfkc, casefold_long = data["nfkc"], data["casefold_long"]
+        if not all(len(ch) == 1 and _nfkc_fold(ch) == out for ch, out in nfkc.items()):
+            return None
+        if not all(
+            len(ch) == 1 and ch.casefold() == out and len(out) != 1
+            for ch, out in casefold_long.items()
+        ):
+            return None
+        return _from_folds(nfkc, casefold_long)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write(path: Path, made: UnicodeTables) -> None:
+    """Write the tables once, atomically (a concurrent reader sees the whole file or none)."""
+    data = {
+        "unidata_version": UNICODE_VERSION,
+        "nfkc": made.nfkc,
+        "casefold_long": made.casefold_long,
+    }
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # no folder to write in: nothing was written
+            tmp.unlink(missing_ok=True)
+
+
+def build_tables() -> UnicodeTables:
+    """The tables, derived from the database: every code point below ``_SCAN_LIMIT``."""
     nfkc: dict[str, str] = {}
-    composite: set[str] = set()
     casefold_long: dict[str, str] = {}
-    normalize = unicodedata.normalize
     decomposition = unicodedata.decomposition
     for code in range(_SCAN_LIMIT):
         if 0xD800 <= code < 0xE000:
@@ -45,22 +125,21 @@ def tables() -> UnicodeTables:
         folded = ch.casefold()
         if len(folded) != 1:
             casefold_long[ch] = folded
-        dec = decomposition(ch)
-        if not dec:
-            continue
-        if dec.startswith(("<super>", "<sub>")):
-            continue
-        out = normalize("NFKC", ch)
-        if out == ch:
-            continue
-        nfkc[ch] = out
-        if not ch.isdecimal() and any(c.isdecimal() for c in out):
-            composite.add(ch)
-    return UnicodeTables(
-        nfkc=nfkc,
-        composite_numeric=frozenset(composite),
-        casefold_long=casefold_long,
-    )
+        if decomposition(ch):  # most characters have none: the scan's fast way past them
+            out = _nfkc_fold(ch)
+            if out is not None:
+                nfkc[ch] = out
+    return _from_folds(nfkc, casefold_long)
+
+
+def _nfkc_fold(ch: str) -> str | None:
+    """The fold of ``ch`` in the table (None: not in it): its NFKC, where that differs and
+    the character is no superscript or subscript."""
+    dec = unicodedata.decomposition(ch)
+    if not dec or dec.startswith(("<super>", "<sub>")):
+        return None
+    out = unicodedata.normalize("NFKC", ch)
+    return None if out == ch else out
 
 
 def is_unsegmented(ch: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -278,7 +279,18 @@ def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
         assert {k: mine["groundswell"][k] for k in keep} == {k: gt["gtrex"][k] for k in keep}
 
 
-def test_verify_loads_neither_admission_nor_celery_nor_the_api(tmp_path):
+# What `verify` never loads: admission, the services, S3, the ledger's database layer; nor,
+# for a built-in policy on a local store, pydantic and the settings class, or the
+# registry and storage stack unless the store publishes something under the name; nor the
+# repair cascade.
+NEVER = ("groundswell.shared.admit", "groundswell.api", "groundswell.workers", "celery",
+         "kombu", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
+         "pydantic", "groundswell.shared.settings",
+         "groundswell.shared.repair.engine")  # fmt: skip
+UNPUBLISHED = ("groundswell.shared.policies", "groundswell.shared.storage")
+
+
+def verify_modules(tmp_path, store) -> list[str]:
     (tmp_path / "doc.txt").write_text("Net sales rose 5%.\n")
     (tmp_path / "claims.jsonl").write_text(
         json.dumps({"id": "a", "claim": "rose 5%", "source_path": "doc.txt"}) + "\n"
@@ -287,13 +299,28 @@ def test_verify_loads_neither_admission_nor_celery_nor_the_api(tmp_path):
         "import sys\n"
         "from groundswell.shared.cli import main\n"
         "main(['verify', 'claims.jsonl', '-o', 'out.jsonl'], standalone_mode=False)\n"
-        "heavy = ('groundswell.shared.admit', 'groundswell.api', 'groundswell.workers',\n"
-        "         'celery', 'kombu', 'fastapi', 'uvicorn', 'boto3', 'httpx')\n"
-        "print(sorted({m for m in sys.modules if m.startswith(heavy)}))\n"
+        "print(' '.join(sorted(sys.modules)))\n"
     )
+    env = {**os.environ, "GROUNDSWELL_STORAGE_URL": str(store)}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
-    )
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+        timeout=60,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "[]"
     assert '"verdict": "grounded"' in (tmp_path / "out.jsonl").read_text()
+    return done.stdout.strip().splitlines()[-1].split()
+
+
+def test_verify_loads_neither_admission_nor_celery_nor_the_api_nor_settings(tmp_path):
+    loaded = verify_modules(tmp_path, tmp_path / "store")
+    assert [m for m in loaded if m.startswith(NEVER + UNPUBLISHED)] == []
+
+
+def test_verify_reads_a_local_registry_without_settings_or_s3(tmp_path):
+    from groundswell.shared.policies import PolicyRegistry
+    from groundswell.shared.storage import open_store
+
+    PolicyRegistry(open_store(str(tmp_path / "store"))).ensure_builtins()
+    loaded = verify_modules(tmp_path, tmp_path / "store")
+    assert "groundswell.shared.policies" in loaded  # default@1 is read from the registry
+    assert [m for m in loaded if m.startswith(NEVER)] == []
