@@ -81,12 +81,27 @@ class Tally:
         self.review_codes: dict[tuple, Counter] = defaultdict(Counter)
         self.reject_codes: dict[tuple, Counter] = defaultdict(Counter)
         self.examples: dict[tuple, list] = defaultdict(list)
+        # (policy, split) -> Counter of the codes that sent a right value default admits away
+        self.lost: dict[tuple, Counter] = defaultdict(Counter)
 
-    def add(self, policy: str, p: Packet, decisions: list[dict[str, Any]], keep: int) -> None:
+    def add(
+        self,
+        policy: str,
+        p: Packet,
+        decisions: list[dict[str, Any]],
+        keep: int,
+        base: dict[str, str] | None = None,
+    ) -> None:
+        """Count one packet's decisions; ``base`` (candidate id -> outcome under default)
+        counts the right values default admits and this policy does not, by code."""
         by_id = {c["id"]: c for c in p.candidates}
         for d in decisions:
             cid = d["candidate_id"]
-            right = p.labels[cid]
+            right = p.labels.get(cid)
+            if right is None:
+                continue  # not labelled (or "not sure"): counted in neither
+            if right and base is not None and base.get(cid) == "admitted" != d["outcome"]:
+                self.lost[(policy, p.split)]["+".join(d["codes"])] += 1
             key = (policy, p.split, p.family)
             self.counts[key]["right" if right else "wrong"][d["outcome"]] += 1
             codes = "+".join(d["codes"]) or "(no code)"
@@ -208,6 +223,79 @@ def analysis(tally: Tally, policy: str, splits: list[str], top: int = 4) -> str:
     return "\n".join(lines)
 
 
+def real_evaluation(refs: list[str]) -> dict[str, Any]:
+    """The real extractions of ``bench/real/afr`` (bench/escapes_real.py) decided by
+    groundgate 0.11.0 (the installed oracle) and by each policy: per split, the counts, the
+    escapes, and each right value that groundgate admits and the policy does not."""
+    import groundgate
+
+    from bench.escapes_real import real_packets
+
+    packets = list(real_packets())
+    deciders: dict[str, Any] = {
+        f"groundgate {groundgate.__version__}": lambda doc, schema, cands: groundgate.admit(
+            doc, schema, cands
+        ).to_dict()
+    }
+    for ref in refs:
+        factory = admitter_factory(ref)
+        if factory is not None:
+            deciders[ref] = lambda doc, schema, cands, f=factory: f(doc, schema).admit(cands)
+    out: dict[str, Any] = {"packets": len(packets), "splits": {}}
+    oracle = next(iter(deciders))
+    for split in SPLITS:
+        part = [p for p in packets if p.split == split]
+        rows, escapes, lost = [], [], []
+        oracle_admits: set[tuple[str, str, str]] = set()
+        for name, decide in deciders.items():
+            c = {"right": Counter(), "wrong": Counter()}
+            for p in part:
+                for d in decide(p.document, p.schema, p.candidates)["decisions"]:
+                    right = p.labels.get(d["candidate_id"])
+                    if right is None:
+                        continue
+                    c["right" if right else "wrong"][d["outcome"]] += 1
+                    at = (p.doc_id, p.context, d["candidate_id"])
+                    if name == oracle and right and d["outcome"] == "admitted":
+                        oracle_admits.add(at)
+                    where = f"{p.doc_id} {d['candidate_id']} {d['field']}={d['value']}"
+                    if not right and d["outcome"] == "admitted":
+                        escapes.append(f"{name}: {where}")
+                    if name != oracle and at in oracle_admits and d["outcome"] != "admitted":
+                        lost.append(f"{name}: {where} ({'+'.join(d['codes'])})")
+            rows.append(_row(name, c))
+        docs = sorted({p.doc_id for p in part})
+        out["splits"][split] = {"documents": docs, "rows": rows, "escapes": escapes, "lost": lost}
+    return out
+
+
+def real_markdown(real: dict[str, Any]) -> str:
+    out = [
+        f"Real extractions (bench/real/afr: {real['packets']} runs of 4 models over 6 agency "
+        "statements, labelled by a person), against groundgate:"
+    ]
+    for split, part in real["splits"].items():
+        out += [
+            "",
+            f"**{'hold-out' if split == 'holdout' else 'development'}** "
+            f"({', '.join(part['documents'])})",
+            "",
+            "| decision | wrong | escapes | right | right admitted | right to review | "
+            "right rejected |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in part["rows"]:
+            out.append(
+                f"| {r['family']} | {r['wrong']} | {r['escapes']} | {r['right']} | "
+                f"{r['right_admitted']} | {r['right_review']} | {r['right_rejected']} |"
+            )
+        for line in part["escapes"]:
+            out.append(f"  escape  {line}")
+        for line in part["lost"] or ["(none)"]:
+            out.append(f"  right value groundgate admits, sent away: {line}")
+    return "\n".join(out)
+
+
 def run_oracle(sample: list[Packet]) -> tuple[int, int, list[str]]:
     import groundgate
 
@@ -239,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--examples", type=int, default=0, help="print K escaped candidates per family"
     )
+    parser.add_argument(
+        "--real",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also decide the real labelled extractions of bench/real (default: on)",
+    )
     args = parser.parse_args(argv)
     refs = args.policy or ["default", "guarded"]
     splits = list(SPLITS) if args.split == "both" else [args.split]
@@ -258,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tally = Tally()
     policies, timings = [], {}
+    base: dict[tuple[int, str], str] = {}  # (packet, candidate id) -> outcome under default
     for ref in refs:
         factory = admitter_factory(ref)
         if factory is None:
@@ -265,12 +360,18 @@ def main(argv: list[str] | None = None) -> int:
         policies.append(ref)
         t1 = time.perf_counter()
         admitters: dict[str, Any] = {}
-        for p in packets:
+        for n, p in enumerate(packets):
             a = admitters.get(p.doc_id)
             if a is None:
                 admitters.clear()
                 a = admitters[p.doc_id] = factory(p.document, p.schema)
-            tally.add(ref, p, a.admit(p.candidates)["decisions"], args.examples)
+            decisions = a.admit(p.candidates)["decisions"]
+            if ref == "default":
+                base.update({(n, d["candidate_id"]): d["outcome"] for d in decisions})
+            before = None
+            if ref != "default" and base:
+                before = {d["candidate_id"]: base[(n, d["candidate_id"])] for d in decisions}
+            tally.add(ref, p, decisions, args.examples, before)
         timings[ref] = time.perf_counter() - t1
 
     oracle = None
@@ -297,11 +398,28 @@ def main(argv: list[str] | None = None) -> int:
     for ref in policies:
         print()
         print(analysis(tally, ref, splits))
+        for split in splits:
+            lost = tally.lost.get((ref, split))
+            if ref != "default" and "default" in policies:
+                n = sum(lost.values()) if lost else 0
+                print(
+                    f"Right values default admits and {ref} does not ({split}): {n}"
+                    + (": " + ", ".join(f"{k} {v}" for k, v in lost.most_common(6)) if n else "")
+                )
         if args.examples:
             for (pol, split, fam), cands in sorted(tally.examples.items()):
                 if pol == ref:
                     for c in cands:
                         print(f"  e.g. [{split} {fam}] {json.dumps(c, ensure_ascii=False)[:300]}")
+    real = None
+    if args.real:
+        t3 = time.perf_counter()
+        real = real_evaluation([r for r in refs if r in policies])
+        timings["real set"] = time.perf_counter() - t3
+        report["real"] = real
+        print()
+        print(real_markdown(real))
+    report["lost"] = {f"{pol}/{split}": dict(c) for (pol, split), c in tally.lost.items()}
     if oracle is not None:
         print()
         print(

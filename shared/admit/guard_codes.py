@@ -23,6 +23,10 @@ GUARD_FLAGS: dict[str, str] = {
     "UNIT_KIND_MISMATCH": "a percentage given for an amount, or an amount for a percentage",
     "CELL_AMBIGUOUS": "the evidence quotes a whole row or sentence holding other numbers of "
     "the same kind, and nothing in the candidate names which one is the value",
+    "VALUE_NOT_AT_FIELD": "the quoted sentence names the field at another of its numbers, "
+    "not at the value",
+    "OTHER_PROPOSAL_AT_FIELD": "another proposal for the single-valued field stands where the "
+    "document names the field (its row and key's column, or its sentence); this value does not",
 }
 GUARD_INFO: dict[str, str] = {
     "SCALE_IN_FORCE": "relief of PART_MISSING (scale) or SCALE_CITATION_INVALID: the scale "

@@ -271,7 +271,8 @@ def api_key() -> None:
     "--scopes",
     default="runs+review+admin",
     show_default=True,
-    help="What the key may do, joined by '+': runs, review, admin (admin may do everything).",
+    help="What the key may do, joined by '+': runs, review, record (claims into the ledger), "
+    "admin (admin may do everything).",
 )
 @click.option(
     "--corpora",
@@ -522,10 +523,13 @@ def _left_in_store(settings, run_id: str) -> str:
 
 
 def _service(settings):
+    from groundswell.shared import tracing
     from groundswell.shared.runs.service import RunService
     from groundswell.shared.runs.state import RunStore, redis_client
     from groundswell.workers.app import enqueue_with, make_app
 
+    if tracing.enabled():  # a run submitted here is the root of its trace
+        tracing.setup("groundswell-cli")
     app = make_app(settings)
     return RunService(
         settings, RunStore(redis_client(settings.state_redis_url)), enqueue_with(app)

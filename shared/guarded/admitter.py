@@ -98,6 +98,9 @@ class GuardedAdmitter(Admitter):
         found: list[dict[str, Any]] = d.extra.setdefault("guard", [])
         cell = view.cell(t.dstart)
         g = self.guard
+        # where the value stands, for telling competing proposals apart (read over all
+        # candidates in _flag_conflicts; never written into the receipt)
+        self.__dict__.setdefault("_fields_at", {})[id(d)] = self._at_field(ctx, d, view, cell, t)
 
         def note(check: str, code: str, detail: str, span: tuple[int, int] | None = None) -> None:
             entry: dict[str, Any] = {"check": check, "code": code, "detail": detail}
@@ -123,7 +126,7 @@ class GuardedAdmitter(Admitter):
             cell is not None and self._column_says(view, cell, "%")
         )
 
-        header_year = cell is not None and self._is_header_year(view, cell, t)
+        header_year = cell is not None and self._is_header_year(view, cell, t, ctx)
         if header_year and g.on("header"):
             note(
                 "header",
@@ -132,20 +135,32 @@ class GuardedAdmitter(Admitter):
                 (t.start, t.end),
             )
 
-        if cell is not None and cell.column_year is not None:
-            key = ctx.cand.get("key") if spec.keys is not None else None
+        key = ctx.cand.get("key") if spec.keys is not None else None
+        for at, what in self._cells_cited(ctx, d, view, cell):
+            if at.header_line is None:
+                continue
             named = {key} if isinstance(key, str) else year_names
-            named = {y for y in named if y in cell.header_years}
-            if named and cell.column_year not in named and g.on("column"):
+            named = {y for y in named if y in at.header_years}
+            if at.column_year is not None:
+                under = at.column_year
+                elsewhere = bool(named) and at.column_year not in named
+            else:
+                # the cell's column has no year of its own ("Dollar", "Change"), while the
+                # year the candidate names heads another column of the header
+                hs, he = view.slots(at.header_line)[at.slot]
+                under = repr(" ".join(view.text[hs:he].split()) or "an empty header")
+                elsewhere = bool(named) and not named & set(view.years_in(hs, he))
+            if elsewhere and g.on("column"):
                 note(
                     "column",
                     "VALUE_NOT_IN_COLUMN",
-                    f"the cell stands under {cell.column_year}; the candidate names "
-                    f"{', '.join(sorted(named))}",
-                    (t.start, t.end),
+                    f"{what} stands under {under}; the candidate names {', '.join(sorted(named))}",
+                    (t.start, t.end) if at is cell else None,
                 )
-            elif (
-                isinstance(key, str)
+                break
+            if (
+                at is cell
+                and isinstance(key, str)
                 and key == cell.column_year
                 and "KEY_NOT_AT_VALUE" in d.codes
                 and g.relieve_key
@@ -272,8 +287,14 @@ class GuardedAdmitter(Admitter):
         t = m.token
         if t is None:
             return
+        span = d.evidence_chars
+        if span is None:
+            return  # the evidence was not located
+        s, e = span
         if cell is not None:
-            # a table row: the other cells of the row that hold a number (not its label)
+            # a table row quoted whole: the other cells of the row that the evidence covers
+            # and that hold a number of the value's kind (not its label); the cell alone,
+            # quoted or bound by offsets, names the value
             key = ctx.cand.get("key") if ctx.spec.keys is not None else None
             years = {a.strip() for a in (ctx.spec.aliases or []) if _year_alias(a)}
             if cell.column_year is not None and (
@@ -284,11 +305,13 @@ class GuardedAdmitter(Admitter):
             kind = _kind(view, t)
             others = [
                 j
-                for j, (s, e) in enumerate(slots)
+                for j, (a, b) in enumerate(slots)
                 if j not in (0, cell.slot)
+                and a < e
+                and b > s
                 and any(
                     x.value is not None and _kind(view, x) == kind
-                    for x in ctx.index.tokens_in(s, e)
+                    for x in ctx.index.tokens_in(a, b)
                 )
             ]
             if not others:
@@ -296,21 +319,34 @@ class GuardedAdmitter(Admitter):
             note(
                 "ambiguous",
                 "CELL_AMBIGUOUS",
-                f"the row holds {len(others)} other value cell(s) and the candidate names no "
+                f"the quoted row holds {len(others)} other value cell(s) and the candidate names no "
                 "column that picks this one",
                 (t.start, t.end),
             )
             return
-        span = d.evidence_chars
-        if span is None:
-            return  # a quote without offsets: located by groundgate's occurrence rules
-        s, e = span
         kind = _kind(view, t)
-        quoted = [
-            x
-            for x in ctx.index.tokens_in(s, e)
-            if x.value is not None and x is not t and _kind(view, x) == kind
+        numbers = [
+            x for x in ctx.index.tokens_in(s, e) if x.value is not None and _kind(view, x) == kind
         ]
+        quoted = [x for x in numbers if x.dstart != t.dstart]
+        if not quoted:
+            return
+        # which number the sentence gives for the field: the one its name stands before
+        # ("revenue was $5.2 million and operating income $1.1 million": 5.2 is revenue's)
+        names = [fold_label(a) for a in (ctx.spec.aliases or []) if not _year_alias(a)]
+        named_at = self._named_numbers(view, numbers, s, names)
+        if t.dstart in named_at:
+            return  # the sentence names the field at the value
+        if named_at:
+            x, name = next(iter(named_at.values()))
+            note(
+                "ambiguous",
+                "VALUE_NOT_AT_FIELD",
+                f"the quoted sentence gives {x.text} for {name!r}; the value is another of "
+                "its numbers",
+                (t.start, t.end),
+            )
+            return
         if quoted:
             note(
                 "ambiguous",
@@ -320,16 +356,89 @@ class GuardedAdmitter(Admitter):
                 (t.start, t.end),
             )
 
+    def _cells_cited(
+        self, ctx: Ctx, d: Decision, view: TableView, cell: Cell | None
+    ) -> list[tuple[Cell, str]]:
+        """The table cells the candidate puts its value in: the value's cell, and, when
+        groundgate re-anchored the evidence away from the candidate's offsets, the cell those
+        offsets cite (the extractor's own choice, which a column can contradict)."""
+        out = [(cell, "the cell")] if cell is not None else []
+        item = ctx.value_item
+        if "EVIDENCE_REANCHORED" in d.codes and item is not None and item.has_offsets:
+            pos = ctx.index.bytes.to_char(item.start)
+            cited = view.cell(pos) if pos is not None else None
+            if cited is not None and (
+                cell is None or (cited.line, cited.slot) != (cell.line, cell.slot)
+            ):
+                out.append((cited, "the cell the candidate's offsets cite"))
+        return out
+
+    @staticmethod
+    def _named_numbers(view: TableView, numbers: list[Any], start: int, names: list[str]) -> dict:
+        """The numbers of a quoted sentence that a name of the field stands before, in the
+        stretch of text since the previous number: its position -> (the number, the name)."""
+        out: dict[int, tuple[Any, str]] = {}
+        if not names:
+            return out
+        prev = start
+        for x in numbers:
+            clause = fold_label(view.text[prev : x.start])
+            hit = next((n for n in names if n and n in clause), None)
+            if hit is not None:
+                out[x.dstart] = (x, hit)
+            prev = x.end
+        return out
+
+    def _at_field(self, ctx: Ctx, d: Decision, view: TableView, cell: Cell | None, t: Any):
+        """Whether the document names the field and its key at the value: a cell whose row
+        label is a name of the field and whose column is the key's (or the year the field
+        names), or a quoted sentence that names the field before the value. Returns (True,
+        where) when it does, (False, where) when it does not, None when it cannot tell (the
+        field has no names of that kind)."""
+        spec = ctx.spec
+        names = {fold_label(a) for a in (spec.aliases or []) if not _year_alias(a)}
+        key = ctx.cand.get("key") if spec.keys is not None else None
+        years = (
+            {key}
+            if isinstance(key, str)
+            else {a.strip() for a in (spec.aliases or []) if _year_alias(a)}
+        )
+        if cell is not None:
+            if not names or not years or cell.label is None or cell.header_line is None:
+                return None
+            row = fold_label(cell.label) in names
+            column = cell.column_year in years
+            return (row and column, f"the cell at {cell.label!r}, {cell.column_year or 'no year'}")
+        span = d.evidence_chars
+        if not names or span is None:
+            return None
+        s, e = span
+        kind = _kind(view, t)
+        numbers = [
+            x for x in ctx.index.tokens_in(s, e) if x.value is not None and _kind(view, x) == kind
+        ]
+        named = self._named_numbers(view, numbers, s, sorted(names))
+        return (t.dstart in named, "the quoted sentence")
+
     def _column_says(self, view: TableView, cell: Cell, mark: str) -> bool:
         if cell.header_line is None:
             return False
         s, e = view.slots(cell.header_line)[cell.slot]
         return mark in view.text[s:e]
 
-    def _is_header_year(self, view: TableView, cell: Cell, t: Any) -> bool:
+    def _is_header_year(self, view: TableView, cell: Cell, t: Any, ctx: Ctx) -> bool:
+        """The value is a year of a column header: its token stands on a header line, and
+        either the candidate's offsets point there, or no table cell of the document holds
+        the same number (a quote of "2019" that a cell holds is that cell's, not the
+        header's)."""
         if not YEAR.fullmatch(t.text):
             return False
-        return view.header_like(cell.line) and len(view.years_in(*view.span(cell.line))) >= 2
+        if not (view.header_like(cell.line) and len(view.years_in(*view.span(cell.line))) >= 2):
+            return False
+        item = ctx.value_item
+        if item is not None and item.has_offsets:
+            return True
+        return not view.number_in_a_cell(t.text)
 
     def _unscaled(self, cell: Cell | None, view: TableView, names: list[str], field: str) -> bool:
         """A row or field whose numbers a table's scale does not scale (per share, %...):
@@ -347,8 +456,53 @@ class GuardedAdmitter(Admitter):
 
     # --- over all candidates ---------------------------------------------------------------
 
+    def _competing(self, decisions: list[Decision], at_field: dict[int, Any]) -> None:
+        """A second proposal for a single-valued field: when another proposal's value stands
+        where the document names the field (its row and its key's column, or the sentence that
+        names it before the number) and this one's does not, the document contradicts this
+        one, whatever groundgate made of the other (it may have been refused for a missing
+        part)."""
+        groups: dict[tuple[str, str | None], list[Decision]] = {}
+        for d in decisions:
+            if d.field_name is None or d.value is None:
+                continue
+            if self.schema.fields[d.field_name].multiple:
+                continue
+            groups.setdefault((d.field_name, d.key), []).append(d)
+        for group in groups.values():
+            if len({d.value for d in group}) < 2:
+                continue
+            for d in group:
+                mine = at_field.get(id(d))
+                if not d.passed or mine is None or mine[0]:
+                    continue
+                other = next(
+                    (
+                        o
+                        for o in group
+                        if o.value != d.value and (at_field.get(id(o)) or (False,))[0]
+                    ),
+                    None,
+                )
+                if other is None:
+                    continue
+                cid = other.candidate.get("id") if isinstance(other.candidate, dict) else None
+                d.codes.add("OTHER_PROPOSAL_AT_FIELD")
+                d.extra.setdefault("guard", []).append(
+                    {
+                        "check": "competing",
+                        "code": "OTHER_PROPOSAL_AT_FIELD",
+                        "detail": f"proposal {cid!r} gives {other.value} where the document names "
+                        f"the field ({at_field[id(other)][1]}); this value stands at "
+                        f"{mine[1]}, which does not",
+                    }
+                )
+
     def _flag_conflicts(self, decisions: list[Decision]) -> None:
         super()._flag_conflicts(decisions)
+        at_field = self.__dict__.pop("_fields_at", {})
+        if self.guard.on("competing"):
+            self._competing(decisions, at_field)
         if not self.guard.resolve_conflicts:
             return
         groups: dict[tuple[str, str | None], list[Decision]] = {}

@@ -14,9 +14,14 @@ from typing import Any
 # fingerprint covers it, so a run recomputes guarded receipts made by an older revision).
 # 2: only numbers of the value's own kind (year, day of a date, percentage, amount, plain
 #    number) make a row or sentence ambiguous.
-GUARD_REVISION = "groundswell-guard/2"
+# 3: the guards contradict, they do not guess (issue 29): a cell quoted alone or bound by
+#    offsets is never ambiguous (only a quoted row's or sentence's other numbers are); a year
+#    is a header's only where the offsets point at the header, or no cell holds the number; a
+#    scale statement over one column scales that column (not its neighbours, not the
+#    document); the day of a date in a column header ("April 26, 2019") is not a value.
+GUARD_REVISION = "groundswell-guard/3"
 
-CHECKS = ("column", "row", "header", "scale", "sign", "unit_kind", "ambiguous")
+CHECKS = ("column", "row", "header", "scale", "sign", "unit_kind", "ambiguous", "competing")
 RELIEFS = ("relieve_scale", "relieve_key", "relieve_sign", "resolve_conflicts")
 # Row and field names whose numbers a table's "in thousands" does not scale (whole words).
 # Share counts are not among them: "(in thousands, except per share data)" scales them.
@@ -53,6 +58,7 @@ class GuardSettings:
     sign: str = "flag"
     unit_kind: str = "flag"
     ambiguous: str = "flag"
+    competing: str = "flag"
     # reliefs of groundgate flags the document settles
     relieve_scale: bool = True
     relieve_key: bool = True

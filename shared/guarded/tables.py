@@ -14,6 +14,11 @@ from functools import cached_property
 
 YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d,]|\.\d)")
 _NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
+# The day of a date in a column header ("April 26, 2019", "Sept. 30, 2025"): not a value.
+_DATE_DAY = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:,|\b)",
+    re.IGNORECASE,
+)
 # Scale statements, with the power of ten each states: "in thousands", "(dollars in
 # millions)", "millions of dollars", "$'000", "£m" (a sign and a scale letter on their own).
 _WORD_POWER = {"thousand": 3, "million": 6, "billion": 9}
@@ -119,12 +124,13 @@ class TableView:
         return text if any(ch.isalpha() for ch in text) else None
 
     def header_like(self, n: int) -> bool:
-        """A line of column headers: no number on it but years (and a statement's 000)."""
+        """A line of column headers: no number on it but years (and a statement's 000, and
+        the day of a date: "April 26, 2019" heads the 2019 column)."""
         got = self._header.get(n)
         if got is None:
             got = True
             for s, e in self.slots(n)[1:]:
-                cell = _STATEMENTS.sub(" ", self.text[s:e])
+                cell = _DATE_DAY.sub(" ", _STATEMENTS.sub(" ", self.text[s:e]))
                 if any(not YEAR.fullmatch(m.group()) for m in _NUMBER.finditer(cell)):
                     got = False
                     break
@@ -133,6 +139,20 @@ class TableView:
 
     def years_in(self, s: int, e: int) -> list[str]:
         return YEAR.findall(self.text[s:e])
+
+    def number_in_a_cell(self, number: str) -> bool:
+        """A value cell of some table (a tab line that is not a header line) holds the
+        number ``number`` as a whole token."""
+        got = self.__dict__.setdefault("_cell_numbers", {})
+        if number not in got:
+            found = False
+            for m in re.finditer(rf"(?<![\w.,]){re.escape(number)}(?![\w,]|\.\d)", self.text):
+                n = self.line_of(m.start())
+                if self.tabbed(n) and not self.header_like(n):
+                    found = True
+                    break
+            got[number] = found
+        return got[number]
 
     def cell(self, pos: int) -> Cell | None:
         """The table cell at ``pos``, or None outside a table (a line without a tab)."""
@@ -186,10 +206,25 @@ class TableView:
             out.append(Statement(m.start(), m.end(), power, self.line_of(m.start())))
         return out
 
+    def _in_column_header(self, st: Statement) -> bool:
+        """The statement stands in a value column's slot of a tab line (``Shares (in
+        thousands)`` over one column): it scales that column, not the document."""
+        if not self.tabbed(st.line):
+            return False
+        return any(s <= st.start and st.end <= e for s, e in self.slots(st.line)[1:])
+
+    @cached_property
+    def document_statements(self) -> list[Statement]:
+        """The statements whose scope can be the whole text: captions, prose, a row label
+        slot; not a statement over one column of a table."""
+        return [s for s in self.statements if not self._in_column_header(s)]
+
     @cached_property
     def document_power(self) -> int | None:
-        """The one power every statement of the text states (None: none, or several)."""
-        powers = {s.power for s in self.statements}
+        """The one power every statement of the text states (None: none, or several).
+        A statement over one column of a table scales that column only, so it does not make
+        a document scale (nor does it stop one)."""
+        powers = {s.power for s in self.document_statements}
         return powers.pop() if len(powers) == 1 else None
 
     @cached_property
@@ -219,12 +254,16 @@ class TableView:
             if not self.header_like(h):
                 continue
             hslots = self.slots(h)
+            found = self._on_line(h)
             if len(hslots) == len(slots):
                 s, e = hslots[cell.slot]
-                found = self._on_line(h, s, e)
-                if found:
-                    return InForce(found[0].power, found[0].start, found[0].end, "column header")
-            found = self._on_line(h)
+                mine = [st for st in found if s <= st.start and st.end <= e]
+                if mine:
+                    return InForce(mine[0].power, mine[0].start, mine[0].end, "column header")
+                # a statement over another column scales that column; it reaches this one
+                # only when this column's header names nothing of its own
+                if any(ch.isalpha() for ch in self.text[s:e]):
+                    found = [st for st in found if not self._in_slot_other_than(st, hslots, 0)]
             if found:
                 return InForce(found[0].power, found[0].start, found[0].end, "table header")
         s, e = slots[0]
@@ -241,9 +280,13 @@ class TableView:
                     return InForce(last.power, last.start, last.end, "caption")
             n -= 1
         if document_scale and self.document_power is not None:
-            first = self.statements[0]
+            first = self.document_statements[0]
             return InForce(first.power, first.start, first.end, "document")
         return None
+
+    @staticmethod
+    def _in_slot_other_than(st: Statement, slots: list[tuple[int, int]], keep: int) -> bool:
+        return any(s <= st.start and st.end <= e for i, (s, e) in enumerate(slots) if i != keep)
 
     def bracketed(self, start: int, end: int) -> bool:
         """The number at [start, end) is written in brackets: ``(2,088)``, ``$(2,088)``,

@@ -356,7 +356,9 @@ class Ledger:
         writers and readers until its data commits, and remaking the indexes costs the whole
         table's: for loading much, not for adding a little. On SQLite it is ``write_claims``
         per batch. ``refuse`` is ``write_claims``'s (on PostgreSQL only a batch that meets a
-        stored claim looks its owners up: a fresh load pays nothing for it)."""
+        stored claim looks its owners up: a fresh load pays nothing for it); so is ``reject`` (on
+        PostgreSQL each batch then goes in a savepoint, and a batch the database refuses is
+        written again claim by claim)."""
         if self.dialect != "postgresql":
             return sum(self.write_claims(batch, refuse=refuse, reject=reject) for batch in batches)
         self.timings = {}
@@ -365,7 +367,7 @@ class Ledger:
             holder.commit()  # the lock is the session's; no transaction stays open
             try:
                 started = time.perf_counter()
-                stored = self._load_data(batches, refuse)
+                stored = self._load_data(batches, refuse, reject)
                 self.timings["data"] = time.perf_counter() - started
                 self.finish_builds()
             finally:
@@ -373,7 +375,12 @@ class Ledger:
                 holder.commit()
         return stored
 
-    def _load_data(self, batches: Iterable[Sequence[ClaimIn]], refuse: Refuse | None) -> int:
+    def _load_data(
+        self,
+        batches: Iterable[Sequence[ClaimIn]],
+        refuse: Refuse | None,
+        reject: Reject | None = None,
+    ) -> int:
         stored = 0
         with self.engine.begin() as conn:
             raw = conn.connection.driver_connection
@@ -388,7 +395,7 @@ class Ledger:
                     "VALUES (%s, %s, %s, %s, now()) ON CONFLICT (name) DO NOTHING",
                     [(name, lane, seq, sql) for seq, (name, lane, sql) in enumerate(builds)],
                 )
-                stored = _BulkLoad(raw, cur, refuse).run(batches)
+                stored = _BulkLoad(raw, cur, refuse, reject).run(batches)
                 # The keys hold for every row loaded (``_BulkLoad`` checked each reference as it
                 # was sent), and hold from here on for every writer; their check of the whole
                 # table (``validate_keys``) is left for later, as it blocks nobody.
@@ -742,9 +749,12 @@ class _BulkLoad:
     the savepoint and written the careful way: entities through the stage, on conflict do
     nothing, from then on; claims replaced after a lookup of the stored ones."""
 
-    def __init__(self, raw: Any, cur: Any, refuse: Refuse | None = None) -> None:
+    def __init__(
+        self, raw: Any, cur: Any, refuse: Refuse | None = None, reject: Reject | None = None
+    ) -> None:
         self.raw, self.cur = raw, cur
         self.refuse = refuse
+        self.reject = reject
         self.sent: set[str] = set()
         self.direct_entities = True
 
@@ -788,10 +798,53 @@ class _BulkLoad:
         )
 
     def send(self, batch: _Prepared) -> int:
-        """COPY a prepared batch in; the claims it stored."""
+        """COPY a prepared batch in; the claims it stored. With ``reject``, the batch goes in
+        a savepoint of its own: one the database refuses (a value a column cannot hold) is
+        undone and written again claim by claim (:meth:`_claim_by_claim`)."""
         if not batch.ids:
             return 0
-        self._entities(batch.entities)
+        if self.reject is None:
+            return self._send(batch)
+        from psycopg import errors
+
+        try:
+            with self.raw.transaction():
+                return self._send(batch)
+        except (errors.DataError, errors.IntegrityError):
+            return self._claim_by_claim(batch)
+
+    def _claim_by_claim(self, batch: _Prepared) -> int:
+        """A refused batch again, a claim at a time, each in a savepoint; the batch's entities
+        first (through the stage, on conflict do nothing: a later batch prepared meanwhile
+        counts on them), each claim's again with it."""
+        from psycopg import errors
+
+        assert self.reject is not None
+        try:
+            with self.raw.transaction():
+                _stage_entities(self.cur, batch.entities, fresh=True)
+        except (errors.DataError, errors.IntegrityError):
+            pass  # an entity itself refused: its claims are refused with it below
+        stored = 0
+        for claim in batch.by_id.values():
+            one = _Prepared(
+                claim.entities,
+                {claim.claim["id"]: claim},
+                [claim.claim["id"]],
+                [_CLAIM_ROW(claim.claim)],
+                [_EVIDENCE_ROW(e) for e in claim.evidence],
+            )
+            try:
+                with self.raw.transaction():
+                    _stage_entities(self.cur, claim.entities, fresh=True)
+                    stored += self._send(one, entities=False)
+            except (errors.DataError, errors.IntegrityError) as exc:
+                self.reject(claim, database_reason(exc))
+        return stored
+
+    def _send(self, batch: _Prepared, *, entities: bool = True) -> int:
+        if entities:
+            self._entities(batch.entities)
         if not self._savepoint(lambda: _copy(self.cur, "claims", batch.claims)):
             batch = self._screened(batch)
             _replace_stored(self.cur, batch.ids)

@@ -65,26 +65,33 @@ def test_a_tampered_decision_is_reported(packet, guarded):
     tampered["decisions"][0]["outcome"] = "admitted"
     assert "receipt_sha256 does not match the receipt's own content" in _check(tampered, packet)
     problems = _check(_resealed(tampered), packet)
-    assert problems == ["decision 0 (candidate '0.other_year') differs in outcome"]
+    cid = packet["candidates"][0]["id"]
+    assert problems == [f"decision 0 (candidate {cid!r}) differs in outcome"]
     findings = copy.deepcopy(guarded)
     findings["decisions"][0]["guard"] = []
     assert _check(_resealed(findings), packet) == [
-        "decision 0 (candidate '0.other_year') differs in guard"
+        f"decision 0 (candidate {cid!r}) differs in guard"
     ]
 
 
 def test_tampered_guard_settings_are_reported(packet, guarded):
     tampered = copy.deepcopy(guarded)
     tampered["guard"]["settings"]["column"] = "off"  # the settings re-derive, the digest not
-    moved = "decision 0 (candidate '0.other_year') differs in codes, guard"
-    assert _check(_resealed(tampered), packet) == ["guard differs", moved]
+    # the column guard was the decision's one flag: with it off, the outcome (and so the
+    # summary) moves too
+    cid = packet["candidates"][0]["id"]
+    moved = [
+        "summary differs",
+        f"decision 0 (candidate {cid!r}) differs in codes, guard, outcome",
+    ]
+    assert _check(_resealed(tampered), packet) == ["guard differs", *moved]
     # the guard's digest made anew too: its guard member holds, its decision does not (made
     # with the column guard on, which the settings now say is off)
     settings = tampered["guard"]["settings"]
     tampered["guard"]["sha256"] = digest(
         "guard", {"revision": GUARD_REVISION, "settings": settings}
     )
-    assert _check(_resealed(tampered), packet) == [moved]
+    assert _check(_resealed(tampered), packet) == moved
 
 
 @pytest.mark.parametrize(

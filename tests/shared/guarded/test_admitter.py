@@ -147,14 +147,15 @@ def test_competing_proposals_are_resolved_by_what_the_guards_found():
     assert "CONFLICTING_CANDIDATES" not in got["right"]["codes"]
     assert got["wrong"]["outcome"] == "needs_verification"
     assert {"CONFLICTING_CANDIDATES", "VALUE_NOT_IN_COLUMN"} <= set(got["wrong"]["codes"])
-    # two proposals nothing contradicts stay in review together
-    # (CELL_AMBIGUOUS says only that nothing picks the cell: no contradiction)
+    # two proposals nothing contradicts stay in review together (each cell quoted alone is
+    # not ambiguous, and not contradicted either: groundgate's conflict stands)
     first = cand("1245000", "1,245", "uk_only", cid="first")
     second = cand("1190000", "1,190", "uk_only", cid="second")
     twice = decide([first, second])
     for d in twice.values():
         assert d["outcome"] == "needs_verification"
-        assert {"CONFLICTING_CANDIDATES", "CELL_AMBIGUOUS"} <= set(d["codes"])
+        assert "CONFLICTING_CANDIDATES" in d["codes"] and "CELL_AMBIGUOUS" not in d["codes"]
+        assert "CONFLICT_RESOLVED" not in d["codes"]
     off = decide([wrong, right], replace(DEFAULT_GUARD, resolve_conflicts=False))
     assert off["right"]["outcome"] == "needs_verification"
 

@@ -108,6 +108,11 @@ def random_graph(rng: random.Random, entities: int, claims: int, *, hub: float =
 def record(ledger: Ledger, claims: list[C], **write) -> None:
     """Write ``claims`` to the ledger, as the importer would have made them (``write``: the
     options of ``Ledger.write_claims``)."""
+    ledger.write_claims(claims_in(claims), **write)
+
+
+def claims_in(claims: list[C]) -> list[ClaimIn]:
+    """``claims`` as the importer would have made them."""
     now = datetime.now(UTC)
     rows = []
     for c in claims:
@@ -148,7 +153,7 @@ def record(ledger: Ledger, claims: list[C], **write) -> None:
                 entities=[(s, c.subject_type, c.subject), (o, TYPE, c.object)],
             )
         )
-    ledger.write_claims(rows, **write)
+    return rows
 
 
 def record_in_xrad(db: Path, claims: list[C]) -> sqlite3.Connection:

@@ -160,3 +160,19 @@ def test_search_and_path_show_a_window_around_the_match(ledger, ledger_url):
     out = runner.invoke(main, ["ledger", "path", "Acme", "Beta", "--db", ledger_url]).output
     assert "Acme acquired Beta" in out and len(out) < 1000
     assert re.search(r"1 hops · 1 asserted", out)
+
+
+def test_a_bulk_load_isolates_a_batch_the_database_refuses(ledger):
+    from groundswell.shared.ledger.queries import claims
+    from tests.shared.ledger.graphs import claims_in
+
+    bad = C("bad", "Acme", "R" * 300, "Delta")  # relation: a String(200) on PostgreSQL
+    if ledger.dialect == "sqlite":  # SQLite holds any length: make one fail its check instead
+        bad = C("bad", "Acme", "OWNS", "Delta", modality="rumour")
+    first = claims_in([C("ok1", "Acme", "OWNS", "Beta"), bad, C("ok2", "Beta", "OWNS", "Gamma")])
+    second = claims_in([C("ok3", "Delta", "OWNS", "Acme")])  # Delta: sent with the bad claim
+    refused: list[str] = []
+    stored = ledger.bulk_load([first, second], reject=lambda c, _why: refused.append(c.claim["id"]))
+    assert stored == 3 and refused == ["bad"]
+    assert [c["claim_id"] for c in claims(ledger).items] == ["ok1", "ok2", "ok3"]
+    assert path(ledger, "Delta", "Beta").found  # Delta's entity is there for ok3

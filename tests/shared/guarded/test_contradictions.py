@@ -1,0 +1,237 @@
+"""Guards flag what the document contradicts, never the absence of a contradiction (issue 29):
+each case is one family of the real evaluations, written small."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from groundswell.shared.admit import Admitter
+from groundswell.shared.guarded.admitter import GuardedAdmitter
+
+SBR = (
+    "Combined Statement of Budgetary Resources\n"
+    "For the Year Ended September 30, 2025 (Dollars in Millions)\n"
+    "\n"
+    "BUDGETARY\tACCOUNT\tTOTAL\n"
+    "Appropriations\t$\t53,297\t—\t53,297\n"
+    "Total Budgetary Resources\t$\t143,884\t$\t87,304\t$\t231,188\n"
+)
+SBR_SCHEMA = {
+    "fields": {
+        "total_budgetary_resources": {
+            "type": "number",
+            "unit": "USD",
+            "multiple": True,
+            "keys": ["2025", "2024"],
+            "aliases": ["total budgetary resources"],
+        }
+    }
+}
+
+
+def items(doc: str, *quotes: tuple[str, str]) -> list[dict[str, Any]]:
+    return [{"source": "document", "role": role, "text": text} for role, text in quotes]
+
+
+def decide(doc: str, schema: dict, cands: list[dict]) -> tuple[dict, dict]:
+    plain = {d["candidate_id"]: d for d in Admitter(doc, schema).admit(cands)["decisions"]}
+    guard = GuardedAdmitter(doc, schema).admit(cands)["decisions"]
+    return plain, {d["candidate_id"]: d for d in guard}
+
+
+def test_the_cell_of_a_several_column_statement_is_not_ambiguous():
+    # a real reply (DOE's statement, four models): the total column's cell, quoted alone
+    cell = {
+        "id": "total",
+        "field": "total_budgetary_resources",
+        "value": "231188000000",
+        "unit": "USD",
+        "key": "2025",
+        "evidence": items(
+            SBR,
+            ("value", "231,188"),
+            ("field", "Total Budgetary Resources"),
+            ("scale", "(Dollars in Millions)"),
+        ),
+    }
+    plain, guarded = decide(SBR, SBR_SCHEMA, [cell])
+    assert plain["total"]["outcome"] == "admitted"
+    assert guarded["total"]["outcome"] == "admitted", guarded["total"]["codes"]
+    assert "CELL_AMBIGUOUS" not in guarded["total"]["codes"]
+    # the whole row quoted, with nothing naming the column, still says nothing of which
+    row = dict(cell, id="row")
+    row["evidence"] = [
+        {"text": "Total Budgetary Resources\t$\t143,884\t$\t87,304\t$\t231,188"},
+        *cell["evidence"][1:],
+    ]
+    _, guarded = decide(SBR, SBR_SCHEMA, [row])
+    assert "CELL_AMBIGUOUS" in guarded["row"]["codes"]
+
+
+STORES = "Stores by year\n\t2019\t2018\nStores open\t2019\t1,987\nStaff\t310\t295\n"
+STORES_SCHEMA = {"fields": {"stores": {"type": "integer", "keys": ["2019", "2018"]}}}
+
+
+def test_a_year_looking_number_is_a_header_only_where_the_candidate_points():
+    def header(year: str, **item: Any) -> bool:
+        cand = {"id": "c", "field": "stores", "value": year, "key": year}
+        cand["evidence"] = [{"text": year, **item}]
+        return "VALUE_IS_HEADER" in decide(STORES, STORES_SCHEMA, [cand])[1]["c"]["codes"]
+
+    # the quote "2019" is also a cell of the Stores row: the value is that cell's
+    assert not header("2019")
+    # offsets on the header's 2019 point at the header
+    start = STORES.index("2019")
+    assert header("2019", start=start, end=start + 4)
+    # a header year that no cell holds is the header's
+    assert header("2018")
+
+
+SHARES = (
+    "Equity awards\n"
+    "\tShares (in thousands)\tPrice\n"
+    "Granted\t1,200\t35\n"
+    "\n"
+    "Headcount\n"
+    "\t2019\t2018\n"
+    "Engineers\t410\t380\n"
+)
+SHARES_SCHEMA = {
+    "fields": {
+        "price": {"type": "number", "aliases": ["Granted"]},
+        "granted": {"type": "number", "aliases": ["Granted"]},
+        "engineers_2019": {"type": "number", "aliases": ["Engineers", "2019"]},
+    }
+}
+
+
+def test_a_scale_statement_governs_only_its_scope():
+    cands = [
+        # the other column's "(in thousands)" does not scale the price
+        {"id": "price", "field": "price", "value": "35", "evidence": [{"text": "35"}]},
+        # its own column's does
+        {"id": "shares", "field": "granted", "value": "1200", "evidence": [{"text": "1,200"}]},
+        # nor does it make a scale for the document's other tables
+        {"id": "eng", "field": "engineers_2019", "value": "410", "evidence": [{"text": "410"}]},
+    ]
+    plain, guarded = decide(SHARES, SHARES_SCHEMA, cands)
+    assert plain["price"]["outcome"] == "admitted" and plain["eng"]["outcome"] == "admitted"
+    assert "SCALE_NOT_APPLIED" not in guarded["price"]["codes"], guarded["price"]["guard"]
+    assert "SCALE_NOT_APPLIED" not in guarded["eng"]["codes"], guarded["eng"]["guard"]
+    assert "SCALE_NOT_APPLIED" in guarded["shares"]["codes"]
+
+
+DATED = (
+    "Deferred tax assets (in millions)\n"
+    "\tApril 26, 2019\tApril 27, 2018\n"
+    "Reserves and accruals\t$ 50\t$ 57\n"
+)
+VARIANCE = (
+    "(In millions)\t2018\t2017\tDollar\n"
+    "Net revenues\t$2,280\t$1,664\t$616\n"
+    "Operating income\t$1,111\t$839\t$272\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("doc", "names", "wrong", "right", "under"),
+    [
+        # a dated header ("April 27, 2018") heads the 2018 column: not the field's 2019
+        (DATED, ["Reserves and accruals", "2019"], "57", "50", "2018"),
+        # a column without a year ("Dollar", the variance) is not the 2017 the field names
+        (VARIANCE, ["Operating income", "2017"], "272", "839", "'Dollar'"),
+    ],
+)
+def test_the_column_over_the_cell_is_not_the_year_the_field_names(doc, names, wrong, right, under):
+    schema = {"fields": {"f": {"type": "number", "aliases": names}}}
+
+    def flagged(number: str) -> dict:
+        cand = {"id": "c", "field": "f", "value": f"{number}000000", "evidence": [{"text": number}]}
+        return decide(doc, schema, [cand])[1]["c"]
+
+    got = flagged(wrong)
+    assert "VALUE_NOT_IN_COLUMN" in got["codes"], got["guard"]
+    assert f"stands under {under}" in got["guard"][0]["detail"]
+    assert "VALUE_NOT_IN_COLUMN" not in flagged(right)["codes"]
+
+
+REANCHORED = (
+    "Deferred tax assets\n"
+    "\t2019\t2018\n"
+    "Stock-based compensation\t16\t22\n"
+    "\n"
+    "The transition tax came to $22 million.\n"
+)
+REANCHORED_SCHEMA = {
+    "fields": {
+        "sbc_2019": {
+            "type": "number",
+            "unit": "USD",
+            "aliases": ["Stock-based compensation", "2019"],
+        }
+    }
+}
+
+
+def test_the_cell_the_candidate_cites_counts_when_groundgate_re_anchors():
+    start = REANCHORED.index("\t22\n") + 1
+    cand = {
+        "id": "w",
+        "field": "sbc_2019",
+        "value": "22000000",
+        "unit": "USD",
+        "evidence": [{"start": start, "end": start + 2, "text": "22"}],
+    }
+    plain, guarded = decide(REANCHORED, REANCHORED_SCHEMA, [cand])
+    assert plain["w"]["outcome"] == "admitted" and "EVIDENCE_REANCHORED" in plain["w"]["codes"]
+    assert "VALUE_NOT_IN_COLUMN" in guarded["w"]["codes"], guarded["w"]["guard"]
+
+
+PROSE = "Results\n\nRevenue was $5.2 million and operating income was $1.1 million in the year.\n"
+PROSE_SCHEMA = {"fields": {"revenue": {"type": "number", "unit": "USD", "aliases": ["revenue"]}}}
+SENTENCE = "Revenue was $5.2 million and operating income was $1.1 million in the year."
+
+
+def test_a_sentence_gives_the_field_the_number_its_name_stands_before():
+    def sentence(cid: str, value: str) -> dict:
+        evidence = [{"text": SENTENCE}]
+        return {"id": cid, "field": "revenue", "value": value, "unit": "USD", "evidence": evidence}
+
+    right, wrong = sentence("r", "5200000"), sentence("w", "1100000")
+    plain, guarded = decide(PROSE, PROSE_SCHEMA, [right])
+    assert plain["r"]["outcome"] == "admitted"
+    assert guarded["r"]["outcome"] == "admitted", guarded["r"]["guard"]
+    plain, guarded = decide(PROSE, PROSE_SCHEMA, [wrong])
+    assert plain["w"]["outcome"] == "admitted"
+    assert "VALUE_NOT_AT_FIELD" in guarded["w"]["codes"], guarded["w"]["guard"]
+    assert "5.2" in guarded["w"]["guard"][0]["detail"]
+
+
+TWO_TABLES = (
+    "Revenue by region\n"
+    "\t2019\t2018\n"
+    "UK\t1,245\t1,190\n"
+    "Ireland\t310\t520\n"
+    "\n"
+    "Revenue by segment\n"
+    "\t2019\n"
+    "Retail\t1,300\n"
+)
+TWO_SCHEMA = {"fields": {"uk_2019": {"type": "number", "aliases": ["UK", "2019"]}}}
+
+
+def test_a_second_proposal_loses_to_the_one_at_the_fields_row_and_column():
+    right = {"id": "right", "field": "uk_2019", "value": "1245", "evidence": [{"text": "1,245"}]}
+    # another table's cell: no row of that table is the field's, so no row guard fires
+    wrong = {"id": "wrong", "field": "uk_2019", "value": "1300", "evidence": [{"text": "1,300"}]}
+    plain, guarded = decide(TWO_TABLES, TWO_SCHEMA, [wrong, right])
+    assert {d["outcome"] for d in plain.values()} == {"needs_verification"}
+    assert "OTHER_PROPOSAL_AT_FIELD" in guarded["wrong"]["codes"], guarded["wrong"]["guard"]
+    assert guarded["wrong"]["outcome"] == "needs_verification"
+    assert guarded["right"]["outcome"] == "admitted", guarded["right"]["codes"]
+    assert "CONFLICT_RESOLVED" in guarded["right"]["codes"]
+    # alone, the other table's cell is not contradicted (nothing says where the field is)
+    _, alone = decide(TWO_TABLES, TWO_SCHEMA, [wrong])
+    assert "OTHER_PROPOSAL_AT_FIELD" not in alone["wrong"]["codes"]
