@@ -143,4 +143,5 @@ def require_scope(scope: str):
 # depends on (publishing policies and calibrations, schedules).
 Principal = Annotated[ApiKey, Depends(require_scope("runs"))]
 Reviewer = Annotated[ApiKey, Depends(require_scope("review"))]
+Recorder = Annotated[ApiKey, Depends(require_scope("record"))]
 Admin = Annotated[ApiKey, Depends(require_scope("admin"))]

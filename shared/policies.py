@@ -30,12 +30,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from groundswell.shared.canonical import canonical_json, json_sha256, sha256_hex
 
 if TYPE_CHECKING:
     from groundswell.shared.admit import Admitter
+    from groundswell.shared.policy_document import PolicyDocument
     from groundswell.shared.repair import Repairer, RepairPolicy
     from groundswell.shared.repair.gtrex_policy import GtrexPolicy
     from groundswell.shared.storage import ObjectStore
@@ -321,27 +320,6 @@ def calibration_document(document: Any) -> dict[str, Any]:
     return calibration.as_dict()
 
 
-class PolicyDocument(BaseModel):
-    """What a user publishes. ``verify`` may be partial: it is applied over ``extends``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")
-    description: str | None = Field(
-        default=None, description="Default: the base and what this version changes."
-    )
-    extends: str | None = Field(
-        default=None, description="A policy ref whose parts are the base (default: NAME@latest)."
-    )
-    verify: dict[str, Any] = Field(default_factory=dict)
-    admit: dict[str, Any] | None = None
-    guard: dict[str, Any] | None = Field(
-        default=None,
-        description="Guard settings (the guarded admission), applied over the base's guard, or "
-        "over the default settings when the base has none; null drops the base's guard.",
-    )
-
-
 _BUILTIN_DESCRIPTIONS = {
     "strict": "Only character-identical quotations are grounded; groundgate's default admission.",
     "default": "Sound tiers (exact to case) are grounded; stitched quotations are reported, "
@@ -575,6 +553,10 @@ class PolicyRegistry:
         self, document: dict[str, Any] | PolicyDocument, version: int | None = None
     ) -> tuple[PolicyVersion, bool]:
         """Publish a version (the next one by default). Returns (version, created)."""
+        from pydantic import ValidationError
+
+        from groundswell.shared.policy_document import PolicyDocument
+
         try:
             doc = (
                 document

@@ -18,6 +18,7 @@ document's text at once, and the views (snippets, not texts) of one page.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -112,6 +113,35 @@ def _label(label: bool | None, ok: bool) -> str | None:
     if label == ok:
         return "good"
     return "escape" if not label else "refused"
+
+
+# A candidate's outcome, and how it compares with its gold label, in the summary's words.
+OUTCOME_WORDS = {
+    "admitted": "admitted",
+    "needs_verification": "sent to review",
+    "rejected": "rejected",
+}
+
+
+def _candidate_label(label: bool | None, outcome: Any) -> str | None:
+    """The summary's name for a labelled candidate's outcome (None when it has no label):
+    ``right_admitted``, ``right_reviewed``, ``false_rejection``, ``escape`` or ``caught``."""
+    if label is None:
+        return None
+    if label:
+        return {"admitted": "right_admitted", "rejected": "false_rejection"}.get(
+            outcome, "right_reviewed"
+        )
+    return "escape" if outcome == "admitted" else "caught"
+
+
+def _proposed(candidates: Any) -> dict[str, Any]:
+    """Each candidate's value as proposed, by its id (the admission unit's records)."""
+    out: dict[str, Any] = {}
+    for c in candidates if isinstance(candidates, list) else ():
+        if isinstance(c, dict) and isinstance(c.get("id"), str | int) and "value" in c:
+            out[str(c["id"])] = c["value"]
+    return out
 
 
 def _text(value: Any) -> str:
@@ -226,10 +256,14 @@ def _candidates(
     gold: dict[str, Any],
     pages: Any = None,
     layout: Any = None,
+    proposed: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """``pages``: the admission receipt's pages of each decision's evidence, by the
-    decision's index; ``layout``: the PDF's layout, when the evidence offsets are its own."""
+    decision's index; ``layout``: the PDF's layout, when the evidence offsets are its own;
+    ``proposed``: each candidate's value as proposed, by id (shown when the decision's value
+    differs from it, as an invalid value's does)."""
     pages = pages if isinstance(pages, dict) else {}
+    proposed = proposed or {}
 
     def span(d: dict[str, Any]) -> dict[str, Any]:
         ev = d.get("evidence") if d.get("source") == "document" else None
@@ -245,8 +279,14 @@ def _candidates(
         cid = d.get("candidate_id")
         outcome = d.get("outcome")
         label = gold.get(str(cid)) if cid is not None else None
+        given = proposed.get(str(cid)) if cid is not None else None
+        shown = json.dumps(given, ensure_ascii=False) if given is not None else ""
         out.append(
             {
+                "proposed": shown
+                if given is not None and _text(given) != _text(d.get("value"))
+                else "",
+                "outcome_words": OUTCOME_WORDS.get(_text(outcome), _text(outcome)),
                 "id": _text(cid),
                 "field": _text(d.get("field")),
                 "key": d.get("key") if isinstance(d.get("key"), str) else None,
@@ -255,7 +295,7 @@ def _candidates(
                 "outcome": _text(outcome),
                 "codes": [_text(c) for c in d.get("codes", [])],
                 "snippet": _snippet(text, chars.get(ev.get("start")), chars.get(ev.get("end"))),
-                "label": _label(label, outcome == "admitted"),
+                "label": _candidate_label(label, outcome),
                 "pages": _page_list(on),
                 "regions": page_regions(layout, ev.get("start"), ev.get("end")) if layout else [],
             }
@@ -296,6 +336,7 @@ def _document(
                 labels.get("candidates", {}),
                 admit.get("pages"),
                 None if admit.get("normalized") else layout,
+                _proposed(admit.get("records")),
             )
     tally: Counter[str] = Counter()
     for kind, unit in units.items():
@@ -359,6 +400,8 @@ def _links(
             task = review.task(doc_id, k["field"], k["key"])
         k["task"] = task_url(task) if task else None
         k["review"] = k["task"] or queue
+        k["review_state"] = review.states.get(task) if task and review is not None else None
+        k["resolved"] = review.resolved.get(task) if task and review is not None else None
         for c in k["codes"]:
             if c not in code_links:
                 code_links[c] = _code_links(c, run_id, query)

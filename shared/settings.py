@@ -31,13 +31,13 @@ def hash_api_key(key: str) -> str:
     return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-API_SCOPES = ("runs", "review", "admin")
+API_SCOPES = ("runs", "review", "record", "admin")
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 API_KEY_FORMS = (
     "api_key_hashes holds entries 'sha256:<64 hex>' (a key with every scope) or "
     "'NAME:SCOPE[+SCOPE...]:sha256:<64 hex>[:CORPUS|CORPUS...]' (a named key; scopes runs, "
-    "review, admin; the optional corpora are the folders and s3:// prefixes it may submit and "
+    "review, record, admin; the optional corpora are the folders and s3:// prefixes it may submit and "
     "read), comma separated; make one with `groundswell api-key new`"
 )
 
@@ -67,7 +67,8 @@ def corpus_under(corpus: str, root: str) -> bool:
 @dataclass(frozen=True)
 class ApiKey:
     """A configured API key: its reviewer name, its digest and what it may do. ``admin``
-    may do everything; ``runs`` reads and submits runs; ``review`` answers review tasks."""
+    may do everything; ``runs`` reads and submits runs; ``review`` answers review tasks;
+    ``record`` records claims into the ledger (``POST /v1/ledger/claims``, the MCP server)."""
 
     name: str
     digest: str
@@ -106,7 +107,7 @@ def parse_api_key(entry: str) -> ApiKey:
     unknown = [s for s in wanted if s not in API_SCOPES]
     if unknown or len(set(wanted)) != len(wanted):
         raise ValueError(
-            f"api_key_hashes: key {name}: scopes are runs, review and admin joined by '+', "
+            f"api_key_hashes: key {name}: scopes are runs, review, record and admin joined by '+', "
             f"each once; not {scopes[:80]!r}"
         )
     teams = tuple(corpora[1:].split("|")) if corpora else ()
@@ -193,7 +194,8 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = None
 
     # API keys, stored hashed, comma separated in the environment: "sha256:<hex>" (every
-    # scope) or "NAME:SCOPE[+SCOPE]:sha256:<hex>" (a named key; scopes runs, review, admin).
+    # scope) or "NAME:SCOPE[+SCOPE]:sha256:<hex>" (a named key; scopes runs, review, record,
+    # admin).
     api_key_hashes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # What the API may read: corpora named through it (runs, schedules, reprocessing) must
@@ -301,6 +303,12 @@ class Settings(BaseSettings):
     # The most answers one reviewer may give one task: past them an answer is refused (409),
     # never stored and ignored. The reviewer's latest answer is the one that counts.
     review_max_answers: int = Field(default=100, ge=1, le=100_000)
+    # Page images of PDFs on the review and report pages (shared/read/render.py): the
+    # resolution they are rendered at, how many renders one API process runs at once, and
+    # how long a request waits for a turn before it is told to come back (503).
+    page_image_dpi: int = Field(default=110, ge=36, le=300)
+    page_render_concurrency: int = Field(default=2, ge=1, le=64)
+    page_render_wait_seconds: float = Field(default=10.0, gt=0, le=300)
 
     # The claims ledger (groundswell ledger ...): postgresql://user@host/db in production;
     # unset, an embedded SQLite file in the per-user data folder (no server needed).
@@ -339,6 +347,11 @@ class Settings(BaseSettings):
     hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
     hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+
+    # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
+    # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
+    openlineage_url: str | None = None
+    openlineage_namespace: str = "groundswell"
 
     # Metrics: prometheus_client multiprocess directory for prefork workers.
     metrics_dir: str | None = None

@@ -19,6 +19,7 @@ from groundswell.shared.runs.service import (
     FINALIZE,
     HOOKS,
     LEDGER,
+    LINEAGE,
     PLAN,
     QUEUE_OF,
     QUEUES,
@@ -40,6 +41,7 @@ TASK_NAMES = {
     EXPORT: "groundswell.export",
     HOOKS: "groundswell.hooks",
     DELIVER: "groundswell.deliver",
+    LINEAGE: "groundswell.lineage",
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
@@ -75,3 +75,12 @@ def deliver(self: GroundswellTask, run_id: RunId, delivery: DeliveryId) -> None:
     from groundswell.shared.hooks.service import attempt
 
     attempt(self.service, run_id, delivery)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.lineage", pydantic=True)
+def lineage(
+    self: GroundswellTask, run_id: RunId, state: Literal["START", "COMPLETE", "FAIL"]
+) -> None:
+    from groundswell.shared.lineage.service import emit
+
+    emit(self.service, run_id, state)

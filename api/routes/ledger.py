@@ -1,7 +1,8 @@
 """The claims ledger over HTTP: claims, disagreements, paths, search, a fact's history, the
 review queue of held merges, read a page at a time (``cursor`` from the previous page's
 ``next_cursor``), and answers to that queue; its state; exports, streamed. Keys with the
-``runs`` scope; answering the review queue (changing entity merges) needs ``review``."""
+``runs`` scope; answering the review queue (changing entity merges) needs ``review``;
+recording a claim (``POST /claims``, checked as an import checks its line) ``record``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from groundswell.api.deps import Principal, Reviewer, SettingsDep, require_api_key
+from groundswell.api.deps import Principal, Recorder, Reviewer, SettingsDep, require_api_key
 from groundswell.api.params import Cursor
 from groundswell.api.streaming import streamed
 from groundswell.shared.ledger.queries import BadCursor
@@ -401,6 +402,59 @@ def answer_review(key: Reviewer, body: DecisionsIn, ledger: LedgerDep) -> dict[s
         )
     stats = review.save(ledger, answers, f"api:{key.name}", lines=False)
     return {"recorded": len(answers), **stats}
+
+
+# -- recording: an agent's claim, checked as an import checks it ---------------------------
+
+
+class ClaimRecordIn(BaseModel):
+    """A claim to record: the corpus and document it quotes, and the claim as a line of a
+    relations file (``claim_id`` optional: one is derived from the claim)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: str = Field(min_length=1, max_length=2000)
+    document_id: str = Field(min_length=1, max_length=200)
+    claim: dict[str, Any]
+
+
+def source_for(settings: Settings, key: ApiKey, corpus: str, document_id: str):
+    """The document a claim is recorded against: 403 unless the corpus is one this API may
+    read and the key's (as for a run), 404 without the document."""
+    from groundswell.api.routes.runs import checked_corpus
+    from groundswell.shared.ledger.record import NoDocument, open_source
+
+    checked, _ = checked_corpus(settings, corpus, key)
+    try:
+        return open_source(checked, document_id)
+    except NoDocument as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+
+
+@router.post(
+    "/claims",
+    operation_id="ledger_record_claim",
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"description": "recorded already (the same claim)"}, 422: {}},
+)
+def record_claim(
+    key: Recorder, body: ClaimRecordIn, settings: SettingsDep, ledger: LedgerDep
+) -> JSONResponse:
+    """Record one claim (keys with the ``record`` or ``admin`` scope), refused exactly as an
+    import refuses its line: a quote not in the document (with the closest span of it,
+    ``nearest``, for a near miss), a relation outside the corpus's vocabulary, a bad
+    modality... as a 422 ``{ok: false, error, field, message}``. Stored as
+    ``<document_id>:<claim_id>``, create-once: 201 when new, 200 for the same claim again,
+    and 422 ``exists`` for another claim under a recorded id. A ``reported`` claim whose
+    quote does not name its asserter is stored, with ``warnings``."""
+    from groundswell.shared.ledger.record import record_claim as record
+
+    source = source_for(settings, key, body.corpus, body.document_id)
+    done = record(ledger, source, body.claim, recorder=key.name)
+    code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
+    if not done.ok:
+        code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    return JSONResponse(status_code=code, content=done.as_dict())
 
 
 def close_ledgers(_settings: Settings | None = None) -> None:

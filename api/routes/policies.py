@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 
 from groundswell.api.deps import Admin, Principal, ServiceDep
 from groundswell.api.params import policy_name_or_404
-from groundswell.shared.policies import PolicyConflict, PolicyDocument, PolicyError
+from groundswell.shared.policies import PolicyConflict, PolicyError
+from groundswell.shared.policy_document import PolicyDocument
 
 router = APIRouter(prefix="/v1/policies", tags=["policies"])
 

@@ -153,7 +153,7 @@ def _run_step(service: Any, run_id: str, key: ApiKey, step: Any) -> dict[str, An
         raise _conflict(exc) from None
 
 
-def _store(service: Any) -> ReviewStore:
+def review_store(service: Any) -> ReviewStore:
     """The review objects of this deployment's output store: tasks and answers are filed by
     key, whichever run made them."""
     settings = service.settings
@@ -161,7 +161,7 @@ def _store(service: Any) -> ReviewStore:
     return ReviewStore(output, settings.list_page_size, settings.review_max_answers)
 
 
-def _stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -> dict[str, Any]:
+def stored_task(service: Any, store: ReviewStore, task_key: str, key: ApiKey) -> dict[str, Any]:
     """The stored task, when the key sees the corpus of the run that made it (else 404, as
     for no task: another team's tasks are not there)."""
     try:
@@ -253,8 +253,8 @@ def queue(
 def task_with_answers(service: Any, task_key: str, key: ApiKey) -> dict[str, Any]:
     """The stored task (404 when there is none, or the key does not see it), each reviewer's
     latest answer (oldest first, and by reviewer), how many answers each gave, and the state."""
-    store = _store(service)
-    stored = _stored_task(service, store, task_key, key)
+    store = review_store(service)
+    stored = stored_task(service, store, task_key, key)
     current = store.current(task_key)
     answers = [c["answer"] for c in current]
     return {
@@ -285,8 +285,8 @@ def list_answers(
 ) -> dict[str, Any]:
     """Every answer given to the task, a page at a time: each reviewer's in the order they
     were given (``reviewer``: only theirs); ``next_cursor`` continues it."""
-    store = _store(service)
-    _stored_task(service, store, task_key, key)
+    store = review_store(service)
+    stored_task(service, store, task_key, key)
     page = store.history(task_key, reviewer, cursor, limit)
     return {"task": task_key, "reviewer": reviewer, "items": page.rows, "next_cursor": page.cursor}
 
@@ -304,8 +304,8 @@ def answer_task(
     409 past the answers one reviewer may give one task (never stored and then ignored)."""
     from groundswell.shared.review.resolve import AnswerError, Resolver
 
-    store = _store(service)
-    stored = _stored_task(service, store, task_key, key)
+    store = review_store(service)
+    stored = stored_task(service, store, task_key, key)
     if store.answer_count(task_key, key.name) >= store.max_answers:
         raise _conflict(TooManyAnswers(task_key, key.name, store.max_answers))
     origin = stored["origin"]

@@ -17,6 +17,8 @@
     ["n", "the value is not in the document"],
     ["u", "unsure"],
     ["j / k", "next / previous task"],
+    ["z", "undo the answer just saved (a new answer supersedes it)"],
+    ["+ / -", "zoom the page images in or out"],
     ["Enter", "open the selected task (queue)"],
     ["?", "show or hide these keys"],
   ];
@@ -72,13 +74,14 @@
   }
 
   // -- one task ----------------------------------------------------------------------------
-  function step(to, state) {
+  function step(to, state, saved) {
     let url = task.dataset.step + "&to=" + to;
     if (state) url += "&state=" + encodeURIComponent(state);
+    if (saved) url += "&saved=" + encodeURIComponent(saved);
     window.location.assign(url);
   }
 
-  async function answer(body) {
+  async function answer(body, taskKey, done) {
     if (busy) return;
     busy = true;
     say("saving…");
@@ -88,7 +91,7 @@
     );
     let response;
     try {
-      response = await fetch("/v1/review/tasks/" + task.dataset.key + "/answers", {
+      response = await fetch("/v1/review/tasks/" + (taskKey || task.dataset.key) + "/answers", {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
@@ -99,10 +102,14 @@
       say("not saved: " + error, true);
       return;
     }
+    if (response.status === 201 && done) {
+      done(await response.json());
+      return;
+    }
     if (response.status === 201) {
       const saved = await response.json();
       say("saved (" + saved.state + "); to the next open task…");
-      step("next", "unanswered");
+      step("next", "unanswered", task.dataset.key);
       return;
     }
     busy = false;
@@ -177,6 +184,35 @@
     return false;
   }
 
+  // The undo of the answer just saved: a new answer that supersedes it (never an edit),
+  // then that task again, to answer it anew.
+  const undoButton = document.getElementById("undo");
+  function undo() {
+    const target = undoButton.dataset.task;
+    answer(JSON.parse(undoButton.dataset.answer), target, () => {
+      const params = new URLSearchParams(window.location.search);
+      params.delete("saved");
+      params.delete("end");
+      params.delete("cursor");
+      window.location.assign("/review/tasks/" + target + "?" + params.toString());
+    });
+  }
+  if (undoButton) undoButton.addEventListener("click", undo);
+
+  // The page images' zoom: the frames widen inside their scrolling pane.
+  const pageImages = document.getElementById("page-images");
+  const ZOOMS = [1, 1.5, 2, 3, 4];
+  let zoomAt = 0;
+  function zoom(by) {
+    zoomAt = Math.max(0, Math.min(ZOOMS.length - 1, zoomAt + by));
+    pageImages.style.setProperty("--zoom", String(ZOOMS[zoomAt]));
+  }
+  if (pageImages) {
+    for (const button of pageImages.querySelectorAll("button[data-zoom]")) {
+      button.addEventListener("click", () => zoom(Number(button.dataset.zoom)));
+    }
+  }
+
   if (task) {
     document.getElementById("correct-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -208,6 +244,12 @@
     let done = false;
     if (event.key === "?") {
       toggleHelp();
+      done = true;
+    } else if ((event.key === "+" || event.key === "-") && pageImages) {
+      zoom(event.key === "+" ? 1 : -1);
+      done = true;
+    } else if (event.key === "z" && undoButton) {
+      undo();
       done = true;
     } else if (task) done = taskKeys(event);
     else if (queue) done = queueKeys(event);

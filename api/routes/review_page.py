@@ -9,32 +9,47 @@ CSRF token; the queue and tasks come from the same helpers as ``/v1/review/tasks
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import anyio
 import redis
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from groundswell.api import session
 from groundswell.api.deps import ServiceDep, SettingsDep, require_api_key
 from groundswell.api.guards import client_address, limits_for, refuse_key_in_url
-from groundswell.api.routes.review import queue, run_manifest, run_review, task_with_answers
+from groundswell.api.routes.review import (
+    SERVER_MEMBERS,
+    queue,
+    review_store,
+    run_manifest,
+    run_review,
+    stored_task,
+    task_with_answers,
+)
 from groundswell.shared.policies import PolicyError
-from groundswell.shared.review.explain import explain_code
-from groundswell.shared.review.store import STATES, UnknownTask, row_passes, task_state
+from groundswell.shared.review.explain import explain_code, field_meaning
+from groundswell.shared.review.store import (
+    STATES,
+    UnknownTask,
+    progress,
+    row_passes,
+    row_values,
+    task_state,
+)
 from groundswell.shared.runs.report_pages import receipt_url
 from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
 
-SCRIPT = Path(__file__).with_name("review_page.js")
+SCRIPT = FilePath(__file__).with_name("review_page.js")
 # The review page runs its own script and talks to this API; nothing else.
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; "
-    "img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 CONTEXT_CHARS = 400  # characters of source shown on each side of a cited span
 MAX_SPAN_CHARS = 2000  # a longer span is cut in its middle
@@ -44,6 +59,8 @@ PAGE_ROWS = 50
 Text = Annotated[str | None, Query(max_length=1000)]
 # The filter form sends every field: an empty one (or "any" state) is no filter.
 State = Annotated[str | None, Query(pattern=r"^(unanswered|answered|disputed)?$")]
+# The task whose answer was just saved (the page confirms it and offers its undo).
+Saved = Annotated[str | None, Query(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 def _html(body: str, status_code: int = 200) -> HTMLResponse:
@@ -230,11 +247,13 @@ def queue_page(
     q: QueueDep,
     cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,12}$")] = None,
     end: Literal["next", "prev"] | None = None,
+    saved: Saved = None,
 ) -> Response:
     key = _signed_in(request, settings)
     if isinstance(key, Response):
         return key
     context: dict[str, Any] = {
+        "saved": _saved(service, key, saved),
         **_frame(request, settings, key),
         "filters": q.params(("state",)),
         "state": q.state,
@@ -244,6 +263,7 @@ def queue_page(
         "runs": [],
         "query": q.query(),
         "end": end,
+        "explain": explain_code,
     }
     if q.run or q.policy:
         try:
@@ -256,10 +276,90 @@ def queue_page(
             context["problem"] = str(exc)
     if context["page"] is None:
         context["runs"] = _recent_runs(service, key)
-    elif context["page"]["next_cursor"] is not None:
-        more = {**q.params(), "cursor": context["page"]["next_cursor"]}
-        context["next_url"] = "/review?" + urlencode(more)
+    else:
+        _with_values(service, context["page"]["items"])
+        context["progress"] = _progress(service, context["page"]["run"], q, key)
+        if context["page"]["next_cursor"] is not None:
+            more = {**q.params(), "cursor": context["page"]["next_cursor"]}
+            context["next_url"] = "/review?" + urlencode(more)
     return _html(_render("review_queue.html", **context))
+
+
+def _progress(service: Any, run: str, q: QueueQuery, key: ApiKey) -> dict[str, Any] | None:
+    """The run's review progress, and the filter's (None when its tasks cannot be listed)."""
+    try:
+        review = run_review(service, run, key)
+        return progress(review.store, run_manifest(review), q.rows())
+    except HTTPException:
+        return None
+
+
+VERDICT_WORDS = {
+    "confirm": "confirmed",
+    "choose": "chose",
+    "correct": "corrected to",
+    "adjust_span": "moved the span to",
+    "not_in_document": "not in the document",
+    "unsure": "unsure",
+}
+
+
+def _saved(service: Any, key: ApiKey, task_key: str | None) -> dict[str, Any] | None:
+    """The confirmation of the reviewer's latest answer to ``task_key``, with the answer
+    its undo posts: the reviewer's answer before it again, or "unsure" (a new answer that
+    supersedes it; answers are never edited). None when the reviewer has no answer there."""
+    if task_key is None:
+        return None
+    try:
+        stored = task_with_answers(service, task_key, key)
+    except HTTPException:
+        return None
+    latest = stored["latest"].get(key.name)
+    if latest is None:
+        return None
+    task = stored["task"]
+    value = (latest.get("candidate") or {}).get("value")
+    for n, choice in enumerate(task["choices"], 1):
+        if choice["decision"] == latest.get("decision"):
+            value = f"{n}: {choice['value']}" if len(task["choices"]) > 1 else choice["value"]
+    mine = review_store(service).history(task_key, key.name, None, MAX_UNDO_LOOKBACK).rows
+    earlier = mine[-2] if len(mine) >= 2 else None
+    if earlier is not None:
+        undo = {k: v for k, v in earlier.items() if k not in SERVER_MEMBERS}
+        words = f"your earlier answer again ({VERDICT_WORDS.get(earlier['verdict'])})"
+    elif latest["verdict"] != "unsure":
+        undo, words = {"verdict": "unsure"}, "unsure"
+    else:
+        undo, words = None, ""
+    return {
+        "task": task_key,
+        "field": task["slot"]["field"],
+        "key": task["slot"]["key"],
+        "doc_id": stored["origin"]["doc_id"],
+        "verdict": VERDICT_WORDS.get(latest["verdict"], latest["verdict"]),
+        "value": value,
+        "undo": undo,
+        "undo_words": words,
+    }
+
+
+# Answers of one reviewer to one task read to find the one before their latest (a reviewer
+# gives one task at most GROUNDSWELL_REVIEW_MAX_ANSWERS, 100 by default).
+MAX_UNDO_LOOKBACK = 200
+
+
+def _with_values(service: Any, rows: list[dict[str, Any]]) -> None:
+    """Each row's candidate values; a row of a task list made before rows held them reads
+    its task (a page is at most PAGE_ROWS rows)."""
+    store = None
+    for row in rows:
+        if "values" in row:
+            continue
+        store = store or review_store(service)
+        try:
+            row["values"] = row_values(store.task(row["task"])["task"])
+        except (UnknownTask, ValueError):
+            row["values"] = []
 
 
 # -- moving through the queue -----------------------------------------------------------------
@@ -339,6 +439,7 @@ def step(
     q: QueueDep,
     at: Annotated[str, Query(pattern=r"^sha256:[0-9a-f]{64}$")],
     to: Literal["next", "prev"] = "next",
+    saved: Saved = None,
 ) -> Response:
     """To the next (or previous) task of the run's queue after task ``at``; back to the
     queue at its end."""
@@ -348,9 +449,10 @@ def step(
     if q.run is None:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "run: the queue's run")
     found = _neighbour(service, q.run, q.rows(), q.state, at, to, key)
+    told = f"&saved={saved}" if saved else ""
     if found is None:
-        return RedirectResponse(f"/review?{q.query()}&end={to}", status.HTTP_303_SEE_OTHER)
-    return RedirectResponse(f"/review/tasks/{found}?{q.query()}", status.HTTP_303_SEE_OTHER)
+        return RedirectResponse(f"/review?{q.query()}&end={to}{told}", status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(f"/review/tasks/{found}?{q.query()}{told}", status.HTTP_303_SEE_OTHER)
 
 
 # -- one task ---------------------------------------------------------------------------------
@@ -397,7 +499,14 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
     from groundswell.shared.report import char_offsets
 
     task, origin = stored["task"], stored["origin"]
-    out: dict[str, Any] = {"windows": [], "pages": [], "problem": None, "template": None}
+    out: dict[str, Any] = {
+        "windows": [],
+        "pages": [],
+        "problem": None,
+        "template": None,
+        "field": None,
+        "images": [],
+    }
     try:
         # The unit read for the page already (read again only when that failed, to say why).
         packet = review.packet(origin["doc_id"], origin["receipt"], unit or None)
@@ -407,6 +516,9 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
     if packet is None:
         out["problem"] = "the receipt records a failure"
         return out
+    out["field"] = field_meaning(
+        packet.parsed_schema.digest_object["fields"], task["slot"]["field"]
+    )
     text = packet.text
     evidence = [c["evidence"] for c in task["choices"] if c.get("evidence")]
     cited = {(ev["start"], ev["end"]) for ev in evidence}
@@ -429,6 +541,9 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
             out["pages"].append({"decision": None, "pages": [place["page"]], "regions": []})
     if out["pages"]:
         out["pages"] = _with_regions(packet.layout, out["pages"], task)
+        out["images"] = page_images(
+            packet.layout, task, decisions, f"/review/tasks/{stored['key']}/pages/"
+        )
     first = task["slot"]["decisions"][:1]
     if first:  # what a correction starts from: the slot's first candidate
         cid = decisions[first[0]].get("candidate_id")
@@ -436,6 +551,65 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
             (c for c in packet.candidates if isinstance(c, dict) and c.get("id") == cid), None
         )
     return out
+
+
+MAX_PAGE_IMAGES = 4  # pages shown as images per task (the rest by number)
+
+
+def page_images(
+    layout: dict[str, Any] | None,
+    task: dict[str, Any],
+    decisions: list[dict[str, Any]],
+    url: str,
+) -> list[dict[str, Any]]:
+    """The pages a task cites, each with the boxes to draw over its image (in the page's
+    points, y down from the top, as the layout gives them): each candidate's value (``value``,
+    numbered as the key that chooses it when there are several) and each role item of its
+    decision (``role``: sign, scale, unit, key, field). ``url`` + ``N.png`` is page N."""
+    from groundswell.shared.read.regions import span_regions
+
+    if not layout:
+        return []
+    pages: dict[int, dict[str, Any]] = {}
+    sizes = {p["page"]: p for p in layout.get("pages") or () if isinstance(p, dict)}
+
+    def draw(start: Any, end: Any, css: str, label: str, title: str) -> None:
+        for r in span_regions(layout, start, end):
+            size = sizes.get(r["page"])
+            if size is None or not size.get("width") or not size.get("height"):
+                continue
+            if r["page"] not in pages:
+                if len(pages) == MAX_PAGE_IMAGES:
+                    continue
+                pages[r["page"]] = {
+                    "page": r["page"],
+                    "url": f"{url}{r['page']}.png",
+                    "width": size["width"],
+                    "height": size["height"],
+                    "boxes": [],
+                }
+            pages[r["page"]]["boxes"].append(
+                {
+                    "css": css,
+                    "label": label,
+                    "title": title,
+                    "x": round(r["x0"] - 1, 2),
+                    "y": round(r["top"] - 1, 2),
+                    "w": round(r["x1"] - r["x0"] + 2, 2),
+                    "h": round(r["bottom"] - r["top"] + 2, 2),
+                }
+            )
+
+    several = len(task["choices"]) > 1
+    for n, choice in enumerate(task["choices"], 1):
+        name = f"{n}: {choice['value']}" if several else str(choice["value"])
+        ev = choice.get("evidence") or {}
+        draw(ev.get("start"), ev.get("end"), "value", str(n) if several else "", name)
+        for part in decisions[choice["decision"]].get("parts") or ():
+            if isinstance(part, dict) and part.get("role"):
+                title = f"{part['role']} of {name}"
+                draw(part.get("start"), part.get("end"), "role", "", title)
+    return [pages[n] for n in sorted(pages)]
 
 
 def _with_regions(
@@ -457,7 +631,12 @@ def _with_regions(
 
 @router.get("/review/tasks/{task_key}", response_class=HTMLResponse)
 def task_page(
-    task_key: str, request: Request, settings: SettingsDep, service: ServiceDep, q: QueueDep
+    task_key: str,
+    request: Request,
+    settings: SettingsDep,
+    service: ServiceDep,
+    q: QueueDep,
+    saved: Saved = None,
 ) -> Response:
     key = _signed_in(request, settings)
     if isinstance(key, Response):
@@ -489,5 +668,69 @@ def task_page(
         "step_url": f"/review/step?{step_query}",
         "state_filter": q.state or "",
         "receipt_url": receipt_url(origin["run"], origin["doc_id"]),
+        "saved": _saved(service, key, saved),
+        "progress": _progress(service, run, q, key),
     }
     return _html(_render("review_task.html", **context))
+
+
+# -- page images of a PDF ---------------------------------------------------------------------
+
+
+def page_png(service: Any, record: Any, doc_id: str, page: int) -> Response:
+    """Page ``page`` of the PDF that document ``doc_id`` of the run was read from, as a PNG
+    at GROUNDSWELL_PAGE_IMAGE_DPI: rendered once (by source sha256, page and resolution) and
+    kept in the run's output store; at most GROUNDSWELL_PAGE_RENDER_CONCURRENCY renders at
+    once in this process (503 with Retry-After past GROUNDSWELL_PAGE_RENDER_WAIT_SECONDS)."""
+    from groundswell.shared.read.render import RenderBusy, RenderError, page_image, render_limit
+    from groundswell.shared.receipts import content_sha256
+    from groundswell.shared.runs.execute import context
+
+    settings = service.settings
+    ctx = context(service, record)
+    runner = ctx.runner
+    source = runner.find_source(doc_id)
+    if not isinstance(source, str) or not source.lower().endswith(".pdf"):
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"document {doc_id} of run {record.id} is not a PDF"
+        )
+    try:
+        data = ctx.corpus.get(source, max_bytes=settings.max_document_bytes)
+    except KeyError:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{source}: no such document") from None
+    sha = content_sha256(data)
+    limit = render_limit(settings.page_render_concurrency, settings.page_render_wait_seconds)
+    try:
+        image = page_image(ctx.output, sha, page, settings.page_image_dpi, lambda: data, limit)
+    except RenderBusy as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), headers={"retry-after": "2"}
+        ) from None
+    except RenderError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{source}: {exc}") from None
+    return Response(
+        image,
+        media_type="image/png",
+        headers={
+            "cache-control": "private, max-age=3600",
+            "content-security-policy": PAGE_CSP,
+            "x-content-type-options": "nosniff",
+        },
+    )
+
+
+Page = Annotated[int, Path(ge=1, le=100_000)]
+
+
+@router.get("/review/tasks/{task_key}/pages/{page}.png")
+def task_page_image(
+    task_key: str, page: Page, request: Request, settings: SettingsDep, service: ServiceDep
+) -> Response:
+    """A page of the PDF a task's document was read from (the session's key must see the
+    task's run, as for the task itself)."""
+    key = _signed_in(request, settings)
+    if isinstance(key, Response):
+        return key
+    origin = stored_task(service, review_store(service), task_key, key)["origin"]
+    record = run_review(service, origin["run"], key).record
+    return page_png(service, record, origin["doc_id"], page)

@@ -27,7 +27,7 @@ from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.read import RunsNotComparable
 from groundswell.shared.runs.report_pages import UnknownFilter
 from groundswell.shared.runs.service import RunNotFinished, RunService, RunUnreadable
-from groundswell.shared.settings import ApiKey
+from groundswell.shared.settings import ApiKey, Settings
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 MAX_PAGE = 1_000_000
@@ -42,13 +42,13 @@ def public(data: dict) -> dict:
     return data
 
 
-def checked_corpus(service: RunService, corpus: str, key: ApiKey) -> tuple[str, str]:
+def checked_corpus(settings: Settings, corpus: str, key: ApiKey) -> tuple[str, str]:
     """The corpus as checked (a folder: its absolute path, links resolved) and the allowed
     root it lies under; 403 unless it lies under GROUNDSWELL_ALLOWED_CORPORA (deny by
     default) and among the key's corpora (a team's key): the corpus is the caller's own, so
     saying why leaks nothing. What was checked is what is stored: a relative path would be
     resolved again against a worker's own working directory."""
-    root = service.settings.allowed_root(corpus)
+    root = settings.allowed_root(corpus)
     if root is None:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
@@ -115,7 +115,7 @@ def create_run(
 ) -> RunOut:
     limits = limits_for(service.settings)
     limits.hit(limits.runs, "runs", principal.digest)
-    corpus, root = checked_corpus(service, body.corpus, principal)
+    corpus, root = checked_corpus(service.settings, body.corpus, principal)
     body = body.model_copy(update={"corpus": corpus})
     try:
         policy = service.policies.resolve(body.policy)

@@ -52,7 +52,7 @@ def add_schedule(
     # Each schedule starts runs: adding one counts against the key's run submissions.
     limits = limits_for(service.settings)
     limits.hit(limits.runs, "runs", principal.digest)
-    checked, _ = checked_corpus(service, body.corpus, principal)
+    checked, _ = checked_corpus(service.settings, body.corpus, principal)
     body = body.model_copy(update={"corpus": checked})
     service.policies.resolve(body.policy)  # an unknown policy is refused now, not at the first tick
     try:

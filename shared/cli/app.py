@@ -44,6 +44,7 @@ COMMAND_MODULES = {
     "calibrate": "calibrate",
     "review": "review",
     "ledger": "ledger",
+    "mcp": "mcp",
 }
 
 # Modules that add subcommands to another module's group, imported with it.
@@ -70,7 +71,7 @@ COMMAND_SECTIONS = {
     "Services": ("worker", "beat", "api", "api-key"),
     "gtrex tools": ("verify", "explain", "sensitivity", "repair", "calibrate", "read"),
     "groundgate tools": ("admit", "check-receipt", "schema"),
-    "Ledger": ("ledger",),
+    "Ledger": ("ledger", "mcp"),
     "Review": ("review",),
 }
 

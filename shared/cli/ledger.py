@@ -193,6 +193,15 @@ def import_cmd(
         click.echo(f"  {refusal}", err=True)
     if refused > show > 0:
         click.echo(f"  ... and {refused - show} more (--refusals FILE for all)", err=True)
+    if report.warnings:
+        click.echo(
+            f"  warned: {len(report.warnings)} (stored; a reported claim's quote does not name "
+            "its asserter)"
+        )
+    for warning in report.warnings[: max(show, 0)]:
+        click.echo(f"  warning: {warning}", err=True)
+    if len(report.warnings) > show > 0:
+        click.echo(f"  ... and {len(report.warnings) - show} more warnings (--json)", err=True)
 
 
 @ledger.command("state")

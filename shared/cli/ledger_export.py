@@ -116,6 +116,15 @@ def export_cmd(
     help="A deterministic sample of N unjudged claims (the same N for the same --seed).",
 )
 @click.option("--seed", default="0", show_default=True, help="The sample's seed.")
+@click.option(
+    "--widen",
+    "widen_from",
+    metavar="CORPUS",
+    default=None,
+    help="With --emit: offer each claim whose span does not name its subject (or a reported "
+    "claim's asserter) the smallest wider span of its document in CORPUS that does, beside "
+    "the cited one (never in the prompt), and keep it with the claim as a suggestion.",
+)
 @json_option
 def audit_cmd(
     db: str | None,
@@ -125,6 +134,7 @@ def audit_cmd(
     limit: int | None,
     sample: int | None,
     seed: str,
+    widen_from: str | None,
     as_json: bool,
 ) -> None:
     """Check adversarially whether each cited span establishes its claim: --emit writes the
@@ -157,16 +167,34 @@ def audit_cmd(
             click.echo("--emit FILE to write them for a judge")
             return
         items = au.pending(store, limit=limit, sample=sample, seed=seed)
+        offered: dict[str, dict] = {}
+        if widen_from is not None:
+            items = _offered(au.widened(items, widen_from), offered)
         chosen = {"size": sample, "seed": seed} if sample is not None else None
         with _atomic(Path(emit)) as fh:
             emitted = au.write_batches(items, fh, size=size, sample=chosen)
+        if offered:
+            au.keep_suggestions(store, offered)
     finally:
         store.close()
     click.echo(f"{emitted.claims:,} unjudged claims · {emitted.batches:,} batches -> {emit}")
+    if widen_from is not None:
+        click.echo(
+            f"{len(offered):,} widened quotes offered (batches[].claims[].widened), kept with "
+            "their claims as suggestions (extra.suggested_quote); no evidence was changed"
+        )
     click.echo(
         "each batch is a prompt; the schema is in the file. "
         "Return {verdicts:[{claim_id, supported, reason}]}"
     )
+
+
+def _offered(items, offered: dict):
+    """``items`` as they pass, each widened one noted in ``offered`` (claim id -> span)."""
+    for item in items:
+        if item.widened is not None:
+            offered[item.claim_id] = item.widened
+        yield item
 
 
 def _ingest(store, path: Path, as_json: bool) -> None:

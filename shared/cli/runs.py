@@ -271,7 +271,8 @@ def api_key() -> None:
     "--scopes",
     default="runs+review+admin",
     show_default=True,
-    help="What the key may do, joined by '+': runs, review, admin (admin may do everything).",
+    help="What the key may do, joined by '+': runs, review, record (claims into the ledger), "
+    "admin (admin may do everything).",
 )
 @click.option(
     "--corpora",

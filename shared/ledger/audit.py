@@ -99,6 +99,9 @@ class Item:
     source: str
     start: int | None
     end: int | None
+    # A wider span that names the subject (and a reported claim's asserter), offered beside
+    # the cited one: never in the prompt, which shows the cited span only (``--widen``).
+    widened: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, c: Claim) -> Item:
@@ -136,6 +139,7 @@ class Item:
             "source": self.source,
             "start": self.start,
             "end": self.end,
+            **({"widened": self.widened} if self.widened is not None else {}),
         }
 
 
@@ -164,6 +168,54 @@ def pending(
     if limit is not None:
         return (item for _, item in zip(range(max(limit, 0)), items, strict=False))
     return items
+
+
+def widened(items: Iterable[Item], corpus: str) -> Iterator[Item]:
+    """``items``, each whose cited span does not name its subject (or a reported claim's
+    asserter) with a wider span of its document in ``corpus`` that does (:mod:`.widen`);
+    a document is read once for its claims in a row (claims come in id order)."""
+    from dataclasses import replace
+
+    from groundswell.shared.corpus import decode_document, document_key
+    from groundswell.shared.ledger.widen import suggestion
+    from groundswell.shared.storage.base import open_store
+
+    store = open_store(corpus)
+    shown: tuple[str, str | None] = ("", None)
+    for item in items:
+        if shown[0] != item.source:
+            try:
+                key = document_key(item.source)
+                shown = (item.source, decode_document(store.get(key), key))
+            except KeyError:
+                shown = (item.source, None)
+        text = shown[1]
+        if text is None or item.start is None or item.end is None:
+            yield item
+            continue
+        offered = suggestion(text, item.start, item.end, item.subject, item.modality, item.asserter)
+        yield replace(item, widened=offered) if offered is not None else item
+
+
+def keep_suggestions(ledger: Ledger, suggestions: dict[str, dict[str, Any]]) -> int:
+    """Keep each claim's widened quote with it (``extra.suggested_quote``): a suggestion, its
+    evidence unchanged; the claims that were given one."""
+    from groundswell.shared.ledger.widen import SUGGESTION
+
+    kept = 0
+    with ledger.engine.begin() as conn:
+        for part in chunks(sorted(suggestions)):
+            rows = conn.execute(
+                select(ClaimRow.id, ClaimRow.extra).where(ClaimRow.id.in_(part))
+            ).all()
+            for claim_id, extra in rows:
+                conn.execute(
+                    update(ClaimRow)
+                    .where(ClaimRow.id == claim_id)
+                    .values(extra={**(extra or {}), SUGGESTION: suggestions[claim_id]})
+                )
+                kept += 1
+    return kept
 
 
 def count_pending(ledger: Ledger) -> int:

@@ -73,6 +73,24 @@ VOCABULARY = "vocabulary"
 INVALID = "invalid"
 NO_DOCUMENT = "no_document"
 OWNED = "owned"
+ASSERTER_NOT_QUOTED = "asserter_not_quoted"  # a warning: the claim is stored
+REPORTED_MARK = " (rep."  # "Reuters (rep. agreement)": the name is what comes before
+
+
+def asserter_warning(modality: str, asserter: str, quote: str) -> str | None:
+    """Why a ``reported`` claim cannot be checked, when its quote does not name the one it
+    credits (the asserter up to ``" (rep."``, found as a quote is: exact, any case, any
+    spacing); None otherwise. A warning, never a refusal: the words are in the source."""
+    if modality != "reported":
+        return None
+    name = asserter.split(REPORTED_MARK, 1)[0].strip()
+    if not name or DocumentText(quote).locate(name) is not None:
+        return None
+    return (
+        f"the quote does not name {name!r}, whom this reported claim credits: it cannot be "
+        "checked. Widen the quote to include the attribution (ledger audit --emit --widen "
+        "offers the span), or record the source itself as the asserter"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +124,7 @@ class ImportReport:
     tiers: Counter = field(default_factory=Counter)
     refusals: list[Refusal] = field(default_factory=list)
     vocabulary: str | None = None
+    warnings: list[Refusal] = field(default_factory=list)  # lines stored, with a caution
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +134,8 @@ class ImportReport:
             "tiers": dict(sorted(self.tiers.items())),
             "vocabulary": self.vocabulary,
             "refusals": [r.as_dict() for r in self.refusals],
+            "warned": len(self.warnings),
+            "warnings": [w.as_dict() for w in self.warnings],
         }
 
 
@@ -199,12 +220,14 @@ def claims_of_file(
     vocab: Vocabulary | None = None,
     fixed_document: bool = True,
     now: datetime | None = None,
+    warnings: list[Refusal] | None = None,
 ) -> tuple[list[ClaimIn], list[Refusal]]:
     """The claims of one relations file and the lines refused, without touching a store.
 
     ``text`` is the document every quote is located in (None: the document is missing, and
     every claim is refused). ``fixed_document``: the file belongs to ``default_document``
     (a corpus's ``relations/<id>.jsonl``), so a line naming another ``source_id`` is refused.
+    ``warnings`` is given the cautions of lines kept (:func:`asserter_warning`).
     """
     now = now or datetime.now(UTC)
     doc = DocumentText(text) if text is not None else None
@@ -273,6 +296,9 @@ def claims_of_file(
                 QUOTE_NOT_FOUND,
             )
             continue
+        caution = asserter_warning(obj.get("modality", "assertion"), obj["asserter"], quote)
+        if caution is not None and warnings is not None:
+            warnings.append(Refusal(file, number, "asserter", ASSERTER_NOT_QUOTED, caution))
         s_type = subject_type or DEFAULT_ENTITY_TYPE
         o_type = object_type or DEFAULT_ENTITY_TYPE
         subject = (entity_id(s_type, obj["subject_id"]), s_type, obj["subject_id"])
@@ -479,6 +505,7 @@ def import_into(
                 source.document,
                 vocab=vocab,
                 fixed_document=source.fixed_document,
+                warnings=report.warnings,
             )
             report.refusals.extend(refusals)
             for claim in claims:

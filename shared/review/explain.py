@@ -7,6 +7,9 @@ here, in this project's words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from groundswell.shared.admit.guard_codes import GUARD_CODES
 
 ADMISSION_CODES: dict[str, str] = {
@@ -69,3 +72,47 @@ KNOWN_CODES: tuple[str, ...] = tuple(sorted({*ADMISSION_CODES, *GUARD_CODES}))
 def explain_code(code: str) -> str:
     """The meaning of an admission code (the guarded policy's or groundgate's), in words."""
     return GUARD_CODES.get(code) or ADMISSION_CODES.get(code) or "no description of this code"
+
+
+COMPARATOR_WORDS = {
+    "eq": "the value exactly as stated",
+    "gt": "a value the document says is exceeded ('over', 'more than')",
+    "ge": "a value the document gives as a floor ('at least', 'or more')",
+    "lt": "a value the document says is not reached ('under', 'less than')",
+    "le": "a value the document gives as a ceiling ('up to', 'at most')",
+    "approx": "an approximate value ('about', 'approximately')",
+    "range": "a range ('6% to 7%', 'between 18 and 65')",
+}
+
+
+def field_meaning(fields: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """What the schema says of a field, for the person answering its task: its description,
+    type, unit, bounds, the kind of value it takes, and its keys. ``fields`` is the parsed
+    schema's fields as its digest holds them (template packs merged in); None for a field
+    the schema lacks."""
+    spec = fields.get(name)
+    if not isinstance(spec, Mapping):
+        return None
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if low is not None and high is not None:
+        bounds = f"from {low} to {high}"
+    elif low is not None:
+        bounds = f"at least {low}"
+    elif high is not None:
+        bounds = f"at most {high}"
+    else:
+        bounds = None
+    comparator = spec.get("comparator") or "eq"
+    return {
+        "name": name,
+        "description": spec.get("description"),
+        "type": spec.get("type") or "number",
+        "unit": spec.get("unit"),
+        "bounds": bounds,
+        "comparator": comparator,
+        "takes": COMPARATOR_WORDS.get(comparator, comparator),
+        "required": bool(spec.get("required")),
+        "multiple": bool(spec.get("multiple")),
+        "keys": list(spec.get("keys") or []) or None,
+        "aliases": list(spec.get("aliases") or []) or None,
+    }

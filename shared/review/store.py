@@ -245,6 +245,7 @@ class ReviewStore:
                     "codes": task["codes"],
                     "mode": task["mode"],
                     "item": task["item"],
+                    "values": row_values(task),
                     "packet": packet.key,
                     "receipt": receipt_key,
                 }
@@ -510,6 +511,15 @@ class ReviewStore:
             return None
 
 
+def row_values(task: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The candidate values of a task as its row in the queue shows them: each choice's
+    number (the key that chooses it), value and unit."""
+    return [
+        {"n": n, "value": c["value"], "unit": c.get("unit")}
+        for n, c in enumerate(task["choices"], 1)
+    ]
+
+
 def first_piece(count: int, piece_rows: Callable[[int], list[dict[str, Any]]], doc_id: str) -> int:
     """The first of a run's ``count`` task-list pieces whose last row is of a document at or
     after ``doc_id`` (rows are in document order): a bisection, log2(count) pieces read."""
@@ -555,16 +565,55 @@ def packets_of(
         yield (*current, keys)
 
 
+def row_states(
+    store: ReviewStore, manifest: Mapping[str, Any], start: int = 0
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], str]]:
+    """(row, its reviewers' latest answers, its state) of each row from row ``start``: one
+    listing of every answer finds the answered tasks, and only their answers are read."""
+    answered = store.answered()
+    for _, row in store.rows(manifest, start):
+        answers = store.answers(row["task"]) if row["task"] in answered else []
+        yield row, answers, task_state(answers)
+
+
+# Rows a progress line counts: past this many, it says it counted only the first ones.
+PROGRESS_SCAN = 20_000
+
+
+def progress(
+    store: ReviewStore,
+    manifest: Mapping[str, Any],
+    filters: Mapping[str, str | None],
+    scan: int = PROGRESS_SCAN,
+) -> dict[str, Any]:
+    """How far the review of a run has come, for the run and for the rows that pass the
+    filters (document, field, code): tasks, answered, unanswered, disputed of each; the
+    filter's counts are None without a filter. ``partial`` when only the first ``scan``
+    rows were counted."""
+    run = {"tasks": 0, **dict.fromkeys(STATES, 0)}
+    chosen = {"tasks": 0, **dict.fromkeys(STATES, 0)}
+    filtered = any(filters.get(name) for name in ROW_FILTERS)
+    partial = False
+    for n, (row, _, state) in enumerate(row_states(store, manifest)):
+        if n == scan:
+            partial = True
+            break
+        run["tasks"] += 1
+        run[state] += 1
+        if filtered and row_passes(row, filters):
+            chosen["tasks"] += 1
+            chosen[state] += 1
+    return {"run": run, "filter": chosen if filtered else None, "partial": partial}
+
+
 def load_counts(store: ReviewStore, manifest: Mapping[str, Any], now: float) -> dict[str, Any]:
     """The review load of a run: tasks, answered, unanswered (open), disputed, reviewers,
     and how long open tasks have waited (median, seconds, since the tasks were made)."""
     counts = dict.fromkeys(STATES, 0)
     reviewers: set[str] = set()
     ages: list[float] = []
-    answered = store.answered()
-    for _, row in store.rows(manifest):
-        answers = store.answers(row["task"]) if row["task"] in answered else []
-        counts[task_state(answers)] += 1
+    for _, answers, state in row_states(store, manifest):
+        counts[state] += 1
         reviewers.update(a["reviewer"] for a in answers)
         if not answers:
             ages.append(now - manifest["built_at"])

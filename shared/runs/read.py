@@ -183,7 +183,7 @@ def report(service: RunService, record: RunRecord, query: ReportQuery | None = N
     receipts, texts and labels of its own documents, however large the run."""
     from groundswell.shared.corpus import document_key, labels_key
     from groundswell.shared.report import render_report
-    from groundswell.shared.runs.report_pages import review_tasks, select
+    from groundswell.shared.runs.report_pages import review_states, review_tasks, select
     from groundswell.shared.runs.service import RunNotFinished
 
     query = query or ReportQuery()
@@ -232,6 +232,8 @@ def report(service: RunService, record: RunRecord, query: ReportQuery | None = N
 
     page_docs = [doc[0]["doc_id"] for doc in selection.documents if doc]
     tasks = review_tasks(output.get, record.id, page_docs)
+    if tasks is not None:
+        review_states(output, record.id, tasks)
     return render_report(
         summary,
         rows,

@@ -212,6 +212,10 @@ class ReviewLinks:
 
     tasks: dict[tuple[str, str, str | None], list[str]] = field(default_factory=dict)
     through: str | None = None  # documents after this one were not looked up (None: all were)
+    # Each task's answer state (unanswered, answered, disputed), and its slot's status in the
+    # run's latest resolution when the run has been resolved (review_states fills them).
+    states: dict[str, str] = field(default_factory=dict)
+    resolved: dict[str, str] = field(default_factory=dict)
 
     def covers(self, doc_id: str) -> bool:
         return self.through is None or doc_id < self.through
@@ -223,6 +227,30 @@ class ReviewLinks:
             if found:
                 return found[0] if len(found) == 1 else None
         return None
+
+
+def review_states(store: Any, run_id: str, links: ReviewLinks) -> None:
+    """The answer state of each task of ``links`` (its reviewers' latest answers: one listing
+    a task, for the page's tasks only) and, when the run has been resolved, each task's slot
+    status in its document's resolution (one object a document of the page)."""
+    from groundswell.shared.review.store import ReviewStore, resolution_object, task_state
+
+    review = ReviewStore(store)
+    page_tasks = {t: where[0] for where, found in links.tasks.items() for t in found}
+    for task in page_tasks:
+        links.states[task] = task_state(review.answers(task))
+    run = review.run_resolution(run_id)
+    docs = set(page_tasks.values())
+    for entry in (run or {}).get("packets") or ():
+        if entry.get("doc_id") not in docs:
+            continue
+        try:
+            resolution = json.loads(store.get(resolution_object(entry["resolution"])))
+        except (KeyError, ValueError):
+            continue
+        for slot in resolution.get("slots") or ():
+            if slot.get("task") in page_tasks and slot.get("status"):
+                links.resolved[slot["task"]] = slot["status"]
 
 
 def review_tasks(

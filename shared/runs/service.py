@@ -37,6 +37,7 @@ LEDGER = "ledger"
 EXPORT = "export"
 HOOKS = "hooks"
 DELIVER = "deliver"
+LINEAGE = "lineage"  # an OpenLineage event: START at submit, COMPLETE or FAIL at the end
 
 # The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
 QUEUES = ("read", "verify", "admit", "ledger", "control")
@@ -52,6 +53,7 @@ QUEUE_OF = {
     EXPORT: "control",
     HOOKS: "control",
     DELIVER: "control",
+    LINEAGE: "control",
 }
 
 Enqueue = Callable[[str, list[Any]], None]
@@ -182,6 +184,8 @@ class RunService:
             return stored, False
         write_record(self.store(record.output), record)
         self.enqueue(PLAN, [record.id])
+        if self.settings.openlineage_url and not record.dry_run:
+            self.enqueue(LINEAGE, [record.id, "START"])
         return record, True
 
     def get_or_none(self, run_id: str) -> RunRecord | None:
@@ -272,6 +276,9 @@ class RunService:
         try:
             if self.settings.export_parquet and record.state in ("succeeded", "partially_failed"):
                 self.enqueue(EXPORT, [record.id])
+            if self.settings.openlineage_url and record.state != "cancelled":
+                state = "FAIL" if record.state == "failed" else "COMPLETE"
+                self.enqueue(LINEAGE, [record.id, state])
             if self.settings.hooks or self._keys_have_hooks():
                 self.enqueue(HOOKS, [record.id])
         except Exception:

@@ -48,6 +48,9 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/schedules"): {"json": {"corpus": str(SAMPLE_CORPUS), "every_seconds": 3600}},
     ("POST", "/v1/review/tasks/{task_key}/answers"): {"json": {"verdict": "unsure"}},
     ("POST", "/v1/ledger/review"): {"json": {"decisions": [{"id": "x", "verdict": "defer"}]}},
+    ("POST", "/v1/ledger/claims"): {
+        "json": {"corpus": str(SAMPLE_CORPUS), "document_id": "x", "claim": {"quote": "q"}}
+    },
     ("POST", "/review/sign-in"): {"data": {"key": ADMIN, "next": "/review"}},
     ("POST", "/review/sign-out"): {"data": {}},
 }

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from groundswell.api.routes.review_page import _source
-from groundswell.shared.receipts import open_receipt
+from groundswell.api.routes.review_page import _source, page_png
+from groundswell.shared.read.render import render_key
+from groundswell.shared.receipts import content_sha256, open_receipt
 from groundswell.shared.review.store import RunReview
 from groundswell.shared.settings import Settings
+from tests.shared.read.test_render import ink_box, pixels
 from tests.shared.runs.mixed_corpus import write_mixed_corpus
 from tests.shared.test_review_store import drive_run
 
@@ -66,3 +68,27 @@ def test_a_task_of_a_pdf_shows_the_page_and_region_of_its_span(
                     assert int(region["page"]) in entry["pages"] and region["caption"]
                 shown += 1
     assert shown >= 1
+
+    # The cited page as an image, the value's box drawn over the word "20" as rendered.
+    stored = review.store.task(pdf_rows[0]["task"])
+    unit = open_receipt(review.output.get(pdf_rows[0]["receipt"]), pdf_rows[0]["receipt"])
+    images = _source(review, stored, unit)["images"]
+    boxes = [(im, b) for im in images for b in im["boxes"] if b["css"] == "value"]
+    assert (
+        boxes and images[0]["url"] == f"/review/tasks/{stored['key']}/pages/{images[0]['page']}.png"
+    )
+    image, box = boxes[0]
+    png = page_png(service, record, "protocol", image["page"])
+    assert png.media_type == "image/png"
+    rendered = pixels(png.body)
+    scale = settings.page_image_dpi / 72
+    assert rendered[0] == round(image["width"] * scale)
+    x0, y0 = int(box["x"] * scale), int(box["y"] * scale)
+    x1, y1 = int((box["x"] + box["w"]) * scale) + 1, int((box["y"] + box["h"]) * scale) + 1
+    ink = ink_box(rendered, (x0, y0, x1, y1))
+    assert ink is not None  # the digits are drawn inside the box, across most of it
+    assert ink[2] - ink[0] >= (x1 - x0) / 2, (ink, (x0, y0, x1, y1))
+    # Cached create-once by the source's sha256, page and resolution.
+    sha = content_sha256((corpus / "documents" / "protocol.pdf").read_bytes())
+    key = render_key(sha, image["page"], settings.page_image_dpi)
+    assert review.output.get(key) == png.body

@@ -53,7 +53,16 @@ def test_nothing_from_a_document_is_html():
         "candidate": {"value": EVIL},
         "time": "2026-12-01T00:00:00Z",
     }
-    page = template("review_task.html").render(
+    page = _task_page(task, answer)
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert 'id="disputed"' in page and "page 3" in page
+    assert page.count("<script") == 1  # the page's own script, nothing else
+
+
+def _task_page(task: dict, answer: dict, **changes) -> str:
+    """The task page rendered from ``task`` and one ``answer`` (``changes`` replace parts)."""
+    given = dict(
         reviewer="rita",
         csrf="token",
         key="sha256:" + "0" * 64,
@@ -75,10 +84,100 @@ def test_nothing_from_a_document_is_html():
         state_filter="",
         receipt_url="/v1/runs/r1/documents/d/receipts",
     )
-    assert "<script>alert" not in page and "<img src=x" not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert 'id="disputed"' in page and "page 3" in page
-    assert page.count("<script") == 1  # the page's own script, nothing else
+    given.update(changes)
+    return template("review_task.html").render(**given)
+
+
+def test_the_task_page_says_what_the_field_means():
+    """The schema's description, type, unit, bounds, comparator and keys are on the page."""
+    from groundswell.shared.admit.packet import parse_schema
+    from groundswell.shared.review.explain import field_meaning
+
+    schema = parse_schema(
+        {
+            "fields": {
+                "report_year": {
+                    "type": "integer",
+                    "minimum": "1990",
+                    "maximum": "2100",
+                    "description": "The year the document reports on.",
+                },
+                "dose_mg": {"unit": "mg", "comparator": "range", "keys": ["adult", "child"]},
+            }
+        }
+    )
+    fields = schema.digest_object["fields"]
+    year = field_meaning(fields, "report_year")
+    assert year["bounds"] == "from 1990 to 2100" and year["type"] == "integer"
+    dose = field_meaning(fields, "dose_mg")
+    assert dose["description"] is None and dose["keys"] == ["adult", "child"]
+    assert field_meaning(fields, "absent") is None
+    task = {
+        "slot": {"field": "dose_mg", "key": "adult", "decisions": [0]},
+        "mode": "review",
+        "item": "number",
+        "template": "number@1",
+        "question": "Is dose mg for adult 5?",
+        "choices": [{"decision": 0, "value": "5", "unit": "mg", "shown": "5 mg"}],
+        "codes": [],
+    }
+    answer = {
+        "reviewer": "rita",
+        "verdict": "unsure",
+        "decision": None,
+        "candidate": None,
+        "time": "t",
+    }
+    page = _task_page(
+        task,
+        answer,
+        source={"windows": [], "pages": [], "problem": None, "template": None, "field": dose},
+    )
+    assert 'id="field-meaning"' in page and "The schema does not describe this field." in page
+    assert "unit <b>mg</b>" in page and "a range (" in page and "<code>child</code>" in page
+    page = _task_page(
+        task,
+        answer,
+        source={"windows": [], "pages": [], "problem": None, "template": None, "field": year},
+    )
+    assert "The year the document reports on." in page and "from 1990 to 2100" in page
+
+
+def test_candidates_have_one_numbering_with_their_values():
+    """The keys' numbering (1, 2, ...) and the values name a candidate everywhere on the page:
+    the list, the answers and the PDF pages, never the receipt's decision index."""
+    task = {
+        "slot": {"field": "net_sales_usd", "key": None, "decisions": [2, 5]},
+        "mode": "review",
+        "item": "number",
+        "template": "number@1",
+        "question": "Which amount is net sales usd?",
+        "choices": [
+            {"decision": 2, "value": "1200", "unit": "USD", "shown": "1,200 USD"},
+            {"decision": 5, "value": "1300", "unit": "USD", "shown": "1,300 USD"},
+        ],
+        "codes": [],
+    }
+    answer = {
+        "reviewer": "rita",
+        "verdict": "choose",
+        "decision": 5,
+        "candidate": None,
+        "time": "t",
+    }
+    source = {
+        "windows": [],
+        "pages": [{"decision": 5, "pages": [3], "regions": []}],
+        "problem": None,
+        "template": None,
+    }
+    page = _task_page(task, answer, source=source)
+    answers = page[page.index('id="answers"') :].split("</table>")[0]
+    assert "<kbd>2</kbd> <code>1300</code> USD" in answers and "decision" not in answers
+    pages = page[page.index('id="pages"') :].split("</p>")[0]
+    assert "<kbd>2</kbd> <code>1300</code> USD" in pages and "decision" not in pages
+    listed = page[page.index('id="choices"') :].split("</ol>")[0]
+    assert "decision 2" not in listed and "key <kbd>1</kbd>" in listed
 
 
 def test_every_code_has_words():

@@ -236,6 +236,7 @@ def test_the_task_page_links_a_document_of_any_name_to_its_receipts(settings, mo
     monkeypatch.setattr(review_page, "task_with_answers", lambda service, task, key: stored)
     monkeypatch.setattr(review_page, "run_review", lambda service, run, key: review)
     monkeypatch.setattr(review_page, "_source", lambda review, stored, unit: source)
+    monkeypatch.setattr(review_page, "_progress", lambda service, run, q, key: None)
     client = _client(settings)
     _sign_in(client, RITA)
     page = client.get(f"/review/tasks/{TASK}")

@@ -103,6 +103,9 @@ def test_review_in_the_browser(chromium, artifacts, site):
         page.keyboard.press("Enter")
     rows = page.locator("#queue tr[data-href]")
     assert rows.count() == sum(code in t["codes"] for t in tasks)
+    # Each row shows its candidate values, and the filter's progress beside the run's.
+    assert rows.locator("td.values").count() == rows.count()
+    assert page.locator("#progress-filter").inner_text().startswith("this filter: 0 answered")
     page.screenshot(path=artifacts / "review-queue-filtered.png", full_page=True)
 
     # Open the first task and answer three with keys only: each answer moves to the next
@@ -120,6 +123,14 @@ def test_review_in_the_browser(chromium, artifacts, site):
         task = page.locator("#task")
         key = task.get_attribute("data-key")
         assert code in page.locator("#codes").inner_text()
+        # What the field means, and how far the run and the filter have come.
+        assert page.locator("#field-meaning").is_visible()
+        done = int(page.locator("#progress-run .answered").inner_text())
+        in_filter = int(page.locator("#progress-filter .answered").inner_text())
+        assert done == len(answered) and in_filter == len(answered)
+        if answered:  # the answer just saved is confirmed, with its undo (unsure undoes it)
+            assert page.locator("#saved").is_visible()
+            assert page.locator("#undo").is_visible() == (answered[-1][1] != "unsure")
         assert page.locator(".source mark.cited").count() >= 1 or verdict != "confirm"
         press = "u"
         if verdict == "confirm":
@@ -129,13 +140,14 @@ def test_review_in_the_browser(chromium, artifacts, site):
             page.keyboard.press("c")
             page.keyboard.type("7")
             press = "Enter"
-        moved = lambda u, k=key: "/review/tasks/" in u and k not in u  # noqa: E731
+        moved = lambda u, k=key: "/review/tasks/" in u and k not in u.split("?")[0]  # noqa: E731
         try:
             with page.expect_navigation(url=moved, timeout=15_000):
                 page.keyboard.press(press)
         except Exception:
             raise AssertionError(page.locator("#status").inner_text()) from None
         answered.append((key, verdict))
+    assert int(page.locator("#progress-run .answered").inner_text()) == 3
     page.screenshot(path=artifacts / "review-after-answers.png", full_page=True)
     assert not problems, problems
 

@@ -82,7 +82,9 @@ def test_report_highlights_spans_and_flags_escapes():
     )
     assert '<mark class="v-grounded">Revenue was $7,000</mark>' in page
     assert '<mark class="o-admitted">12</mark>' in page  # byte offsets mapped to characters
-    assert '<span class="tag bad">escape</span>' in page  # labelled wrong, admitted
+    assert (
+        '<span class="tag bad">escape: wrong value admitted</span>' in page
+    )  # labelled wrong, admitted
     assert "Revenue was &lt;b&gt;9&lt;/b&gt;" in page and "<b>9</b>" not in page
     assert page.index('id="d0"') < page.index('id="d1"')  # the failed document first
     assert "claims/d0.jsonl:3" in page

@@ -280,12 +280,12 @@ def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
 
 
 # What `verify` never loads: admission, the services, S3, the ledger's database layer; nor,
-# for a built-in policy on a local store, the settings class (pydantic-settings) or the
+# for a built-in policy on a local store, pydantic and the settings class, or the
 # registry and storage stack unless the store publishes something under the name; nor the
 # repair cascade.
 NEVER = ("groundswell.shared.admit", "groundswell.api", "groundswell.workers", "celery",
          "kombu", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
-         "pydantic_settings", "groundswell.shared.settings",
+         "pydantic", "groundswell.shared.settings",
          "groundswell.shared.repair.engine")  # fmt: skip
 UNPUBLISHED = ("groundswell.shared.policies", "groundswell.shared.storage")
 

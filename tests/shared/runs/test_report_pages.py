@@ -125,7 +125,7 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
         decisions = service.document_receipts(run, doc)["admit"]["receipt"]["decisions"]
         assert any(d["outcome"] == "rejected" for d in decisions)
     decisions = _decision_rows(rejected)
-    assert decisions and all('<mark class="o-rejected">' in r for r in decisions)
+    assert decisions and all('<mark class="o-rejected"' in r for r in decisions)
 
     unlocated = service.report(run, verdict="unlocated")
     assert _shown(unlocated) and set(_shown(unlocated)) < set(docs)

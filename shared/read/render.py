@@ -1,0 +1,183 @@
+"""Page images of a PDF, for a person to see where a cited number sits on its page.
+
+A page is rendered by PDFium (``pypdfium2``, which ships it in its wheel) at a resolution in
+dots per inch, and encoded as a PNG here (zlib; no imaging library). The image covers the
+page's CropBox, rotated as the page is shown: the same area, in the same orientation, as
+the layout's word boxes (``pdf.py``: points from the CropBox's top left), so a word's box
+in points times ``dpi / 72`` is its box in pixels.
+
+Images are cached in the output store, create-once, by the source file's sha256, the page
+and the resolution: ``renders/pages/<sha[:2]>/<sha>/<page>-<dpi>.png``. Rendering is bounded:
+at most ``page_render_concurrency`` renders run at once in one process, and a request that
+waits longer than ``page_render_wait_seconds`` for a turn is told to come back
+(``RenderBusy``), so no request starts unbounded work.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from groundswell.shared.storage import ObjectStore
+
+RENDERS = "renders/pages/"
+MIN_DPI, MAX_DPI = 36, 300
+# A page larger than this many pixels at the asked resolution is refused (a poster-sized
+# page at 300 dpi would be hundreds of megabytes of pixels).
+MAX_PIXELS = 40_000_000
+
+
+class RenderError(ValueError):
+    """The page cannot be rendered: not a PDF PDFium opens, no such page, or too large."""
+
+
+class RenderBusy(RuntimeError):
+    """Every render slot stayed taken for the wait allowed: come back shortly."""
+
+
+def render_key(source_sha256: str, page: int, dpi: int) -> str:
+    return f"{RENDERS}{source_sha256[:2]}/{source_sha256}/{page}-{dpi}.png"
+
+
+def png(width: int, height: int, channels: int, stride: int, pixels: bytes) -> bytes:
+    """A PNG of 8-bit gray (1 channel) or RGB (3) rows, each ``stride`` bytes apart."""
+    color = {1: 0, 3: 2}[channels]
+    row = width * channels
+    raw = b"".join(
+        b"\x00" + pixels[y * stride : y * stride + row] for y in range(height)
+    )  # filter type 0 (none) on each row: zlib does the work
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """The width and height of a PNG (from its header)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        raise ValueError("not a PNG")
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def page_count(pdf: bytes) -> int:
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(pdf)
+    except pdfium.PdfiumError as exc:
+        raise RenderError(f"PDFium cannot open the file: {exc}") from None
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
+def render_page(pdf: bytes, page: int, dpi: int) -> bytes:
+    """Page ``page`` (1-based) of the PDF as a PNG at ``dpi`` dots per inch."""
+    import pypdfium2 as pdfium
+
+    if not MIN_DPI <= dpi <= MAX_DPI:
+        raise RenderError(f"dpi {dpi}: from {MIN_DPI} to {MAX_DPI}")
+    try:
+        document = pdfium.PdfDocument(pdf)
+    except pdfium.PdfiumError as exc:
+        raise RenderError(f"PDFium cannot open the file: {exc}") from None
+    try:
+        if not 1 <= page <= len(document):
+            raise RenderError(f"page {page}: the document has {len(document)} pages")
+        sheet = document[page - 1]
+        try:
+            width, height = sheet.get_size()
+            scale = dpi / 72
+            if width * scale * height * scale > MAX_PIXELS:
+                raise RenderError(
+                    f"page {page}: {width:g} x {height:g} points is too large at {dpi} dpi"
+                )
+            bitmap = sheet.render(scale=scale, rev_byteorder=True)
+            try:
+                return png(
+                    bitmap.width,
+                    bitmap.height,
+                    bitmap.n_channels,
+                    bitmap.stride,
+                    bytes(bitmap.buffer),
+                )
+            finally:
+                bitmap.close()
+        finally:
+            sheet.close()
+    finally:
+        document.close()
+
+
+@dataclass
+class RenderLimit:
+    """At most ``slots`` renders at once; a turn waited for at most ``wait`` seconds."""
+
+    slots: int
+    wait: float
+
+    def __post_init__(self) -> None:
+        self._turns = threading.BoundedSemaphore(self.slots)
+
+    def run(self, work: Callable[[], bytes]) -> bytes:
+        if not self._turns.acquire(timeout=self.wait):
+            raise RenderBusy(f"{self.slots} pages are being rendered: try again in a moment")
+        try:
+            return work()
+        finally:
+            self._turns.release()
+
+
+_LIMITS: dict[tuple[int, float], RenderLimit] = {}
+_LIMITS_LOCK = threading.Lock()
+
+
+def render_limit(slots: int, wait: float) -> RenderLimit:
+    """The process's render limit for these settings (one semaphore per process)."""
+    with _LIMITS_LOCK:
+        found = _LIMITS.get((slots, wait))
+        if found is None:
+            found = _LIMITS[(slots, wait)] = RenderLimit(slots, wait)
+        return found
+
+
+def page_image(
+    output: ObjectStore,
+    source_sha256: str,
+    page: int,
+    dpi: int,
+    source: Callable[[], bytes],
+    limit: RenderLimit,
+) -> bytes:
+    """The page's PNG at ``dpi``: the stored one, else rendered (within ``limit``) from the
+    bytes ``source()`` reads, and stored create-once (a concurrent render's equal image
+    wins)."""
+    key = render_key(source_sha256, page, dpi)
+    try:
+        return output.get(key)
+    except KeyError:
+        pass
+
+    def render() -> bytes:
+        try:  # rendered by another request while this one waited for its turn
+            return output.get(key)
+        except KeyError:
+            pass
+        return render_page(source(), page, dpi)
+
+    image = limit.run(render)
+    output.put(key, image, create_only=True)
+    return image
