@@ -61,6 +61,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.dependency_overrides[get_settings] = lambda: settings
+    from groundswell.shared import tracing
+
+    if tracing.enabled() or tracing.active():
+        tracing.setup("groundswell-api")
+        tracing.instrument_api(app)
     for router in (
         runs.router,
         gates.router,

@@ -54,6 +54,7 @@ def make_app(settings: Settings | None = None) -> Celery:
             "groundswell.workers.tasks",
             "groundswell.workers.metrics_server",
             "groundswell.workers.registry",
+            "groundswell.workers.tracing",
         ],
     )
     if s.broker_is_amqp:

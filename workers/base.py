@@ -12,7 +12,7 @@ import sqlalchemy.exc
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
-from groundswell.shared import metrics
+from groundswell.shared import metrics, tracing
 from groundswell.shared.later import Later
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.runs.state import RunStore, redis_client
@@ -94,6 +94,8 @@ class GroundswellTask(Task):
         in_progress = metrics.TASKS_IN_PROGRESS.labels(task, queue)
         in_progress.inc()
         reset_peak_rss()
+        if args and isinstance(args[0], str):
+            tracing.annotate(task=task, run_id=args[0])
         start = time.perf_counter()
         status = "failed"
         try:

@@ -523,10 +523,13 @@ def _left_in_store(settings, run_id: str) -> str:
 
 
 def _service(settings):
+    from groundswell.shared import tracing
     from groundswell.shared.runs.service import RunService
     from groundswell.shared.runs.state import RunStore, redis_client
     from groundswell.workers.app import enqueue_with, make_app
 
+    if tracing.enabled():  # a run submitted here is the root of its trace
+        tracing.setup("groundswell-cli")
     app = make_app(settings)
     return RunService(
         settings, RunStore(redis_client(settings.state_redis_url)), enqueue_with(app)

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from groundswell.shared import metrics
+from groundswell.shared import metrics, tracing
 from groundswell.shared.corpus import InputError, candidates_key, claims_key, document_key
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.index import IndexMissing, RunIndex
@@ -204,6 +204,16 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
     from groundswell.shared.runs.service import FINALIZE, PLAN
 
     run_id = ctx.record.id
+    kind = segment.kind
+    tracing.annotate(
+        batch=segment.batch,
+        kind=kind,
+        units=segment.units,
+        failed=segment.failed,
+        cached=segment.counters.get(f"units.{kind}.cached", 0),
+        computed=segment.counters.get(f"units.{kind}.computed", 0),
+        outcome=what,
+    )
     recorded = service.runs.record(
         run_id,
         segment.batch,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from groundswell.shared import metrics
+from groundswell.shared import metrics, tracing
 from groundswell.shared.runs.finalize import (
     IndexBuild,
     build_summary,
@@ -133,6 +133,7 @@ def finalize_run(service: RunService, run_id: str) -> dict[str, Any] | None:
         runs.finish(updated)
         metrics.RUNS_FINISHED.labels(state).inc()
         log.info("run %s finished: %s, %d units", run_id, state, summary["index"]["units"])
+        tracing.annotate(state=state, units=summary["index"]["units"])
         service.finished(updated)
         return summary
     finally:

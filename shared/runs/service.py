@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from groundswell.shared import __version__, metrics
+from groundswell.shared import __version__, metrics, tracing
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
 from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
@@ -183,7 +183,8 @@ class RunService:
         if stored.id != record.id:
             return stored, False
         write_record(self.store(record.output), record)
-        self.enqueue(PLAN, [record.id])
+        with tracing.span("groundswell.submit", run_id=record.id, corpus=record.corpus):
+            self.enqueue(PLAN, [record.id])
         if self.settings.openlineage_url and not record.dry_run:
             self.enqueue(LINEAGE, [record.id, "START"])
         return record, True

@@ -1,0 +1,75 @@
+"""Traces: one trace per run across the API and a real worker (the SDK's in-memory exporter),
+batch spans with their sizes and cached counts; nothing of OpenTelemetry when it is unset."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.settings import hash_api_key
+from groundswell.workers.embedded import service_env
+from tests.conftest import API_KEY
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parent.parent.parent
+
+
+def test_a_run_is_one_trace_from_the_request_to_finalize(service_settings):
+    env = service_env(
+        **service_settings,
+        api_key_hashes=hash_api_key(API_KEY),
+        allowed_corpora=str(SAMPLE_CORPUS),
+    )
+    env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.workers.tracing_harness", API_KEY],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    first, *lines = done.stdout.splitlines()
+    run_id = json.loads(first)["run_id"]
+    spans = [json.loads(line) for line in lines]
+    names = {s["name"] for s in spans}
+    for task in ("plan", "verify", "admit", "finalize"):
+        assert f"run/groundswell.{task}" in names, sorted(names)
+    request = next(s for s in spans if s["name"] == "POST /v1/runs")
+    ours = [s for s in spans if s["attributes"].get("groundswell.run_id") == run_id]
+    assert ours and {s["trace"] for s in ours} == {request["trace"]}  # one trace per run
+    batches = [s for s in ours if s["name"] in ("run/groundswell.verify", "run/groundswell.admit")]
+    assert batches and all(
+        {"groundswell.units", "groundswell.cached", "groundswell.batch"} <= set(s["attributes"])
+        for s in batches
+    )
+    units = sum(s["attributes"]["groundswell.units"] for s in batches)
+    final = next(
+        s
+        for s in ours
+        if s["name"] == "run/groundswell.finalize" and "groundswell.units" in s["attributes"]
+    )
+    assert final["attributes"]["groundswell.units"] == units
+
+
+def test_nothing_of_opentelemetry_is_imported_when_it_is_unset():
+    code = (
+        "import sys, groundswell.workers.tasks, groundswell.shared.cli.runs; "
+        "from groundswell.api.main import create_app; create_app(); "
+        "from groundswell.shared import tracing; tracing.annotate(x=1); "
+        "print(sorted(m for m in sys.modules if m.startswith(OURS)))"
+    )
+    # What tracing would load: the SDK's tracing, the exporter, the instrumentations (redis-py
+    # itself imports OpenTelemetry's API and metrics SDK whenever they are installed).
+    ours = ("opentelemetry.sdk.trace", "opentelemetry.exporter", "opentelemetry.instrumentation")
+    code = f"OURS = {ours!r}; " + code
+    env = {k: v for k, v in service_env().items() if not k.startswith("OTEL_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
