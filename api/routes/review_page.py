@@ -55,6 +55,7 @@ CONTEXT_CHARS = 400  # characters of source shown on each side of a cited span
 MAX_SPAN_CHARS = 2000  # a longer span is cut in its middle
 MAX_WINDOWS = 6  # windows of source per task
 PAGE_ROWS = 50
+MAX_QUOTE_CHARS = 300  # the cited text a correction's quote starts from
 
 Text = Annotated[str | None, Query(max_length=1000)]
 # The filter form sends every field: an empty one (or "any" state) is no filter.
@@ -530,6 +531,11 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
         if s in chars and e in chars
     ]
     out["windows"] = _windows(text, places)
+    first_cited = next(
+        ((chars[s], chars[e]) for s, e in sorted(cited) if s in chars and e in chars), None
+    )
+    if first_cited is not None:  # what a qualified correction quotes, to start from
+        out["cited_text"] = text[first_cited[0] : first_cited[1]][:MAX_QUOTE_CHARS]
     decisions = packet.receipt["decisions"]
     by_decision = unit.get("pages") if isinstance(unit.get("pages"), dict) else {}
     for choice in task["choices"]:
@@ -659,6 +665,7 @@ def task_page(
         "origin": origin,
         "run": run,
         "answers": stored["answers"],
+        "notes": stored.get("notes", []),
         "latest": stored["latest"],
         "counts": stored.get("counts", {}),
         "state": stored["state"],
