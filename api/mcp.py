@@ -164,7 +164,7 @@ def build(settings: Settings, corpus: str, stdio_key: ApiKey | None = None):
         document and the corpus's schema.json: its outcome, codes and the receipt's digest."""
         from groundswell.shared.admit import PacketError
         from groundswell.shared.admit import admit as admit_candidates
-        from groundswell.shared.storage.base import open_store
+        from groundswell.shared.storage import open_store
 
         tools.key(ctx)
         source = tools.source(document_id)

@@ -243,7 +243,7 @@ def real_evaluation(refs: list[str]) -> dict[str, Any]:
             deciders[ref] = lambda doc, schema, cands, f=factory: f(doc, schema).admit(cands)
     out: dict[str, Any] = {"packets": len(packets), "splits": {}}
     oracle = next(iter(deciders))
-    for split in SPLITS:
+    for split in dict.fromkeys(p.split for p in packets):
         part = [p for p in packets if p.split == split]
         rows, escapes, lost = [], [], []
         oracle_admits: set[tuple[str, str, str]] = set()
@@ -271,14 +271,14 @@ def real_evaluation(refs: list[str]) -> dict[str, Any]:
 
 def real_markdown(real: dict[str, Any]) -> str:
     out = [
-        f"Real extractions (bench/real/afr: {real['packets']} runs of 4 models over 6 agency "
+        f"Real extractions (bench/real/afr: {real['packets']} runs of 4 models over agency "
         "statements, labelled by a person), against groundgate:"
     ]
+    names = {"dev": "development", "holdout": "hold-out", "holdout_2": "hold-out 2"}
     for split, part in real["splits"].items():
         out += [
             "",
-            f"**{'hold-out' if split == 'holdout' else 'development'}** "
-            f"({', '.join(part['documents'])})",
+            f"**{names.get(split, split)}** ({', '.join(part['documents'])})",
             "",
             "| decision | wrong | escapes | right | right admitted | right to review | "
             "right rejected |",

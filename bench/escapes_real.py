@@ -9,7 +9,8 @@ groundgate's blind labels of every value it admitted, keyed by document, field, 
 values it never admitted are labelled here, marked ``"by": "groundswell"``). See its README.
 
 The documents are split by ``split.json`` (recorded before any guard change): development,
-read while changing guards; hold-out, run only when a change is final. A value labelled
+read while changing guards; hold-out, run only when a change is final; and ``holdout_2``, two
+statements added once guard revision 3 was final and decided once. A value labelled
 ``not sure`` counts in neither right nor wrong.
 """
 
@@ -40,7 +41,7 @@ def real_packets(root: Path = REAL) -> Iterator[Packet]:
     schema = json.loads((root / "schema.json").read_text(encoding="utf-8"))
     labels = json.loads((root / "labels.json").read_text(encoding="utf-8"))
     split = json.loads((root / "split.json").read_text(encoding="utf-8"))
-    split_of = {d: s for s in ("dev", "holdout") for d in split[s]}
+    split_of = {d: s for s, docs in split.items() if isinstance(docs, list) for d in docs}
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     path = root / "candidates.jsonl"
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

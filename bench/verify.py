@@ -11,8 +11,10 @@ DEFAULT policy of each, and every certificate is compared: verdicts, tiers and o
 agree. Reported: CPU per claim (document preparation included), the first claim's latency on a
 fresh verifier (a verbatim claim, and a miss, which needs every tier), the costliest claim of the
 second half (both engines warm), three claims that occur only inside words (every occurrence is
-found and refused: the worst case of the search), and peak RSS. Not a test; run it with
-``python bench/verify.py``.
+found and refused: the worst case of the search), and peak RSS; the floor on the same input
+(``floor``); then each command line end to end on the 1 MB document and on one claim (its
+start-up), CPU seconds of the child process (``command_line``; ``--cli`` prints only that).
+Not a test; run it with ``python bench/verify.py``.
 """
 
 from __future__ import annotations

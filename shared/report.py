@@ -28,6 +28,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
+from groundswell.shared.review.explain import explain_code
 from groundswell.shared.runs.report_pages import (
     ReportQuery,
     ReviewLinks,
@@ -298,6 +299,8 @@ def _candidates(
                 "label": _candidate_label(label, outcome),
                 "pages": _page_list(on),
                 "regions": page_regions(layout, ev.get("start"), ev.get("end")) if layout else [],
+                # The span in the layout's offsets, for the page images (None without one).
+                "span": (ev.get("start"), ev.get("end")) if layout else None,
             }
         )
     return out
@@ -474,7 +477,28 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
         "tiers": TIERS,
         "verdicts": VERDICTS,
         "outcomes": OUTCOMES,
+        "charts": _charts(counts, codes),
     }
+
+
+def _charts(counts: dict[str, Any], codes: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The summary's pictures: claims by tier and by verdict, candidates by outcome, codes
+    by count (the most frequent first)."""
+    from groundswell.shared.charts import bar_chart
+
+    tiers = [(t, counts.get(f"claims.tier.{t}", 0), "t-bar") for t in (*TIERS, "none")]
+    verdicts = [(v, counts.get(f"claims.verdict.{v}", 0), f"v-{v}") for v in VERDICTS]
+    outcomes = [
+        (OUTCOME_WORDS.get(o, o), counts.get(f"candidates.outcome.{o}", 0), f"o-{o}")
+        for o in OUTCOMES
+    ]
+    charts = [
+        bar_chart("tiers", "Claims by tier", tiers),
+        bar_chart("verdicts", "Claims by verdict", verdicts),
+        bar_chart("outcomes", "Candidates by outcome", outcomes),
+        bar_chart("codes", "Codes by count", [(c, n, "c-bar") for c, n in codes]),
+    ]
+    return [c for c in charts if c is not None]
 
 
 def render_report(
@@ -531,6 +555,7 @@ def render_report(
             text = load_document(doc_id)
             layout = load_layout(doc_id) if load_layout is not None and text is not None else None
             doc = _document(doc_id, text, units, load_labels(doc_id), layout)
+            doc["images"] = _page_images(doc, layout, run_id)
             yield _links(_shown(doc, query), run_id, query, review, code_links)
 
     # The document list (its counts) and the sections below it go through the documents once.
@@ -552,6 +577,27 @@ def render_report(
         review_made=review is not None,
     )
     return "".join(page)
+
+
+def _page_images(doc: dict[str, Any], layout: Any, run_id: str | None) -> list[dict[str, Any]]:
+    """The PDF pages the document's candidates cite, each value boxed (the API serves the
+    images: a report read through it shows them; a report written to a file has none)."""
+    from groundswell.shared.read.render import page_views
+
+    if not layout or not run_id:
+        return []
+    spans = [
+        (
+            *k["span"],
+            "value",
+            k["id"],
+            f"{k['id']}: {k['field']} {k['value']} ({k['outcome_words']})",
+        )
+        for k in doc["candidates"]
+        if k.get("span")
+    ]
+    url = receipt_url(run_id, doc["id"]).removesuffix("receipts") + "pages/"
+    return page_views(layout, spans, url)
 
 
 def _paging(query: ReportQuery, selection: Selection | None) -> dict[str, Any] | None:
@@ -748,6 +794,7 @@ def review_view(
             "unit": _text(d.get("unit")),
             "outcome": outcome,
             "codes": [_text(c) for c in d.get("codes") or []],
+            "code_words": [(_text(c), explain_code(_text(c))) for c in d.get("codes") or []],
             "missing": [_text(m) for m in d.get("missing") or []],
             "judgments": judged.get(str(d.get("candidate_sha256")), []),
             "source": _text(d.get("source")),
@@ -801,8 +848,13 @@ def review_view(
             "document_source": _text(document.get("source")),
         },
         "counts": [(o, summary.get(o, 0)) for o in OUTCOMES],
+        "outcome_words": OUTCOME_WORDS,
         "coverage": [
-            {"field": _text(c.get("field")), "code": _text(c.get("code"))}
+            {
+                "field": _text(c.get("field")),
+                "code": _text(c.get("code")),
+                "words": explain_code(_text(c.get("code"))),
+            }
             for c in receipt.get("coverage") or []
             if isinstance(c, dict)
         ],

@@ -61,20 +61,26 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _statements(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import under ``node``, at any depth, except those only a type checker runs."""
+def _statements(
+    node: ast.AST, type_checking: bool = False
+) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import under ``node``, at any depth; those only a type checker runs (under
+    ``if TYPE_CHECKING:``) only with ``type_checking``."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.Import | ast.ImportFrom):
             yield child
-        elif isinstance(child, ast.If) and _is_type_checking(child.test):
+        elif isinstance(child, ast.If) and _is_type_checking(child.test) and not type_checking:
             for other in child.orelse:
-                yield from _statements(ast.Module(body=[other], type_ignores=[]))
+                yield from _statements(ast.Module(body=[other], type_ignores=[]), type_checking)
         else:
-            yield from _statements(child)
+            yield from _statements(child, type_checking)
 
 
-def imports(package: str = SHARED, *, within: str = "groundswell") -> list[Import]:
-    """The imports of ``package``'s modules that name a module under ``within``.
+def imports(
+    package: str = SHARED, *, within: str = "groundswell", type_checking: bool = False
+) -> list[Import]:
+    """The imports of ``package``'s modules that name a module under ``within`` (with
+    ``type_checking``, also those under ``if TYPE_CHECKING:``).
 
     ``from a.b import c`` depends on ``a.b.c`` when that is a module, else on ``a.b``; a
     relative import is resolved against the importing module."""
@@ -85,7 +91,7 @@ def imports(package: str = SHARED, *, within: str = "groundswell") -> list[Impor
     for module, path in module_files(package).items():
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for statement in _statements(tree):
+        for statement in _statements(tree, type_checking):
             if isinstance(statement, ast.Import):
                 targets = [alias.name for alias in statement.names]
             else:
@@ -121,6 +127,15 @@ def package_graph(
         source, target = package_of(edge.importer, package), package_of(edge.imported, package)
         if source and target and source != target:
             graph[source][target].append(edge)
+    return {node: dict(targets) for node, targets in graph.items()}
+
+
+def module_graph(found: Iterable[Import]) -> dict[str, dict[str, list[Import]]]:
+    """Module to module (a package by its ``__init__``), each edge with its imports."""
+    graph: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
+    for edge in found:
+        if edge.importer != edge.imported:
+            graph[edge.importer][edge.imported].append(edge)
     return {node: dict(targets) for node, targets in graph.items()}
 
 

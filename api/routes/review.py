@@ -18,6 +18,7 @@ from groundswell.api.routes.runs import get_run
 from groundswell.shared.canonical import canonical_text
 from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
 from groundswell.shared.review.store import (
+    MAX_NOTE_CHARS,
     InputsChanged,
     ReviewStore,
     ReviewUnavailable,
@@ -111,6 +112,9 @@ class AnswerIn(BaseModel):
     ms: StrictInt = Field(default=0, ge=0, le=1_000_000_000)
     statements: None = None
     nodes: None = None
+    # Not a member of answer@1: a reviewer's words on the answer ("not in the document: the
+    # filing gives only a range"), kept beside it (ReviewStore.add_note) and shown with it.
+    note: Annotated[str, Field(max_length=MAX_NOTE_CHARS)] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -263,6 +267,7 @@ def task_with_answers(service: Any, task_key: str, key: ApiKey) -> dict[str, Any
         "latest": latest_by_reviewer(answers),
         "counts": {c["reviewer"]: c["count"] for c in current},
         "state": task_state(answers),
+        "notes": store.notes(task_key),
     }
 
 
@@ -314,7 +319,7 @@ def answer_task(
         "format": "answer@1",
         "task": task_key,
         "reviewer": key.name,
-        **body.model_dump(),
+        **body.model_dump(exclude={"note"}),
         "candidate": _proposed(body.candidate, key.name),
         "time": utc_time(datetime.now(UTC)),
     }
@@ -334,6 +339,8 @@ def answer_task(
         stored_as = store.add_answer(record)
     except TooManyAnswers as exc:  # a concurrent answer of the same reviewer took the last
         raise _conflict(exc) from None
+    if body.note and body.note.strip():
+        store.add_note(task_key, key.name, stored_as, body.note.strip(), record["time"])
     service.runs.mark_reviewed(origin["run"])  # its gauges are refreshed by reconcile
     current = store.current(task_key)  # one object per reviewer, not every answer
     return {

@@ -14,7 +14,7 @@
     ["a / y", "confirm the value (one candidate)"],
     ["1 … 9", "choose that candidate"],
     ["c", "correct: type the value, Enter saves, Esc cancels"],
-    ["n", "the value is not in the document"],
+    ["n", "the value is not in the document (a note, then Enter)"],
     ["u", "unsure"],
     ["j / k", "next / previous task"],
     ["z", "undo the answer just saved (a new answer supersedes it)"],
@@ -144,7 +144,37 @@
     const unit = document.getElementById("correct-unit").value.trim();
     if (unit) candidate.unit = unit;
     else delete candidate.unit;
+    // A qualified value (a range, "approximately", "at least"...) where the field takes one:
+    // groundgate's answer format holds it as a correction whose value item quotes the
+    // document's words (the admission locates them and reads the qualifier there).
+    const qualifier = document.getElementById("correct-qualifier");
+    if (qualifier && qualifier.value) {
+      const quote = document.getElementById("correct-quote").value.trim();
+      const to = document.getElementById("correct-to");
+      if (to && !to.value.trim()) {
+        say("a range: type its other end in 'to'", true);
+        return;
+      }
+      const ends = [value].concat(to ? [to.value.trim()] : []);
+      if (!quote || ends.some((end) => !quote.includes(end))) {
+        say("quote the document's words that give " + ends.join(" and "), true);
+        return;
+      }
+      candidate.evidence = { source: "document", role: "value", text: quote };
+      delete candidate.search_region;
+    }
     answer({ verdict: "correct", candidate: candidate });
+  }
+
+  function startNotInDocument() {
+    const form = document.getElementById("nid-form");
+    form.hidden = false;
+    document.getElementById("nid-note").focus();
+  }
+
+  function notInDocument() {
+    const note = document.getElementById("nid-note").value.trim();
+    answer(note ? { verdict: "not_in_document", note: note } : { verdict: "not_in_document" });
   }
 
   function startCorrection() {
@@ -172,7 +202,7 @@
     }
     const actions = {
       c: startCorrection,
-      n: () => answer({ verdict: "not_in_document" }),
+      n: startNotInDocument,
       u: () => answer({ verdict: "unsure" }),
       j: () => step("next", task.dataset.stateFilter),
       k: () => step("prev", task.dataset.stateFilter),
@@ -218,17 +248,24 @@
       event.preventDefault();
       correction();
     });
-    document.getElementById("correct-form").addEventListener("keydown", (event) => {
-      if (event.key === "Escape") {
-        event.currentTarget.hidden = true;
-        document.activeElement.blur();
-      }
+    document.getElementById("nid-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      notInDocument();
     });
+    for (const id of ["correct-form", "nid-form"]) {
+      document.getElementById(id).addEventListener("keydown", (event) => {
+        if (event.key === "Escape") {
+          event.currentTarget.hidden = true;
+          document.activeElement.blur();
+        }
+      });
+    }
     for (const button of document.querySelectorAll(".controls button[data-verdict]")) {
       button.addEventListener("click", () => {
         const verdict = button.dataset.verdict;
         if (verdict === "correct") startCorrection();
         else if (verdict === "choose") choose(button.dataset.decision);
+        else if (verdict === "not_in_document") startNotInDocument();
         else answer({ verdict: verdict });
       });
     }

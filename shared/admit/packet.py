@@ -13,10 +13,10 @@ from decimal import Decimal
 from typing import Any
 
 from groundswell.shared.admit.errors import PacketError
+from groundswell.shared.admit.fields import check_field, nonblank
 from groundswell.shared.admit.packs import (
     BASE_ID,
     BUILT_IN,
-    COMPARATORS,
     FIELD_NAME,
     PACK_ID,
     VERSION,
@@ -27,24 +27,8 @@ from groundswell.shared.admit.packs import (
     check_pack,
     pack_digest,
 )
-from groundswell.shared.admit.text import fold, normalize_ws, to_decimal
+from groundswell.shared.admit.text import to_decimal
 
-TYPES = ("number", "integer", "string")
-FIELD_MEMBERS = frozenset(
-    {
-        "type",
-        "unit",
-        "comparator",
-        "minimum",
-        "maximum",
-        "required",
-        "multiple",
-        "keys",
-        "aliases",
-        "description",
-        "template",
-    }
-)
 MAX_SAFE = 2**53 - 1
 
 
@@ -106,10 +90,6 @@ def _is_probability(value: object) -> bool:
     return _is_number(value) and math.isfinite(value) and 0 <= value <= 1  # type: ignore[operator]
 
 
-def _nonblank(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
 def check_json_numbers(where: str, value: Any) -> None:
     """Integers outside the safe range and non-finite numbers make the packet invalid (§6)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
@@ -128,52 +108,6 @@ def check_json_numbers(where: str, value: Any) -> None:
     elif isinstance(value, list | tuple):
         for v in value:
             check_json_numbers(where, v)
-
-
-def _word_list(where: str, value: object) -> list[str] | None:
-    """keys / aliases: null, or a non-empty list of non-blank strings, distinct after the fold."""
-    if value is None:
-        return None
-    if not isinstance(value, list) or not value:
-        raise PacketError(f"{where} must be null or a non-empty list of strings")
-    seen: set[str] = set()
-    for item in value:
-        if not _nonblank(item):
-            raise PacketError(f"{where} holds {item!r}, not a non-blank string")
-        k = fold(normalize_ws(item))
-        if k in seen:
-            raise PacketError(f"{where}: {item!r} equals another entry after normalisation")
-        seen.add(k)
-    return list(value)
-
-
-def check_field(
-    where: str, spec: object, *, allowed: frozenset[str] | None = None
-) -> dict[str, Any]:
-    """§2.3 rules for the members a field or a template gives (no defaults)."""
-    if not isinstance(spec, dict):
-        raise PacketError(f"{where} is not an object")
-    extra = set(spec) - (allowed or FIELD_MEMBERS)
-    if extra:
-        raise PacketError(f"{where} has unknown members {sorted(extra)}")
-    if "type" in spec and spec["type"] not in TYPES:
-        raise PacketError(f"{where}.type {spec['type']!r} is not number, integer or string")
-    if "unit" in spec and spec["unit"] is not None and not isinstance(spec["unit"], str):
-        raise PacketError(f"{where}.unit is not a string or null")
-    if "comparator" in spec and spec["comparator"] not in COMPARATORS:
-        raise PacketError(f"{where}.comparator {spec['comparator']!r} is not a comparator")
-    for bound in ("minimum", "maximum"):
-        if bound in spec and spec[bound] is not None and to_decimal(spec[bound]) is None:
-            raise PacketError(f"{where}.{bound} {spec[bound]!r} is not a decimal")
-    for flag in ("required", "multiple"):
-        if flag in spec and not isinstance(spec[flag], bool):
-            raise PacketError(f"{where}.{flag} is not a boolean")
-    for words in ("keys", "aliases"):
-        if words in spec:
-            _word_list(f"{where}.{words}", spec[words])
-    if "description" in spec and not _nonblank(spec["description"]):
-        raise PacketError(f"{where}.description is not a non-blank string")
-    return spec
 
 
 # --- packs of a packet ---------------------------------------------------------------------
@@ -288,7 +222,7 @@ def parse_schema(schema: object, given_packs: list[object] | None = None) -> Sch
         forms: dict[str, list[str]] = {}
         for name in ("prefix", "suffix"):
             value = unit.get(name, [])
-            if not isinstance(value, list) or not all(_nonblank(v) for v in value):
+            if not isinstance(value, list) or not all(nonblank(v) for v in value):
                 raise PacketError(f"schema.units.{code}.{name} is not a list of non-blank strings")
             forms[name] = list(value)
         units[code] = (forms["prefix"], forms["suffix"])
@@ -374,7 +308,7 @@ def _parse_relations(
         if not isinstance(rel, dict) or set(rel) - {"id", "total", "parts", "tolerance"}:
             raise PacketError(f"{where} is not an object of id, total, parts, tolerance")
         rid = rel.get("id")
-        if not _nonblank(rid):
+        if not nonblank(rid):
             raise PacketError(f"{where}.id is not a non-blank string")
         if rid in ids:
             raise PacketError(f"{where}: two relations have the id {rid!r}")
@@ -448,7 +382,7 @@ def parse_policy(policy: object) -> Policy:
     if judge is not None:
         if not isinstance(judge, dict) or set(judge) - {"id", "digest", "clear", "doubt"}:
             raise PacketError("policy.judge is not an object of id, digest, clear, doubt")
-        if not _nonblank(judge.get("id")) or not _nonblank(judge.get("digest")):
+        if not nonblank(judge.get("id")) or not nonblank(judge.get("digest")):
             raise PacketError("policy.judge id and digest are non-blank strings")
         judge_out = {"id": judge["id"], "digest": judge["digest"]}
         for name, allowed in (("clear", "KEY_NOT_AT_VALUE"), ("doubt", "field_match")):
@@ -466,7 +400,7 @@ def parse_policy(policy: object) -> Policy:
     if not isinstance(external, dict) or set(external) - {"allow", "other"}:
         raise PacketError("policy.sources.external holds only allow and other")
     allow = external.get("allow", [])
-    if not isinstance(allow, list) or not all(_nonblank(a) for a in allow):
+    if not isinstance(allow, list) or not all(nonblank(a) for a in allow):
         raise PacketError("policy.sources.external.allow is not a list of non-blank strings")
     other = external.get("other", "review")
     if other not in ("review", "reject"):
@@ -501,7 +435,7 @@ def check_document(text: object, source: object) -> None:
         raise PacketError("document is not a string")
     if not unicodedata.is_normalized("NFC", text):
         raise PacketError("document is not in Unicode Normalization Form C")
-    if source is not None and not _nonblank(source):
+    if source is not None and not nonblank(source):
         raise PacketError("document_source is not null or a non-blank string")
 
 
@@ -516,7 +450,7 @@ def parse_references(references: object) -> dict[str, dict[str, Any]]:
         if not isinstance(ref, dict) or set(ref) - {"id", "text", "source"}:
             raise PacketError(f"{where} is not an object of id, text and source")
         rid = ref.get("id")
-        if not _nonblank(rid):
+        if not nonblank(rid):
             raise PacketError(f"{where}.id is not a non-blank string")
         if rid in out:
             raise PacketError(f"{where}.id {rid!r} is not unique")
@@ -526,7 +460,7 @@ def parse_references(references: object) -> dict[str, dict[str, Any]]:
         if not unicodedata.is_normalized("NFC", text):
             raise PacketError(f"{where}.text is not NFC")
         source = ref.get("source")
-        if source is not None and not _nonblank(source):
+        if source is not None and not nonblank(source):
             raise PacketError(f"{where}.source is not null or a non-blank string")
         out[rid] = {"id": rid, "text": text, "source": source}
     return out
@@ -565,8 +499,8 @@ def parse_judgments(judgments: object, candidates: list[object]) -> list[dict[st
         if (
             not isinstance(judge, dict)
             or set(judge) != {"id", "digest"}
-            or not _nonblank(judge["id"])
-            or not _nonblank(judge["digest"])
+            or not nonblank(judge["id"])
+            or not nonblank(judge["digest"])
         ):
             raise PacketError(f"{where}.judge is not an object of non-blank id and digest")
         if not _is_probability(j.get("p")):

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from groundswell.shared.admit.errors import PacketError
+from groundswell.shared.admit.fields import check_field
 from groundswell.shared.admit.text import fold, normalize_ws
 from groundswell.shared.canonical import canonical_json
 
@@ -63,7 +64,6 @@ BUILT_IN: dict[str, tuple[str, str, str]] = {
     ),
 }
 
-COMPARATORS = ("eq", "gt", "ge", "lt", "le", "approx", "range")
 QUALIFIER_COMPARATORS = ("approx", "gt", "lt", "ge", "le", "range")
 POWERS = frozenset({3, 5, 6, 7, 9, 12})
 FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -284,8 +284,6 @@ def check_field_members(
     where: str, spec: dict[str, Any], allowed: frozenset[str] | None = None
 ) -> None:
     """The rules of §2.3 for the members a field (or a template) gives."""
-    from groundswell.shared.admit.packet import check_field  # local: packet imports this module
-
     check_field(where, spec, allowed=allowed)
 
 

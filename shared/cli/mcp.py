@@ -29,8 +29,15 @@ def mcp_cmd(corpus: str, http: bool, host: str, port: int) -> None:
     import os
 
     from groundswell.shared.cli.runs import _settings
+    from groundswell.shared.settings import NotConfigured
 
     settings = _settings()
+    try:
+        settings.state_redis_url  # noqa: B018 (the keys' rate limits are counted there)
+    except NotConfigured as exc:
+        raise click.UsageError(
+            f"`groundswell mcp` counts each key's calls in Redis: {exc}"
+        ) from None
     if settings.allowed_root(corpus) is None:
         raise click.UsageError(
             f"{corpus} is not under GROUNDSWELL_ALLOWED_CORPORA, the folders and "

@@ -395,20 +395,10 @@ class GuardedAdmitter(Admitter):
         names), or a quoted sentence that names the field before the value. Returns (True,
         where) when it does, (False, where) when it does not, None when it cannot tell (the
         field has no names of that kind)."""
-        spec = ctx.spec
-        names = {fold_label(a) for a in (spec.aliases or []) if not _year_alias(a)}
-        key = ctx.cand.get("key") if spec.keys is not None else None
-        years = (
-            {key}
-            if isinstance(key, str)
-            else {a.strip() for a in (spec.aliases or []) if _year_alias(a)}
-        )
+        self.__dict__["_index_view"] = (ctx.index, view)
         if cell is not None:
-            if not names or not years or cell.label is None or cell.header_line is None:
-                return None
-            row = fold_label(cell.label) in names
-            column = cell.column_year in years
-            return (row and column, f"the cell at {cell.label!r}, {cell.column_year or 'no year'}")
+            return self._cell_fits(ctx.spec, d.key, cell)
+        names = {fold_label(a) for a in (ctx.spec.aliases or []) if not _year_alias(a)}
         span = d.evidence_chars
         if not names or span is None:
             return None
@@ -419,6 +409,49 @@ class GuardedAdmitter(Admitter):
         ]
         named = self._named_numbers(view, numbers, s, sorted(names))
         return (t.dstart in named, "the quoted sentence")
+
+    @staticmethod
+    def _cell_fits(spec: Any, key: str | None, cell: Cell):
+        """(True, where) when the cell's row label is a name of the field and its column is the
+        key's (or the year the field names); (False, where) when not; None when the field
+        has no row names or no year to tell by."""
+        names = {fold_label(a) for a in (spec.aliases or []) if not _year_alias(a)}
+        key = key if spec.keys is not None else None
+        years = (
+            {key}
+            if isinstance(key, str)
+            else {a.strip() for a in (spec.aliases or []) if _year_alias(a)}
+        )
+        if not names or not years or cell.label is None or cell.header_line is None:
+            return None
+        fits = fold_label(cell.label) in names and cell.column_year in years
+        return (fits, f"the cell at {cell.label!r}, {cell.column_year or 'no year'}")
+
+    def _cited_fits(self, d: Decision):
+        """For a proposal groundgate refused before reading its value: the cell its value
+        item cites (by offsets, or a quote of one cell found once), judged as above."""
+        index_view = self.__dict__.get("_index_view")
+        cand = d.candidate if isinstance(d.candidate, dict) else {}
+        items = cand.get("evidence")
+        items = [items] if isinstance(items, dict) else items
+        if index_view is None or not isinstance(items, list) or d.field_name is None:
+            return None
+        index, view = index_view
+        item = next(
+            (i for i in items if isinstance(i, dict) and i.get("role", "value") == "value"), None
+        )
+        if item is None or not isinstance(item.get("text"), str) or "\t" in item["text"]:
+            return None
+        text = item["text"]
+        start = item.get("start")
+        if isinstance(start, int) and not isinstance(start, bool):
+            pos = index.bytes.to_char(start)
+        else:
+            pos = view.text.find(text) if text and view.text.count(text) == 1 else None
+        cell = view.cell(pos) if pos is not None and pos >= 0 else None
+        if cell is None:
+            return None
+        return self._cell_fits(self.schema.fields[d.field_name], d.key, cell)
 
     def _column_says(self, view: TableView, cell: Cell, mark: str) -> bool:
         if cell.header_line is None:
@@ -476,6 +509,9 @@ class GuardedAdmitter(Admitter):
                 mine = at_field.get(id(d))
                 if not d.passed or mine is None or mine[0]:
                     continue
+                for o in group:
+                    if id(o) not in at_field and o.value != d.value:
+                        at_field[id(o)] = self._cited_fits(o)
                 other = next(
                     (
                         o

@@ -19,7 +19,9 @@ from typing import Any
 #    is a header's only where the offsets point at the header, or no cell holds the number; a
 #    scale statement over one column scales that column (not its neighbours, not the
 #    document); the day of a date in a column header ("April 26, 2019") is not a value.
-GUARD_REVISION = "groundswell-guard/3"
+# 4: OTHER_PROPOSAL_AT_FIELD also reads a proposal groundgate refused before its value was
+#    read: the cell its value item cites (offsets, or a one-cell quote found once).
+GUARD_REVISION = "groundswell-guard/4"
 
 CHECKS = ("column", "row", "header", "scale", "sign", "unit_kind", "ambiguous", "competing")
 RELIEFS = ("relieve_scale", "relieve_key", "relieve_sign", "resolve_conflicts")

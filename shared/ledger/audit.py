@@ -178,7 +178,7 @@ def widened(items: Iterable[Item], corpus: str) -> Iterator[Item]:
 
     from groundswell.shared.corpus import decode_document, document_key
     from groundswell.shared.ledger.widen import suggestion
-    from groundswell.shared.storage.base import open_store
+    from groundswell.shared.storage import open_store
 
     store = open_store(corpus)
     shown: tuple[str, str | None] = ("", None)

@@ -377,7 +377,7 @@ class Source:
 
 
 def _corpus_sources(url: str) -> Iterator[Source]:
-    from groundswell.shared.storage.base import open_store
+    from groundswell.shared.storage import open_store
 
     store = open_store(url)
 
@@ -405,7 +405,7 @@ def _corpus_sources(url: str) -> Iterator[Source]:
 
 def corpus_vocabulary(url: str) -> Vocabulary | None:
     """The corpus's own ``vocabulary.yaml``, if it has one."""
-    from groundswell.shared.storage.base import open_store
+    from groundswell.shared.storage import open_store
 
     try:
         data = open_store(url).get(VOCABULARY_KEY)

@@ -181,15 +181,30 @@ def claims(
             where.append("(c.subject_entity_id IN :ids OR c.object_entity_id IN :ids)")
             params["ids"] = ids
         stmt = _expanding(
-            f"SELECT {CLAIM_COLUMNS} FROM claims c {CLAIM_JOINS} WHERE {' AND '.join(where)} "
-            "ORDER BY c.id LIMIT :limit",
+            f"SELECT {CLAIM_COLUMNS}, c.extra FROM claims c {CLAIM_JOINS} "
+            f"WHERE {' AND '.join(where)} ORDER BY c.id LIMIT :limit",
             params,
         )
         rows = [
-            {**claim_out(r), **{k: r[k] for k in ("subject_entity_id", "object_entity_id")}}
+            {
+                **claim_out(r),
+                **{k: r[k] for k in ("subject_entity_id", "object_entity_id")},
+                **_suggested(r["extra"]),
+            }
             for r in conn.execute(stmt, params).mappings()
         ]
     return _page(rows, limit, lambda r: [r["claim_id"]])
+
+
+def _suggested(extra: Any) -> dict[str, Any]:
+    """A claim's widened quote, when one was suggested (:mod:`.widen`): shown beside the
+    claim for whoever reviews it, ``suggested_quote`` {start, end, text, names}."""
+    from groundswell.shared.ledger.widen import SUGGESTION
+
+    if isinstance(extra, str):
+        extra = json.loads(extra)
+    found = extra.get(SUGGESTION) if isinstance(extra, dict) else None
+    return {"suggested_quote": found} if found is not None else {}
 
 
 def seen_corpora(conn: Any, sees: Callable[[str], bool]) -> list[str]:

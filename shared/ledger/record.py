@@ -67,7 +67,7 @@ class Source:
 def open_source(corpus: str, document_id: str) -> Source:
     """``documents/<document_id>.txt`` of ``corpus`` (a folder or s3:// prefix), with the
     corpus's ``vocabulary.yaml`` if it has one; NoDocument when there is no such document."""
-    from groundswell.shared.storage.base import open_store
+    from groundswell.shared.storage import open_store
 
     if not _DOCUMENT_ID.fullmatch(document_id) or ".." in document_id:
         raise NoDocument(

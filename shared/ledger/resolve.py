@@ -47,6 +47,7 @@ from sqlalchemy import delete, insert, text
 from groundswell.shared.ledger.models import VERDICTS, EntityGroupRow
 from groundswell.shared.ledger.review import (
     Decision,
+    Held,
     current_decisions,
     question_id,
     questions,
@@ -153,40 +154,6 @@ class Group:
             "claims": self.claims,
             "labels": sorted(m[1] for m in self.members),
             "entity_ids": sorted(m[0] for m in self.members),
-        }
-
-
-@dataclass(frozen=True)
-class Held:
-    """A merge refused: ``label`` (the group ``type``/``key``) into ``into`` (the group
-    ``into_type``/``into_key``), why, and how many claims the answer moves; ``open``, or
-    ``deferred`` with the deferral (``earlier``)."""
-
-    id: str
-    label: str
-    into: str
-    reason: str
-    weight: int
-    type: str = ""
-    key: str = ""
-    into_type: str = ""
-    into_key: str = ""
-    labels: tuple[str, ...] = ()
-    status: str = "open"
-    earlier: Decision | None = None
-    # The entities of both groups: whose claims the answer moves (their corpora say which
-    # team's key may see and answer the question).
-    entities: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "label": self.label,
-            "into": self.into,
-            "into_id": question_id(self.into_type, self.into_key),
-            "reason": self.reason,
-            "weight": self.weight,
-            "status": self.status,
         }
 
 

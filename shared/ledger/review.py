@@ -36,7 +36,7 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import and_, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
@@ -49,9 +49,6 @@ from groundswell.shared.ledger.models import (
 )
 from groundswell.shared.ledger.queries import Page, _page, decode_cursor, seen_corpora
 from groundswell.shared.ledger.store import Ledger, chunks
-
-if TYPE_CHECKING:
-    from groundswell.shared.ledger.resolve import Held
 
 PREFIX = "merge:"
 LISTED = ("open", "deferred")  # what the queue shows; accepted/rejected await a resolve
@@ -95,6 +92,40 @@ class Decision:
             "reason": self.reason,
             "by": self.by,
             "date": self.date.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class Held:
+    """A merge refused: ``label`` (the group ``type``/``key``) into ``into`` (the group
+    ``into_type``/``into_key``), why, and how many claims the answer moves; ``open``, or
+    ``deferred`` with the deferral (``earlier``)."""
+
+    id: str
+    label: str
+    into: str
+    reason: str
+    weight: int
+    type: str = ""
+    key: str = ""
+    into_type: str = ""
+    into_key: str = ""
+    labels: tuple[str, ...] = ()
+    status: str = "open"
+    earlier: Decision | None = None
+    # The entities of both groups: whose claims the answer moves (their corpora say which
+    # team's key may see and answer the question).
+    entities: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "into": self.into,
+            "into_id": question_id(self.into_type, self.into_key),
+            "reason": self.reason,
+            "weight": self.weight,
+            "status": self.status,
         }
 
 

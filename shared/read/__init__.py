@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import PurePath
 from typing import Any
 
+from groundswell.shared.read.models import (
+    FORMATS,
+    MAX_PAGE,
+    READER_VERSION,
+    ReadError,
+    Reading,
+    ReadTimeout,
+    parse_pages,
+)
 from groundswell.shared.settings import get_settings
-
-READER_VERSION = "groundswell-read/1"
-
-FORMATS = ("pdf", "html", "xml", "text")
 
 # File name endings (compared without regard to case) and the format each one names.
 SUFFIXES = {
@@ -34,28 +38,6 @@ SUFFIXES = {
     ".md": "text",
     ".markdown": "text",
 }
-
-MAX_PAGE = 100_000  # the highest page number a page range may name
-
-
-class ReadError(ValueError):
-    """A deterministic reason the file cannot be read (encrypted, truncated, mislabelled,
-    too large, no text layer...). Never retried; it fails the document's units."""
-
-
-class ReadTimeout(ReadError):
-    """Reading took longer than the setting ``read_seconds`` allows."""
-
-
-@dataclass
-class Reading:
-    text: str  # NFC
-    format: str  # one of FORMATS
-    layout: dict[str, Any] | None = None  # groundgate_layout 0.1 JSON object (PDFs only)
-    pages: int | None = None  # pages in the file (PDFs)
-    pages_without_text: list[int] = field(default_factory=list)  # 1-based
-    warnings: list[str] = field(default_factory=list)
-    reader: str = READER_VERSION  # with the reader options that made it: see reader_id
 
 
 def reader_id(options: dict[str, Any]) -> str:
@@ -71,22 +53,6 @@ def format_of(name: str) -> str:
         return SUFFIXES[suffix]
     except KeyError:
         raise ReadError(f"{name}: unsupported file type {suffix or '(none)'}") from None
-
-
-def parse_pages(spec: str) -> list[int]:
-    """The 1-based pages of a range list, in its order: ``"1-3,7"`` is ``[1, 2, 3, 7]``.
-    Raises ValueError for a part that is not ``N`` or ``N-M`` with 1 <= N <= M <= MAX_PAGE."""
-    pages: list[int] = []
-    for part in spec.split(","):
-        first, dash, last = part.strip().partition("-")
-        try:
-            low, high = int(first), int(last if dash else first)
-        except ValueError:
-            low = high = 0
-        if not 1 <= low <= high <= MAX_PAGE:
-            raise ValueError(f"bad page range {part!r}")
-        pages += range(low, high + 1)
-    return pages
 
 
 def check_size(size: int, name: str) -> None:
@@ -208,3 +174,20 @@ def _markup(data: bytes, name: str, format: str, options: dict[str, Any]) -> Rea
         text = decode_text(data, name)
     warnings = [] if text.strip() else [f"{PurePath(name).name}: no text was extracted"]
     return Reading(unicodedata.normalize("NFC", text), format, warnings=warnings)
+
+
+__all__ = [
+    "FORMATS",
+    "MAX_PAGE",
+    "READER_VERSION",
+    "SUFFIXES",
+    "ReadError",
+    "ReadTimeout",
+    "Reading",
+    "check_size",
+    "format_of",
+    "parse_pages",
+    "read_bytes",
+    "read_path",
+    "reader_id",
+]

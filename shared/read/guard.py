@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from groundswell.shared.read import ReadTimeout
+from groundswell.shared.read.models import ReadTimeout
 
 # (monotonic deadline, seconds allowed, document name) of the reading in progress
 _CURRENT: ContextVar[tuple[float, float, str] | None] = ContextVar("read_deadline", default=None)

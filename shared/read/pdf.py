@@ -32,8 +32,8 @@ from pdfminer.pdfparser import PDFParser
 
 from groundswell.shared.admit.digest import text_digest
 
-from . import ReadError, Reading, ReadTimeout, parse_pages
 from .guard import check_deadline, has_pdf_header, looks_like
+from .models import ReadError, Reading, ReadTimeout, parse_pages
 from .pdf_engine import Document, Glyph, GlyphLine, PageReader, TooManyBoxes
 from .pdf_grid import ruled_tables
 from .pdf_tables import Line, Word, compose

@@ -5,7 +5,7 @@ rather than guessed: a wrong guess would change the text that quotations are che
 
 from __future__ import annotations
 
-from groundswell.shared.read import ReadError
+from groundswell.shared.read.models import ReadError
 
 
 def decode_text(data: bytes, name: str) -> str:

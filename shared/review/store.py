@@ -54,6 +54,10 @@ ANSWERS = "review/answers/"  # the layout before issue 25, moved on read
 CURRENT = "review/current/"
 HISTORY = "review/history/"
 IMPORTED = "review/imported/"
+# A reviewer's note on an answer (answer@1 has no member for one: kept beside it, by the
+# answer it goes with; ``review/notes/<task>/<reviewer>/<answer's stored name>``).
+NOTES = "review/notes/"
+MAX_NOTE_CHARS = 2000
 
 
 class UnknownTask(LookupError):
@@ -447,6 +451,22 @@ class ReviewStore:
         for page in self.store.list_pages(current_prefix(key), page_size=self.page_size):
             out += [json.loads(self.store.get(info.key)) for info in page]
         return sorted(out, key=lambda c: (c["stamp"], c["reviewer"]))
+
+    def add_note(self, key: str, reviewer: str, stored_as: str, note: str, time_: str) -> None:
+        """Keep a reviewer's note on their answer stored as ``stored_as`` (create-once)."""
+        name = stored_as.rpartition("/")[2]
+        body = {"task": key, "reviewer": reviewer, "answer": stored_as, "note": note}
+        data = canonical_text({**body, "time": time_}).encode()
+        self.store.put(
+            f"{NOTES}{key_hex(key)}/{reviewer_hex(reviewer)}/{name}", data, create_only=True
+        )
+
+    def notes(self, key: str) -> list[dict[str, Any]]:
+        """Every note on the task's answers, oldest first (one listing)."""
+        out = []
+        for page in self.store.list_pages(f"{NOTES}{key_hex(key)}/", page_size=self.page_size):
+            out += [json.loads(self.store.get(info.key)) for info in page]
+        return sorted(out, key=lambda n: (n["time"], n["reviewer"]))
 
     def answers(self, key: str) -> list[dict[str, Any]]:
         """Each reviewer's latest answer to a task (the ones that count), oldest first."""

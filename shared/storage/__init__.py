@@ -11,8 +11,8 @@ from groundswell.shared.storage.base import (
     StorageRefused,
     drop_snapshot,
     join_url,
-    open_store,
 )
+from groundswell.shared.storage.open import open_store
 
 __all__ = [
     "ObjectInfo",

@@ -1,14 +1,11 @@
-"""The object store interface and the factory that picks an implementation from a URL."""
+"""The object store interface every backend implements (``local.py``, ``s3.py``); the backends
+import only this module, and ``open.py`` picks one from a URL."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from groundswell.shared.settings import Settings
+from typing import Protocol
 
 
 class StorageError(RuntimeError):
@@ -80,19 +77,3 @@ def join_url(url: str, *parts: str) -> str:
         if part:
             out = f"{out}/{part}"
     return out
-
-
-def open_store(url: str, settings: Settings | None = None) -> ObjectStore:
-    """The store rooted at ``url``: ``s3://bucket[/prefix]`` or a local folder."""
-    if url.startswith("s3://"):
-        from groundswell.shared.settings import get_settings
-        from groundswell.shared.storage.s3 import S3Store
-
-        return S3Store(url, settings or get_settings())
-    if url.startswith("file://"):
-        url = url[len("file://") :]
-    if "://" in url:
-        raise StorageError(f"unsupported storage URL {url!r}: use a folder or s3://bucket/prefix")
-    from groundswell.shared.storage.local import LocalStore
-
-    return LocalStore(Path(url))

@@ -5,8 +5,9 @@ small ``verify``), so the first process that needs them writes them to a cache f
 per-user cache folder (setting ``cache_dir``), and later processes read that instead. Nothing
 is shipped: the file is made on this machine, from this interpreter's database. Its name holds
 ``unicodedata.unidata_version`` and a digest of this module's source, so another database or
-another derivation never reads it; and every entry read is checked against the database (each
-fold is what ``unicodedata`` gives for that character) before it is used. A missing, unreadable,
+another derivation never reads it; the file holds a digest of its entries (one cut short is
+not read), and every entry read is checked against the database (each fold is what
+``unicodedata`` gives for that character) before it is used. A missing, unreadable,
 foreign or wrong file is built anew; a cache folder that cannot be written costs the scan.
 """
 
@@ -84,6 +85,8 @@ def _read(path: Path) -> UnicodeTables | None:
         if data["unidata_version"] != UNICODE_VERSION:
             return None
         nfkc, casefold_long = data["nfkc"], data["casefold_long"]
+        if data["sha256"] != _digest(nfkc, casefold_long):
+            return None  # cut short or changed: an entry could be missing
         if not all(len(ch) == 1 and _nfkc_fold(ch) == out for ch, out in nfkc.items()):
             return None
         if not all(
@@ -96,10 +99,17 @@ def _read(path: Path) -> UnicodeTables | None:
         return None
 
 
+def _digest(nfkc: dict[str, str], casefold_long: dict[str, str]) -> str:
+    """A digest of the tables' entries, so that a file missing one is never read."""
+    body = json.dumps([nfkc, casefold_long], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
 def _write(path: Path, made: UnicodeTables) -> None:
     """Write the tables once, atomically (a concurrent reader sees the whole file or none)."""
     data = {
         "unidata_version": UNICODE_VERSION,
+        "sha256": _digest(made.nfkc, made.casefold_long),
         "nfkc": made.nfkc,
         "casefold_long": made.casefold_long,
     }

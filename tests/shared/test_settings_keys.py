@@ -36,9 +36,9 @@ def test_settings_read_both_forms_from_one_comma_separated_value():
     ("entry", "said"),
     [
         ("sha256:abc", "NAME:SCOPE"),
-        (f"alice:reviews:{hash_api_key('x')}", "scopes are runs, review and admin"),
+        (f"alice:reviews:{hash_api_key('x')}", "scopes are runs, review, record and admin"),
         (f"alice:review+review:{hash_api_key('x')}", "each once"),
-        (f"alice::{hash_api_key('x')}", "scopes are runs, review and admin"),
+        (f"alice::{hash_api_key('x')}", "scopes are runs, review, record and admin"),
         (f"a b:review:{hash_api_key('x')}", "the key name 'a b'"),
         (f"alice:review:{hash_api_key('x')},alice:runs:{hash_api_key('y')}", "alice is given"),
         (f"{hash_api_key('x')},bob:runs:{hash_api_key('x')}", "is given twice"),

@@ -235,3 +235,20 @@ def test_a_second_proposal_loses_to_the_one_at_the_fields_row_and_column():
     # alone, the other table's cell is not contradicted (nothing says where the field is)
     _, alone = decide(TWO_TABLES, TWO_SCHEMA, [wrong])
     assert "OTHER_PROPOSAL_AT_FIELD" not in alone["wrong"]["codes"]
+
+
+def test_a_refused_proposal_at_the_fields_cell_still_contradicts_the_other():
+    # the right cell's row holds a percentage within groundgate's unit window: it refuses the
+    # cell (UNIT_NOT_IN_EVIDENCE) and admits the other table's amount
+    doc = TWO_TABLES.replace("UK\t1,245\t1,190", "UK\t1,245\t12%").replace(
+        "Retail\t1,300", "Retail\t$1,300"
+    )
+    schema = {"fields": {"uk_2019": {"type": "number", "unit": "USD", "aliases": ["UK", "2019"]}}}
+    right = {"id": "right", "field": "uk_2019", "value": "1245", "unit": "USD"}
+    right["evidence"] = [{"text": "1,245"}]
+    wrong = dict(right, id="wrong", value="1300", evidence=[{"text": "1,300"}])
+    plain, guarded = decide(doc, schema, [right, wrong])
+    assert plain["right"]["outcome"] == "rejected", plain["right"]["codes"]
+    assert plain["wrong"]["outcome"] == "admitted", plain["wrong"]["codes"]
+    assert "OTHER_PROPOSAL_AT_FIELD" in guarded["wrong"]["codes"], guarded["wrong"]["guard"]
+    assert "'right'" in guarded["wrong"]["guard"][-1]["detail"]

@@ -11,6 +11,7 @@ from sqlalchemy import text as sql
 
 from groundswell.shared.cli import main
 from groundswell.shared.ledger.importer import import_into
+from groundswell.shared.ledger.queries import claims
 from groundswell.shared.ledger.record import open_source, record_claim
 from groundswell.shared.ledger.widen import BUDGET, suggestion, widen
 
@@ -83,3 +84,5 @@ def test_a_recording_is_answered_with_the_widened_quote(ledger, tmp_path):
     done = record_claim(ledger, open_source(corpus, "d"), line, recorder="agent").as_dict()
     assert done["ok"] and done["warnings"]
     assert done["widened"]["text"] == DOC[DOC.index("Reuters") : DOC.index(CITED) + len(CITED)]
+    (listed,) = claims(ledger).items  # the claims' listing shows it to whoever reviews them
+    assert listed["suggested_quote"] == done["widened"] and listed["quote"] == CITED
