@@ -32,7 +32,7 @@ KEY_PARAMETERS = {"api_key", "apikey", "api-key", "x-api-key", "key", "token", "
 HTML_HEADERS = {
     # The report is self-contained: inline styles, no scripts, no frames, nothing fetched.
     "content-security-policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; "
         "form-action 'none'; frame-ancestors 'none'"
     ),
     "x-frame-options": "DENY",

@@ -299,6 +299,8 @@ def _candidates(
                 "label": _candidate_label(label, outcome),
                 "pages": _page_list(on),
                 "regions": page_regions(layout, ev.get("start"), ev.get("end")) if layout else [],
+                # The span in the layout's offsets, for the page images (None without one).
+                "span": (ev.get("start"), ev.get("end")) if layout else None,
             }
         )
     return out
@@ -553,6 +555,7 @@ def render_report(
             text = load_document(doc_id)
             layout = load_layout(doc_id) if load_layout is not None and text is not None else None
             doc = _document(doc_id, text, units, load_labels(doc_id), layout)
+            doc["images"] = _page_images(doc, layout, run_id)
             yield _links(_shown(doc, query), run_id, query, review, code_links)
 
     # The document list (its counts) and the sections below it go through the documents once.
@@ -574,6 +577,27 @@ def render_report(
         review_made=review is not None,
     )
     return "".join(page)
+
+
+def _page_images(doc: dict[str, Any], layout: Any, run_id: str | None) -> list[dict[str, Any]]:
+    """The PDF pages the document's candidates cite, each value boxed (the API serves the
+    images: a report read through it shows them; a report written to a file has none)."""
+    from groundswell.shared.read.render import page_views
+
+    if not layout or not run_id:
+        return []
+    spans = [
+        (
+            *k["span"],
+            "value",
+            k["id"],
+            f"{k['id']}: {k['field']} {k['value']} ({k['outcome_words']})",
+        )
+        for k in doc["candidates"]
+        if k.get("span")
+    ]
+    url = receipt_url(run_id, doc["id"]).removesuffix("receipts") + "pages/"
+    return page_views(layout, spans, url)
 
 
 def _paging(query: ReportQuery, selection: Selection | None) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ import base64
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, HTTPException, Path, Query, Response, status
 from pydantic import ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict
 
@@ -82,3 +82,24 @@ def document_receipts(
             status.HTTP_404_NOT_FOUND, f"run {run_id} has no unit for document {doc_id}"
         )
     return DocumentReceipts(**found)
+
+
+@router.get(
+    "/documents/{doc_id}/pages/{page}.png",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}}},
+    operation_id="document_page_image",
+)
+def document_page_image(
+    run_id: str,
+    doc_id: str,
+    page: Annotated[int, Path(ge=1, le=100_000)],
+    service: ServiceDep,
+    key: Principal,
+) -> Response:
+    """Page ``page`` of the PDF the document was read from, as a PNG (the run report's page
+    images): rendered once per source sha256, page and GROUNDSWELL_PAGE_IMAGE_DPI and kept;
+    503 with Retry-After while every render slot is taken."""
+    from groundswell.api.routes.review_page import page_png
+
+    return page_png(service, get_run(service, run_id, key), doc_id, page)

@@ -559,63 +559,28 @@ def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[s
     return out
 
 
-MAX_PAGE_IMAGES = 4  # pages shown as images per task (the rest by number)
-
-
 def page_images(
     layout: dict[str, Any] | None,
     task: dict[str, Any],
     decisions: list[dict[str, Any]],
     url: str,
 ) -> list[dict[str, Any]]:
-    """The pages a task cites, each with the boxes to draw over its image (in the page's
-    points, y down from the top, as the layout gives them): each candidate's value (``value``,
-    numbered as the key that chooses it when there are several) and each role item of its
-    decision (``role``: sign, scale, unit, key, field). ``url`` + ``N.png`` is page N."""
-    from groundswell.shared.read.regions import span_regions
+    """The pages a task cites, with the boxes to draw over their images: each candidate's
+    value (``value``, numbered as the key that chooses it when there are several) and each
+    role item of its decision (``role``: sign, scale, unit, key, field)."""
+    from groundswell.shared.read.render import page_views
 
-    if not layout:
-        return []
-    pages: dict[int, dict[str, Any]] = {}
-    sizes = {p["page"]: p for p in layout.get("pages") or () if isinstance(p, dict)}
-
-    def draw(start: Any, end: Any, css: str, label: str, title: str) -> None:
-        for r in span_regions(layout, start, end):
-            size = sizes.get(r["page"])
-            if size is None or not size.get("width") or not size.get("height"):
-                continue
-            if r["page"] not in pages:
-                if len(pages) == MAX_PAGE_IMAGES:
-                    continue
-                pages[r["page"]] = {
-                    "page": r["page"],
-                    "url": f"{url}{r['page']}.png",
-                    "width": size["width"],
-                    "height": size["height"],
-                    "boxes": [],
-                }
-            pages[r["page"]]["boxes"].append(
-                {
-                    "css": css,
-                    "label": label,
-                    "title": title,
-                    "x": round(r["x0"] - 1, 2),
-                    "y": round(r["top"] - 1, 2),
-                    "w": round(r["x1"] - r["x0"] + 2, 2),
-                    "h": round(r["bottom"] - r["top"] + 2, 2),
-                }
-            )
-
+    spans = []
     several = len(task["choices"]) > 1
     for n, choice in enumerate(task["choices"], 1):
         name = f"{n}: {choice['value']}" if several else str(choice["value"])
         ev = choice.get("evidence") or {}
-        draw(ev.get("start"), ev.get("end"), "value", str(n) if several else "", name)
+        spans.append((ev.get("start"), ev.get("end"), "value", str(n) if several else "", name))
         for part in decisions[choice["decision"]].get("parts") or ():
             if isinstance(part, dict) and part.get("role"):
                 title = f"{part['role']} of {name}"
-                draw(part.get("start"), part.get("end"), "role", "", title)
-    return [pages[n] for n in sorted(pages)]
+                spans.append((part.get("start"), part.get("end"), "role", "", title))
+    return page_views(layout, spans, url)
 
 
 def _with_regions(

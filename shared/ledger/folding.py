@@ -24,8 +24,13 @@ def _folded(text: str) -> str:
     return "".join(ch for ch in folded if not unicodedata.combining(ch))
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 def search_words(text: str) -> list[str]:
     """The words of ``text`` as search indexes them: folded, in order, repeats kept."""
+    if text.isascii():  # most quotes: NFKC and the case fold are lower-casing there
+        return _ASCII_WORD.findall(text.lower())
     return _WORD.findall(unicodedata.normalize("NFC", _folded(text)))
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from groundswell.shared.storage import ObjectStore
 
@@ -181,3 +182,51 @@ def page_image(
     image = limit.run(render)
     output.put(key, image, create_only=True)
     return image
+
+
+MAX_PAGE_VIEWS = 4  # pages shown as images for one task or document (the rest by number)
+
+
+def page_views(
+    layout: dict[str, Any] | None,
+    spans: Iterable[tuple[Any, Any, str, str, str]],
+    url: str,
+    most: int = MAX_PAGE_VIEWS,
+) -> list[dict[str, Any]]:
+    """The pages that spans ``(start, end, css, label, title)`` (UTF-8 bytes of the layout's
+    text) fall on, each with the boxes to draw over its image: the union of each span's word
+    boxes, in the page's points (y down from the top, as the layout gives them), padded by a
+    point. ``url`` + ``N.png`` is page N's image; at most ``most`` pages, in page order."""
+    from groundswell.shared.read.regions import span_regions
+
+    if not layout:
+        return []
+    pages: dict[int, dict[str, Any]] = {}
+    sizes = {p["page"]: p for p in layout.get("pages") or () if isinstance(p, dict)}
+    for start, end, css, label, title in spans:
+        for r in span_regions(layout, start, end):
+            size = sizes.get(r["page"])
+            if size is None or not size.get("width") or not size.get("height"):
+                continue
+            if r["page"] not in pages:
+                if len(pages) == most:
+                    continue
+                pages[r["page"]] = {
+                    "page": r["page"],
+                    "url": f"{url}{r['page']}.png",
+                    "width": size["width"],
+                    "height": size["height"],
+                    "boxes": [],
+                }
+            pages[r["page"]]["boxes"].append(
+                {
+                    "css": css,
+                    "label": label,
+                    "title": title,
+                    "x": round(r["x0"] - 1, 2),
+                    "y": round(r["top"] - 1, 2),
+                    "w": round(r["x1"] - r["x0"] + 2, 2),
+                    "h": round(r["bottom"] - r["top"] + 2, 2),
+                }
+            )
+    return [pages[n] for n in sorted(pages)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -25,13 +26,19 @@ RITA = "gs_rita_reviews_ranges"
 FIELD = "revenue_growth_outlook_pct"
 
 
-@pytest.fixture
-def site(service_settings, tmp_path):
+def ranged_corpus(tmp_path) -> Path:
+    """The sample corpus, its outlook field taking a range."""
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE_CORPUS, corpus)
     schema = json.loads((corpus / "schema.json").read_text())
     schema["fields"][FIELD]["comparator"] = "range"
     (corpus / "schema.json").write_text(json.dumps(schema))
+    return corpus
+
+
+@pytest.fixture
+def site(service_settings, tmp_path):
+    corpus = ranged_corpus(tmp_path)
     settings = Settings(
         **{
             **service_settings,

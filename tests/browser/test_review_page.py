@@ -162,6 +162,12 @@ def test_review_in_the_browser(chromium, artifacts, site):
     assert after["answered"] == before["answered"] + 3
     assert after["unanswered"] == before["unanswered"] - 3 and after["reviewers"] == 1
 
+    # The run report shows each answered decision's review state beside its task's link.
+    page.goto(f"{url}/v1/runs/{run_id}/report")
+    states = page.locator(".review-state").all_inner_texts()
+    assert states.count("answered") >= 1 and "unanswered" in states, states
+    page.screenshot(path=artifacts / "review-run-report-states.png", full_page=True)
+
     # Another reviewer disagrees on the first: the page shows the task disputed.
     first = answered[0][0]
     sam = _api(url, SAM).post(f"/v1/review/tasks/{first}/answers", json={"verdict": "unsure"})

@@ -117,5 +117,54 @@ def test_the_cited_pdf_page_with_the_values_box(chromium, artifacts, pdf_site):
     page.keyboard.press("-")
     figure.screenshot(path=artifacts / "review-pdf-page.png")
     page.screenshot(path=artifacts / "review-pdf-task.png", full_page=True)
+    # The run report's document view shows the same page, the value boxed, under its CSP.
+    page.goto(f"{url}/v1/runs/{run_id}/report?document=protocol")
+    shown = page.locator(f'figure.pageimg[data-page="{number}"]')
+    shown.scroll_into_view_if_needed()
+    page.wait_for_function(
+        f"() => {{ const i = document.querySelector('figure.pageimg[data-page=\"{number}\"] img');"
+        " return i && i.complete && i.naturalWidth > 0; }"
+    )
+    assert shown.locator("rect.bx-value").count() >= 1
+    page.screenshot(path=artifacts / "run-report-pdf-page.png", full_page=True)
     assert not problems, problems
     context.close()
+
+
+def test_a_range_correction_typed_on_the_page(chromium, artifacts, service_settings, tmp_path):
+    """The outlook field takes a range: the reviewer types its ends and the document's words,
+    and the answer stored is groundgate's answer@1 with that correction."""
+    from tests.api.test_review_qualified import FIELD, ranged_corpus
+
+    values = {
+        **service_settings,
+        "api_key_hashes": f"rita:runs+review:{hash_api_key(RITA)}",
+        "session_secret": "browser-range-secret",
+    }
+    _, record = drive_run(Settings(**values), corpus=str(ranged_corpus(tmp_path)))
+    with running_api(values, tmp_path) as url:
+        api = httpx.Client(base_url=url, headers={"X-API-Key": RITA}, timeout=60)
+        rows = api.get("/v1/review/tasks", params={"run": record.id, "field": FIELD}).json()
+        task = rows["items"][0]["task"]
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(f"{url}/review/sign-in?next=/review/tasks/{task}")
+        page.fill("#key", RITA)
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        page.locator("body").focus()
+        page.keyboard.press("c")
+        page.keyboard.type("6")
+        page.select_option("#correct-qualifier", "range")
+        page.fill("#correct-to", "7")
+        page.fill("#correct-quote", "6%–7%")
+        page.screenshot(path=artifacts / "review-range-correction.png", full_page=True)
+        with page.expect_navigation(timeout=15_000):
+            page.focus("#correct-value")
+            page.keyboard.press("Enter")
+        context.close()
+        stored = api.get(f"/v1/review/tasks/{task}").json()["answers"]
+    assert [a["verdict"] for a in stored] == ["correct"]
+    candidate = stored[0]["candidate"]
+    assert candidate["value"] in (6, "6") and candidate["proposer"] == "person:rita"
+    assert candidate["evidence"] == {"source": "document", "role": "value", "text": "6%–7%"}
