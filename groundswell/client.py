@@ -291,6 +291,11 @@ class Client:
         params = {"page": page, "limit": limit}
         return self._json("GET", f"/v1/runs/{run_a}/diff/{run_b}", params=params)
 
+    @route("GET", "/v1/runs/{run_id}/documents/{doc_id}/pages/{page}.png")
+    def page_image(self, run_id: str, doc_id: str, page: int) -> bytes:
+        """Page ``page`` (1-based) of the PDF a document was read from, as PNG bytes."""
+        return self._call("GET", f"/v1/runs/{run_id}/documents/{doc_id}/pages/{page}.png").content
+
     @route("GET", "/v1/runs/{run_id}/report")
     def report(self, run_id: str, *, documents: int = 50, **filters: str) -> str:
         """A page of the HTML report; filters: verdict, outcome, code, document, after,
@@ -393,6 +398,13 @@ class Client:
 
     def iter_ledger_claims(self, **filters: str) -> Iterator[dict[str, Any]]:
         return self._pages(lambda c: self.ledger_claims(cursor=c, **filters))
+
+    @route("POST", "/v1/ledger/claims")
+    def record_claim(self, corpus: str, document_id: str, claim: dict[str, Any]) -> dict[str, Any]:
+        """Record one claim against a stored document (refused as an import refuses its
+        line: APIError with the reason)."""
+        body = {"corpus": corpus, "document_id": document_id, "claim": claim}
+        return self._json("POST", "/v1/ledger/claims", json=body)
 
     @route("GET", "/v1/ledger/disagreements")
     def ledger_disagreements(

@@ -516,7 +516,7 @@ def test_the_image_has_the_runtime_install_without_the_demo_extra() -> None:
     installs = re.findall(r"pip (?:wheel|install)[^\n]*", text)
     assert installs and not any("[" in line for line in installs), installs
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^\t\$\(BIN\)/pip install -q -e '\.\[demo\]'", makefile, flags=re.M)
+    assert re.search(r"^\t@\$\(call QUIET_PIP,-e '\.\[demo\]'\)", makefile, flags=re.M)
 
 
 def test_dockerfile_builds_the_package_as_a_non_root_user(services: dict) -> None:
