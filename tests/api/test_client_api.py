@@ -123,6 +123,27 @@ def test_every_route_through_the_client(finished_runs, tmp_path):
             api.schedule(added.id)
         assert gone.value.status == 404 and added.id in gone.value.detail
 
+        # gates, exports, hooks, page images, recording (answers below 500 are their routes')
+        with pytest.raises(APIError) as no_gate:
+            api.gate(run_b)
+        assert no_gate.value.status == 404
+        assert api.export(run_b)
+        try:
+            api.export_manifest(run_b)
+        except APIError as exc:  # no worker here: not written yet
+            assert exc.status == 404
+        hook = api.add_hook("https://hooks.example.com/groundswell")
+        assert [h["id"] for h in api.hooks()] == [hook["id"]]
+        assert api.deliveries(run_b) == []
+        api.remove_hook(hook["id"])
+        assert api.hooks() == []
+        with pytest.raises(APIError) as no_page:
+            api.page_image(run_b, DOC, 1)  # a text document has no page to draw
+        assert no_page.value.status == 404
+        with pytest.raises(APIError) as refused:  # refused as an import refuses its line
+            api.record_claim(str(SAMPLE_CORPUS), DOC, {"quote": "BRIGHTWATER FOODS"})
+        assert refused.value.status == 422 and refused.value.detail["error"] == "invalid"
+
     # Every operation of the app was answered by its own route (a 422 from the ledger's
     # answer route, which refuses a blank verdict).
     reached = set()

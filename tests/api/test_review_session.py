@@ -129,6 +129,7 @@ def test_sessions_end(settings, service_settings):
     forged = ".".join((hash_api_key(OPS)[7:], expiry, nonce, mac))
     later = ".".join((digest, str(int(expiry) + 10**6), nonce, mac))
     for bad in (forged, later, "nonsense", value + "0"):
+        client.cookies.clear()  # only the bad cookie (the jar keeps the server's by domain)
         client.cookies.set(session.COOKIE, bad)
         refused = client.get("/v1/review/tasks", params={"run": "nope"})
         assert refused.status_code == 401 and "sign in again" in refused.json()["detail"]

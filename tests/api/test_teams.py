@@ -42,6 +42,15 @@ MATRIX: dict[tuple[str, str], set[int]] = {
     ("POST", "/v1/runs/{run_id}/review/resolve"): {200},
     ("GET", "/v1/runs/{run_id}/review/resolution"): {200},
     ("GET", "/review/tasks/{task_key}"): {200},
+    ("GET", "/v1/runs/{run_id}/gate"): {404},  # no gate configured for the corpus
+    ("GET", "/v1/runs/{run_id}/hooks"): {200},
+    ("POST", "/v1/runs/{run_id}/export"): {200, 202},
+    ("GET", "/v1/runs/{run_id}/export"): {200, 404},
+    # The sample corpus is text: its documents have no page to draw (404 either way; the
+    # route still looks the run up for the key first).
+    ("GET", "/v1/runs/{run_id}/documents/{doc_id}/pages/{page}.png"): {404},
+    ("GET", "/review/tasks/{task_key}/pages/{page}.png"): {404},
+    ("DELETE", "/v1/hooks/{hook_id}"): {204},
 }
 # Routes with a path parameter that no team owns: policies and the docs are the deployment's.
 SHARED = {
@@ -118,7 +127,11 @@ def _owned(client: httpx.Client, corpus: Path, run_id: str) -> dict[str, str]:
     schedule = client.post(
         "/v1/schedules", json={"corpus": str(corpus), "every_seconds": 3600}
     ).json()
+    hook = client.post("/v1/hooks", json={"url": "https://hooks.example.com/groundswell"})
+    assert hook.status_code == 201, hook.text
     return {
+        "page": "1",
+        "hook_id": hook.json()["id"],
         "run_id": run_id,
         "run_a": run_id,
         "run_b": run_id,
