@@ -63,8 +63,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     from groundswell.shared import tracing
 
-    if tracing.enabled() or tracing.active():
-        tracing.setup("groundswell-api")
+    if tracing.enabled():
+        tracing.setup("groundswell-api")  # warns and stays off without the tracing extra
+    if tracing.active():
         tracing.instrument_api(app)
     for router in (
         runs.router,

@@ -9,11 +9,7 @@ import sys
 import click
 
 from groundswell.shared.cli.app import main
-
-
-def _fail(message: str, code: int = 2) -> None:
-    click.echo(f"groundswell: {message}", err=True)
-    sys.exit(code)
+from groundswell.shared.cli.runs import _fail
 
 
 @main.command()
@@ -37,7 +33,7 @@ def export(run_id: str, root: str | None, as_json: bool) -> None:
     try:
         manifest = export_run(service, run_id, root)
     except RunNotReady as exc:
-        _fail(str(exc))
+        _fail(str(exc), 2)
     if as_json:
         click.echo(manifest.model_dump_json(indent=2))
         return
@@ -69,7 +65,7 @@ def query(sql: str, root: str | None, as_json: bool, as_csv: bool) -> None:
     try:
         columns, rows = run_query(root, sql, settings)
     except QueryError as exc:
-        _fail(str(exc))
+        _fail(str(exc), 2)
     if as_json:
         for row in rows:
             click.echo(json.dumps(dict(zip(columns, row, strict=True)), default=str))

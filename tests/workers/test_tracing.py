@@ -73,3 +73,24 @@ def test_nothing_of_opentelemetry_is_imported_when_it_is_unset():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_an_endpoint_without_the_tracing_extra_warns_and_the_api_still_starts():
+    """A runtime install has no OpenTelemetry: with the endpoint set, the API is made with a
+    warning, not an ImportError from the FastAPI instrumentation."""
+    code = (
+        "import sys\n"
+        "for name in ('opentelemetry.sdk.trace', 'opentelemetry.instrumentation.fastapi'):\n    sys.modules[name] = None\n"  # as if not installed
+        "from groundswell.api.main import create_app\n"
+        "from groundswell.shared import tracing\n"
+        "from groundswell.shared.settings import Settings\n"
+        "create_app(Settings())\n"
+        "print('active', tracing.active())\n"
+    )
+    env = {**service_env(), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/v1/traces"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "active False"
+    assert "OpenTelemetry is not installed" in done.stderr
