@@ -63,8 +63,10 @@ def convert_file(
             yield got
             continue
         where, value = got
-        line = where.line if where.line is not None else n + 1
-        opts = {**(options or {}), "producer": producer, "default_id": f"{stem}-{line}"}
+        # A record without an id of its own is named by its file, and its line or place.
+        single = where.line is None and not where.prefix
+        default = stem if single else f"{stem}-{where.line if where.line is not None else n + 1}"
+        opts = {**(options or {}), "producer": producer, "default_id": default}
         try:
             yield from convert(value, where, opts)
         except RecordError as exc:

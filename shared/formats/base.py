@@ -218,3 +218,101 @@ def disagreements(text: str, claims: list[dict[str, Any]], verifier: Any = None)
 DISAGREEMENTS = ("exact_not_verified", "unaligned_located", "lesser_short")
 
 Convert = Callable[[Any, Where, dict[str, Any]], list[Converted]]
+
+
+# --- helpers of several formats --------------------------------------------------------------
+
+
+def decimal_value(value: Any) -> Any:
+    """A number as groundgate takes a value: an integer as is, a fraction as a decimal
+    string (a JSON number with a fraction is not a value, SPEC §2.5)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return repr(value) if isinstance(value, float) else value
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def field_name(raw: str) -> str:
+    """A producer's field name as a schema field name (lowercase, digits, ``_``, a letter
+    first): ``InvoiceTotal`` is ``invoice_total``, ``line_item/amount`` ``line_item_amount``."""
+    name = re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", raw).lower()).strip("_")
+    if not name or not name[0].isalpha():
+        name = f"f_{name}"
+    return name[:64]
+
+
+@dataclass
+class SourceDocument:
+    """A document a provider was sent: its text, or its file (a PDF) when it has no text."""
+
+    text: str | None
+    source: bytes | None = None
+    suffix: str = ".txt"
+    title: str | None = None
+    offsets: TextOffsets | None = None
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[str] | None = None  # the text blocks of a custom-content document
+
+    def __post_init__(self) -> None:
+        if self.text is not None:
+            self.offsets = TextOffsets(self.text)
+
+
+def cited_documents(
+    docs: list[SourceDocument], where: Where, options: dict[str, Any], record_id: Any
+) -> list[Converted]:
+    """One Converted per document sent, with the claims cited in it (none: no document)."""
+    base = safe_id(record_id) if record_id is not None else options["default_id"]
+    out = []
+    for n, doc in enumerate(docs):
+        out.append(
+            Converted(
+                doc_id=base if len(docs) == 1 else f"{base}-{n}",
+                text=doc.text,
+                claims=doc.claims,
+                candidates=None,
+                producer=options["producer"],
+                where=where,
+                source=doc.source,
+                suffix=doc.suffix,
+            )
+        )
+    return out
+
+
+def char_span(
+    doc: SourceDocument, start: int, end: int, unit: str, where: Where, field_: str
+) -> tuple[int, int]:
+    """A cited span in code points, checked against the document's text."""
+    assert doc.offsets is not None
+    if end < start:
+        raise RecordError(where.error(f"the span ends ({end}) before it starts ({start})", field_))
+    return span_claims(doc.offsets, [(field_, start, end, unit)], where)[(start, end)]
+
+
+def sent_documents(
+    documents: list[dict[str, Any]] | None,
+    request: dict[str, Any] | None,
+    where: Where,
+    block_document: Callable[[Any], dict[str, Any] | None],
+    read: Callable[[dict[str, Any], Where, str], SourceDocument],
+) -> list[SourceDocument]:
+    """The documents a provider was sent, in the order its citations count them: the record's
+    ``documents``, else each document block of the request's messages (``block_document``
+    gives a content block's document, or None for another block)."""
+    if documents is not None:
+        return [read(b, where, f"documents[{i}]") for i, b in enumerate(documents)]
+    if request is None:
+        raise RecordError(where.error("a record gives documents or the request", "documents"))
+    docs = []
+    for m, message in enumerate(request.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for b, block in enumerate(content if isinstance(content, list) else []):
+            doc = block_document(block)
+            if doc is not None:
+                docs.append(read(doc, where, f"request.messages[{m}].content[{b}]"))
+    return docs
