@@ -106,11 +106,17 @@ def import_command(
     )
     with bar as progress:
 
+        def lines(path: Path):
+            # A line at a time: a JSONL file of any size is imported with flat memory.
+            with path.open("rb") as fh:
+                for line in fh:
+                    if progress is not None:
+                        progress.update(len(line))
+                    yield line
+
         def files():
             for p in paths:
-                yield str(p), p.read_bytes
-                if progress is not None:
-                    progress.update(p.stat().st_size)
+                yield str(p), lambda p=p: lines(p)
 
         try:
             report = import_files(

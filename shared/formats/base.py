@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,11 +92,17 @@ def safe_id(raw: Any) -> str:
     return text[:200]
 
 
-def read_records(data: bytes, file: str) -> Iterator[tuple[Where, Any] | InputError]:
+def read_records(
+    data: bytes | Iterable[bytes], file: str
+) -> Iterator[tuple[Where, Any] | InputError]:
     """Each record of a producer file with where it is, or the error of a record that is not
-    JSON. ``.jsonl`` files are one record a line; others one JSON value (an array: each item)."""
+    JSON. ``.jsonl`` files are one record a line; others one JSON value (an array: each item).
+
+    ``data`` is the file's bytes, or its lines (an open binary file): a JSONL file read so is
+    held one line at a time, however large it is."""
     if file.endswith((".jsonl", ".ndjson")):
-        for number, raw in enumerate(data.split(b"\n"), start=1):
+        lines = data.split(b"\n") if isinstance(data, bytes) else data
+        for number, raw in enumerate(lines, start=1):
             if not raw.strip():
                 continue
             where = Where(file, number)
@@ -114,6 +120,8 @@ def read_records(data: bytes, file: str) -> Iterator[tuple[Where, Any] | InputEr
                 continue
             yield where, value
         return
+    if not isinstance(data, bytes):
+        data = b"".join(data)
     try:
         value = load_json(data)
     except UnicodeDecodeError as exc:

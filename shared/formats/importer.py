@@ -66,7 +66,7 @@ def _jsonl(records: list[dict[str, Any]]) -> bytes:
 
 def import_files(
     fmt: str,
-    files: Iterable[tuple[str, Callable[[], bytes]]],
+    files: Iterable[tuple[str, Callable[[], bytes | Iterable[bytes]]]],
     store: Any,
     *,
     producer: dict[str, Any],
@@ -75,7 +75,8 @@ def import_files(
     check: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Convert each ``(name, read)`` producer file and write its documents to ``store``.
+    """Convert each ``(name, read)`` producer file and write its documents to ``store``;
+    ``read`` gives the file's bytes or its lines (a JSONL file is then held a line at a time).
 
     ``check`` verifies every claim at its offsets and document-wide to count where the
     producer and the verifier disagree (one verifier per document, its text indexed once)."""

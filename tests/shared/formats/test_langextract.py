@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -193,3 +195,65 @@ def _write(tmp_path: Path, lines: list[str]) -> Path:
     path = tmp_path / "lx.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _rss_of_import(source: Path, corpus: Path) -> int:
+    """The peak resident memory (KiB) of `groundswell import` in a process of its own."""
+    code = (
+        "import resource, sys\n"
+        "from groundswell.shared.cli.app import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "import",
+            "langextract",
+            str(source),
+            "--to",
+            str(corpus),
+            "--no-check",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_large_jsonl_file_is_imported_with_flat_memory(shared_corpus, tmp_path):
+    texts = [t for _, t in lx_fixtures.documents(shared_corpus, 40)]
+
+    def write(path: Path, count: int) -> int:
+        with path.open("w", encoding="utf-8") as fh:
+            for n in range(count):
+                text = texts[n % len(texts)]
+                line = {
+                    "document_id": f"d{n}",
+                    "text": text,
+                    "extractions": [
+                        {
+                            "extraction_class": "amount",
+                            "extraction_text": text[:5],
+                            "char_interval": {"start_pos": 0, "end_pos": 5},
+                            "alignment_status": "match_exact",
+                        }
+                    ],
+                }
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        return path.stat().st_size
+
+    small = write(tmp_path / "small.jsonl", 300)
+    large = write(tmp_path / "large.jsonl", 3000)
+    assert large > 9 * small and large > 20_000_000
+    base = _rss_of_import(tmp_path / "small.jsonl", tmp_path / "c1")
+    grown = _rss_of_import(tmp_path / "large.jsonl", tmp_path / "c2")
+    # Ten times the records: the peak grows by far less than the file (a line at a time).
+    assert grown - base < (large - small) / 1024 / 4, (base, grown, large)
+    assert len(list((tmp_path / "c2" / "documents").iterdir())) == 3000
