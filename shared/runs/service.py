@@ -354,6 +354,13 @@ class RunService:
             check_filter(name, value)  # UnknownFilter: a misspelling, not an empty page
         return report(self, record, ReportQuery(per_page=max_documents, **query))
 
+    def corpus_report(self, corpus: str, most: int = 50, key: ApiKey | None = None) -> str:
+        """The HTML page of a corpus: its latest ``most`` runs and its rates by run and by
+        policy version, as charts (CorpusNotFound when ``key`` sees no run of it)."""
+        from groundswell.shared.runs.corpus_page import corpus_report
+
+        return corpus_report(self, corpus, most, key)
+
     # -- policies and schedules -------------------------------------------------------
 
     @cached_property
