@@ -148,4 +148,10 @@ def import_command(
             f"{d['unaligned_located']:,} unaligned quotations located, "
             f"{d['lesser_short']:,} lesser spans short of their quotation"
         )
+        pages = report.as_dict()["pages"]
+        if pages:
+            click.echo(
+                "quotations cited by page: "
+                + ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in pages.items())
+            )
     sys.exit(1 if report.errors else 0)

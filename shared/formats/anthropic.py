@@ -11,8 +11,8 @@ file (read by the run's reader). Each citation of a response text block becomes 
 
 - ``char_location``: bound to ``start_char_index``..``end_char_index`` (code points, end
   exclusive), which the producer calls exact;
-- ``page_location``: the pages (1-based, end exclusive) are kept as ``pages``; the quotation
-  is verified over the whole document;
+- ``page_location``: the pages (1-based, end exclusive) are listed as ``pages``; the import
+  reads the PDF and binds the quotation to where it is on those pages (``pages.py``);
 - ``content_block_location``: bound to the cited block when it is one block, else verified
   over the document.
 
@@ -124,7 +124,8 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
                     f"{at}.start_char_index",
                 )
             elif cite.type == "page_location":
-                extra["pages"] = [cite.start_page_number, cite.end_page_number]
+                # 1-based, the end exclusive: the pages cited, listed
+                extra["pages"] = list(range(cite.start_page_number, cite.end_page_number))
                 kind = "page"
             else:
                 span = _block_span(doc, cite.start_block_index, cite.end_block_index)

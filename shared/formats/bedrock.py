@@ -9,8 +9,9 @@ kept as its file for the run's reader).
 
 Each citation's ``sourceContent`` text becomes a claim with the generated text it supports
 (``statement``): bound to ``location.documentChar`` (``start``..``end``, code points, end
-exclusive), which the producer calls exact; ``documentPage`` and ``documentChunk`` locations
-are kept (``pages``, ``chunks``) and the quotation verified over the whole document.
+exclusive), which the producer calls exact; a ``documentPage`` location lists its pages
+(``start`` to ``end``, taken as inclusive), where the import binds the quotation in the PDF
+read (``pages.py``); a ``documentChunk`` is kept (``chunks``) and verified over the document.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
                 span = char_span(doc, place.start, place.end, CODEPOINT, where, f"{at}.location")
                 alignment = "exact"
             elif kind == "documentPage":
-                extra["pages"], alignment = [place.start, place.end], "page"
+                # The documented start and end page, read as inclusive: the pages listed.
+                extra["pages"], alignment = list(range(place.start, place.end + 1)), "page"
             elif kind == "documentChunk":
                 extra["chunks"], alignment = [place.start, place.end], "chunk"
             for t, text in enumerate(texts):

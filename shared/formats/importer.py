@@ -24,6 +24,7 @@ from groundswell.shared.corpus import (
 )
 from groundswell.shared.formats import convert_file
 from groundswell.shared.formats.base import DISAGREEMENTS, disagreements
+from groundswell.shared.formats.pages import bind_pages
 
 IMPORT_KEY = "import.json"
 
@@ -53,6 +54,12 @@ class ImportReport:
                 if k.startswith("alignment.")
             },
             "disagreements": self.disagreements(),
+            # Quotations cited by page, looked for on those pages of the PDF (pages.py).
+            "pages": {
+                k.removeprefix("page."): v
+                for k, v in sorted(self.counts.items())
+                if k.startswith("page.")
+            },
             "producers": list(self.producers.values()),
             "errors": [e.as_dict() for e in self.errors],
         }
@@ -102,6 +109,11 @@ def import_files(
                 )
                 continue
             seen[got.doc_id.lower()] = where
+            text = got.text
+            if got.source is not None:
+                # Quotations cited by page are looked for on those pages of the file read.
+                text, pages = bind_pages(got)
+                report.counts.update(pages)
             if got.source is not None:
                 store.put(f"documents/{got.doc_id}{got.suffix}", got.source)
             else:
@@ -119,8 +131,8 @@ def import_files(
             report.counts.update(got.notes)
             key = json.dumps(got.producer, sort_keys=True)
             report.producers.setdefault(key, got.producer)
-            if check and got.text is not None:
-                report.counts.update(disagreements(got.text, got.claims))
+            if check and text is not None:
+                report.counts.update(disagreements(text, got.claims))
             elif got.claims:
                 report.counts.update(f"alignment.{c.get('alignment')}" for c in got.claims)
             if progress is not None:

@@ -75,21 +75,7 @@ def test_instructor_facts_with_substring_quotes(docs, tmp_path):
     lines.append(json.dumps({"doc_id": "broken", "text": "x", "facts": [{"substring_quote": [3]}]}))
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "out.jsonl").write_text("\n".join(lines) + "\n")
-    result = CliRunner().invoke(
-        main,
-        [
-            "import",
-            "mapped",
-            str(tmp_path / "src"),
-            "--mapping",
-            str(tmp_path / "mapping.yaml"),
-            "--to",
-            str(tmp_path / "c"),
-            "--json",
-        ],
-    )
-    assert result.exit_code == 1, result.output
-    report = json.loads(result.stdout)
+    report = _import(str(tmp_path / "src"), str(tmp_path / "mapping.yaml"), tmp_path / "c", 1)
     assert report["documents"] == 5 and report["claims"] == 15
     assert report["producers"] == [
         {"format": "mapped", "model": "gpt-4o-2024-08-06", "prompt_version": "facts-v2"}
@@ -164,3 +150,66 @@ def test_paths_and_a_bad_mapping():
         load_mapping(b"document:\n  - [\n", "m.yaml")
     with pytest.raises(InputFileError, match=r"claims\.quote: required"):
         load_mapping(b"document: {text: $.t}\nclaims: {each: $.f}\n", "m.yaml")
+
+
+def test_a_page_citation_is_verified_on_that_page_of_the_pdf(tmp_path):
+    from tests.shared.read import minipdf
+
+    src = tmp_path / "src"
+    src.mkdir()
+    pdf = minipdf.build(
+        [
+            minipdf.text(72, 700, "Net sales were 391,035 in fiscal 2024."),
+            minipdf.text(72, 700, "Operating income was 123,216 in fiscal 2024."),
+        ]
+    )
+    (src / "filing.pdf").write_bytes(pdf)
+    record = {
+        "id": "filing",
+        "file": "filing.pdf",
+        "data": {"net_sales": "391035", "operating_income": "123216", "ghost": "1"},
+        "extraction_metadata": {
+            "field_metadata": {
+                "net_sales": {"citation": [{"page": 1, "matching_text": "391,035"}]},
+                # the right text, the wrong page
+                "operating_income": {"citation": [{"page": 1, "matching_text": "123,216"}]},
+                "ghost": {"citation": [{"page": 2, "matching_text": "not in the filing"}]},
+            }
+        },
+    }
+    (src / "results.json").write_text(json.dumps(record))
+    (tmp_path / "llama.yaml").write_text(LLAMAEXTRACT)
+    report = _import(str(src / "results.json"), str(tmp_path / "llama.yaml"), tmp_path / "c", 0)
+    assert report["pages"] == {"elsewhere": 1, "located": 1, "not_found": 1}
+    corpus = tmp_path / "c"
+    assert (corpus / "documents" / "filing.pdf").read_bytes() == pdf
+    claims = [json.loads(c) for c in (corpus / "claims" / "filing.jsonl").open()]
+    from groundswell.shared.read import read_bytes
+
+    text = read_bytes(pdf, "filing.pdf").text
+    bound = claims[0]
+    assert text[bound["start"] : bound["end"]] == "391,035"
+    assert "start" not in claims[1] and "start" not in claims[2]
+    # A run reads the PDF as the import did, and verifies the bound quotation at its span.
+    from groundswell.shared.policies import PolicyRegistry
+    from groundswell.shared.runs.units import UnitRunner
+    from groundswell.shared.storage import open_store
+
+    output = open_store(str(tmp_path / "out"))
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    runner = UnitRunner(open_store(str(corpus)), output, registry.resolve("default@1"))
+    result = runner.verify("filing", "documents/filing.pdf")
+    assert result.status == "computed", result.errors
+    receipt = json.loads(output.get(result.receipt_key))
+    at_span = receipt["records"][0]["certificate"]
+    assert at_span["scope"] == "span" and at_span["grounded"]
+    assert receipt["records"][0]["pages"] == [1]
+
+
+def _import(src: Path, mapping: Path, corpus: Path, code: int) -> dict:
+    """`groundswell import mapped` and its JSON report; the exit code is ``code``."""
+    args = ["import", "mapped", str(src), "--mapping", str(mapping), "--to", str(corpus), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)

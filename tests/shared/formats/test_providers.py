@@ -158,7 +158,7 @@ def test_anthropic_char_page_and_block_citations_become_claims(real_text):
     assert (first["start"], first["end"]) == good.span() and first[
         "statement"
     ] == "Sales were high."
-    assert page["pages"] == [1, 2] and "start" not in page
+    assert page["pages"] == [1] and "start" not in page  # no PDF: nothing to read
     assert blocks.claims[0]["start"] == len("first block\n")
     counts = disagreements(doc.text, doc.claims)
     assert counts["exact_not_verified"] == 1  # the second citation, not the first
@@ -249,7 +249,7 @@ def test_bedrock_document_char_citations_become_claims(real_text, tmp_path):
     assert doc.producer["model"] == "anthropic.claude-3-5-sonnet"
     char, page = doc.claims
     assert real_text[char["start"] : char["end"]] == char["claim"]
-    assert page["pages"] == [1, 1] and page["alignment"] == "page"
+    assert page["pages"] == [1] and page["alignment"] == "page"
     source = tmp_path / "bedrock.jsonl"
     source.write_text(json.dumps(record) + "\n")
     bad = dict(record, id="conv-2", response={"output": {}})
