@@ -123,7 +123,8 @@ def import_files(
             if got.candidates is not None:
                 store.put(
                     candidates_key(got.doc_id),
-                    json.dumps(got.candidates, ensure_ascii=False, indent=1).encode() + b"\n",
+                    json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode()
+                    + b"\n",
                 )
                 report.candidates += len(got.candidates)
             report.documents += 1
