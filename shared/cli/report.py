@@ -64,7 +64,7 @@ def review_receipt(
     """groundgate's ``report``: check the receipt with ``check-receipt`` itself (the same
     inputs, pack folder, stored run receipts, and exits: 1 with each difference, 2 for an
     invalid input), then render its review page. ``inputs`` are check-receipt's options."""
-    from groundswell.shared.report import iter_review, layout_pages
+    from groundswell.shared.report.render import iter_review, layout_pages
 
     try:
         spec, text = verified_receipt(receipt, document, schema, candidates, **inputs)
@@ -160,7 +160,7 @@ def report(
     if extra:
         raise click.UsageError(f"{', '.join(extra)}: only with RECEIPT DOC SCHEMA CANDIDATES")
     from groundswell.shared.cli.runs import _fail
-    from groundswell.shared.runs.report_pages import UnknownFilter, check_filter
+    from groundswell.shared.report.pages import UnknownFilter, check_filter
 
     query = {
         "verdict": verdict,
@@ -180,11 +180,12 @@ def report(
 def _report_run(run_id: str, output: str | None, documents: int, query: dict[str, str]) -> None:
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.cli.runs import _fail
-    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
+    from groundswell.shared.report.service import run_report
+    from groundswell.shared.runs.models import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
     try:
-        page = service.report(run_id, documents, **query)
+        page = run_report(service, run_id, documents, **query)
     except RunNotFound as exc:
         _fail(f"no run {exc}", 2)
     except RunNotFinished as exc:
