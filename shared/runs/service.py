@@ -333,6 +333,18 @@ class RunService:
 
         return context(self, record)
 
+    def known_corpus(self, corpus: str) -> str:
+        """The corpus as runs record it (a folder by its absolute path, links resolved)."""
+        from groundswell.shared.runs.corpora import known_corpus
+
+        return known_corpus(self, corpus)
+
+    def corpus_runs(self, corpus: str, most: int) -> list[RunRecord]:
+        """The corpus's latest ``most`` runs, newest first."""
+        from groundswell.shared.runs.corpora import corpus_runs
+
+        return corpus_runs(self, corpus, most)
+
     # -- policies and schedules -------------------------------------------------------
 
     @cached_property
