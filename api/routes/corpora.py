@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, status
 from fastapi.responses import HTMLResponse
 
 from groundswell.api.deps import Principal, ServiceDep
-from groundswell.shared.runs.corpus_page import MOST_RUNS, RUNS_SHOWN, CorpusNotFound
+from groundswell.shared.report.corpus import MOST_RUNS, RUNS_SHOWN, CorpusNotFound, corpus_report
 
 router = APIRouter(prefix="/v1/corpora", tags=["runs"])
 
@@ -26,6 +26,6 @@ def read_corpus_report(
     and by policy version. 404 when the key sees no run of the corpus (another team's corpus
     is as unknown as one never run)."""
     try:
-        return HTMLResponse(service.corpus_report(corpus, runs, key))
+        return HTMLResponse(corpus_report(service, corpus, runs, key))
     except CorpusNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None

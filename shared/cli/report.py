@@ -66,7 +66,7 @@ def review_receipt(
     """groundgate's ``report``: check the receipt with ``check-receipt`` itself (the same
     inputs, pack folder, stored run receipts, and exits: 1 with each difference, 2 for an
     invalid input), then render its review page. ``inputs`` are check-receipt's options."""
-    from groundswell.shared.report import iter_review, layout_pages, receipt_page_images
+    from groundswell.shared.report.render import iter_review, layout_pages, receipt_page_images
 
     try:
         spec, text = verified_receipt(receipt, document, schema, candidates, **inputs)
@@ -225,7 +225,7 @@ def report(
     if extra:
         raise click.UsageError(f"{', '.join(extra)}: only with RECEIPT DOC SCHEMA CANDIDATES")
     from groundswell.shared.cli.runs import _fail
-    from groundswell.shared.runs.report_pages import UnknownFilter, check_filter
+    from groundswell.shared.report.pages import UnknownFilter, check_filter
 
     query = {
         "verdict": verdict,
@@ -245,11 +245,12 @@ def report(
 def _report_run(run_id: str, output: str | None, documents: int, query: dict[str, str]) -> None:
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.cli.runs import _fail
-    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
+    from groundswell.shared.report.service import run_report
+    from groundswell.shared.runs.models import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
     try:
-        page = service.report(run_id, documents, **query)
+        page = run_report(service, run_id, documents, **query)
     except RunNotFound as exc:
         _fail(f"no run {exc}", 2)
     except RunNotFinished as exc:
@@ -265,11 +266,11 @@ def _report_run(run_id: str, output: str | None, documents: int, query: dict[str
 def _report_corpus(corpus: str, output: str | None) -> None:
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.cli.runs import _fail
-    from groundswell.shared.runs.corpus_page import CorpusNotFound
+    from groundswell.shared.report.corpus import CorpusNotFound, corpus_report
 
     service, _ = _registry_service()
     try:
-        page = service.corpus_report(corpus)
+        page = corpus_report(service, corpus)
     except CorpusNotFound as exc:
         _fail(str(exc), 2)
     if output == "-":

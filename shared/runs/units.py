@@ -40,6 +40,7 @@ from groundswell.shared.receipts import (
     seal,
     verify_fingerprint,
 )
+from groundswell.shared.runs.index import TALLIED
 from groundswell.shared.runs.reading import (
     CONFLICT,
     TIMEOUT,
@@ -56,8 +57,6 @@ ADMIT = "admit"
 READ = "read"  # a document read from PDF, HTML or XML: its units wait for its reading
 # Keep the result small: a run's error list is for reading, the counters carry the totals.
 MAX_ERRORS_PER_UNIT = 50
-# The counters an index row carries: claims by verdict, candidates by outcome and by code.
-TALLIED = ("claims.verdict.", "candidates.outcome.", "candidates.code.")
 
 
 def unit_key(kind: str, doc_id: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from groundswell.api.routes.review_page import CONTEXT_CHARS, MAX_WINDOWS, _windows
 from groundswell.shared.admit.engine import FLAG_ORDER, INFO_ORDER
 from groundswell.shared.admit.guard_codes import GUARD_CODES
-from groundswell.shared.report import template
+from groundswell.shared.report.render import template
 from groundswell.shared.review.explain import ADMISSION_CODES, explain_code
 
 EVIL = '"><script>alert(1)</script><img src=x onerror=alert(2)>'

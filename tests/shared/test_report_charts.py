@@ -8,7 +8,7 @@ import re
 from html.parser import HTMLParser
 
 from groundswell.shared.charts import bar_chart
-from groundswell.shared.report import render_report
+from groundswell.shared.report.render import render_report
 
 
 def bars(page: str, chart: str) -> dict[str, float]:

@@ -144,7 +144,7 @@ def test_without_pdf_there_is_no_image_and_a_pdf_of_another_document_is_refused(
 def test_role_items_are_boxed_in_their_own_colour_on_both_pages(pdf_receipt, tmp_path):
     """The receipt page and the run report's document view draw a value's role items (here
     the field's name) over the page as well, in the role colour."""
-    from groundswell.shared.report import render_report
+    from groundswell.shared.report.render import render_report
 
     args, pdf, layout, _ = pdf_receipt
     receipt = json.loads(Path(args[0]).read_text())

@@ -2,7 +2,7 @@
 escape rate and review load moved from run to run and from one policy version to the next.
 
 The numbers are the ones the per-policy summaries and the gauges already hold
-(``finish.policy_rates``), read from each run's small catalog entry (``catalog/runs/``),
+(``summary.policy_rates``), read from each run's small catalog entry (``catalog/runs/``),
 so the page reads one small object per run it lists, never a receipt or an index; a run
 whose entry predates the rates is read from its summary instead.
 """
@@ -10,25 +10,24 @@ whose entry predates the rates is read from its summary instead.
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from groundswell.shared.charts import rate_chart
-from groundswell.shared.runs.layout import catalog_key
+from groundswell.shared.runs.layout import catalog_key, summary_key
+from groundswell.shared.summary import policy_rates
 
 if TYPE_CHECKING:
+    from groundswell.shared.results.models import RunSource as RunService
     from groundswell.shared.runs.models import RunRecord
-    from groundswell.shared.runs.service import RunService
     from groundswell.shared.settings import ApiKey
 
 RUNS_SHOWN = 50  # runs of the corpus a page lists by default, newest first
 MOST_RUNS = 200
-CATALOG_SCAN = 5_000  # catalog entries read without Redis, newest first, to find a corpus's
 POLICY_COLOURS = 6  # bars of one policy version share a colour (p0 ... p5, then again)
 FINISHED = ("succeeded", "partially_failed")
-# (rate, chart title, what it counts): finish.policy_rates' names.
+# (rate, chart title, what it counts): summary.policy_rates' names.
 MEASURES = (
     ("grounding_rate", "Grounding rate", "share of claims accepted"),
     ("escape_rate", "Escape rate", "share of labelled-wrong candidates admitted"),
@@ -44,19 +43,6 @@ class CorpusNotFound(KeyError):
         return f"no runs of corpus {self.args[0]}"
 
 
-def known_corpus(service: RunService, corpus: str) -> str:
-    """The corpus as runs record it: a folder is stored as its absolute path, links
-    resolved, so ``./corpus`` and its full path name one corpus."""
-    if corpus.startswith("s3://"):
-        return corpus
-    if service.runs.r is not None and corpus in service.runs.corpora():
-        return corpus
-    try:
-        return os.path.realpath(corpus.removeprefix("file://"))
-    except ValueError:  # a NUL in the name: no folder has it
-        return corpus
-
-
 def corpus_runs(
     service: RunService, corpus: str, most: int = RUNS_SHOWN, key: ApiKey | None = None
 ) -> list[dict[str, Any]]:
@@ -65,41 +51,10 @@ def corpus_runs(
     team's key: another team's corpus is as unknown as one never run)."""
     if key is not None and key.limited and not key.sees(corpus):
         raise CorpusNotFound(corpus)
-    rows = []
-    ids = _run_ids(service, corpus, most)
-    for run_id in ids:
-        record = service._listed(run_id)
-        if record is not None and record.corpus == corpus:
-            rows.append(_row(service, record))
+    rows = [_row(service, record) for record in service.corpus_runs(corpus, most)]
     if not rows:
         raise CorpusNotFound(corpus)
     return rows
-
-
-def _run_ids(service: RunService, corpus: str, most: int) -> list[str]:
-    """The corpus's latest run ids, newest first: from the run list in Redis (one list per
-    corpus, rebuilt from storage after a loss), or, for a command with no Redis, from the
-    catalog in storage (its newest CATALOG_SCAN entries)."""
-    from groundswell.shared.runs.layout import CATALOG_RUNS, run_id_of_catalog_key
-    from groundswell.shared.runs.recover import sync_catalog
-
-    if service.runs.r is not None:
-        sync_catalog(service)
-        ids, _ = service.runs.list(0, most, lambda c: c == corpus)
-        return list(ids)
-    store, found, seen = service.store(service.output_url), [], 0
-    for page in store.list_pages(CATALOG_RUNS):
-        for info in page:
-            seen += 1
-            if seen > CATALOG_SCAN or len(found) == most:
-                return found
-            try:
-                entry = json.loads(store.get(info.key))
-            except (KeyError, ValueError):
-                continue  # a bad entry hides no other run
-            if isinstance(entry, dict) and entry.get("corpus") == corpus:
-                found.append(run_id_of_catalog_key(info.key))
-    return found
 
 
 def _row(service: RunService, record: RunRecord) -> dict[str, Any]:
@@ -120,8 +75,6 @@ def _row(service: RunService, record: RunRecord) -> dict[str, Any]:
 
 
 def _rates(service: RunService, record: RunRecord) -> dict[str, Any] | None:
-    from groundswell.shared.runs.finish import policy_rates, read_summary
-
     store = service.store(record.output)
     try:
         entry = json.loads(store.get(catalog_key(record.id, record.created_at)))
@@ -129,8 +82,11 @@ def _rates(service: RunService, record: RunRecord) -> dict[str, Any] | None:
             return entry["rates"]
     except (KeyError, ValueError):
         pass  # an entry written before rates were kept, or lost: the summary has them
-    summary = read_summary(store, record.id)
-    return policy_rates(summary) if summary is not None else None
+    try:
+        summary = json.loads(store.get(summary_key(record.id)))
+    except (KeyError, ValueError):
+        return None
+    return policy_rates(summary)
 
 
 def _policy_order(ref: str) -> tuple[str, int, str]:
@@ -184,7 +140,7 @@ def corpus_view(corpus: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render_corpus(corpus: str, rows: list[dict[str, Any]]) -> str:
-    from groundswell.shared.report import template
+    from groundswell.shared.report.render import template
 
     return "".join(template("corpus_report.html").generate(**corpus_view(corpus, rows)))
 
@@ -193,5 +149,5 @@ def corpus_report(
     service: RunService, corpus: str, most: int = RUNS_SHOWN, key: ApiKey | None = None
 ) -> str:
     """The HTML page of a corpus (CorpusNotFound when the key sees no run of it)."""
-    corpus = known_corpus(service, corpus)
+    corpus = service.known_corpus(corpus)
     return render_corpus(corpus, corpus_runs(service, corpus, most, key))

@@ -2,7 +2,7 @@
 
 The report of a run shows a table of contents, the summary, the codes, the documents that
 need a person most, a page of documents (their counts, then each one's claims and candidates
-with their spans highlighted in the source) and the failed units; ``shared/runs/report_pages``
+with their spans highlighted in the source) and the failed units; ``report.pages``
 picks the page's documents (filters, cursors) and its review tasks. The review page
 (``groundswell report RECEIPT DOC SCHEMA CANDIDATES``) shows each candidate's outcome, codes
 and value, with its evidence highlighted in the document.
@@ -28,16 +28,16 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
-from groundswell.shared.review.explain import explain_code
-from groundswell.shared.runs.report_pages import (
+from groundswell.shared.report.pages import (
     ReportQuery,
-    ReviewLinks,
     Selection,
     receipt_tally,
     receipt_url,
     review_url,
     task_url,
 )
+from groundswell.shared.review.explain import explain_code
+from groundswell.shared.review.links import ReviewLinks
 from groundswell.shared.summary import (
     OUTCOMES,
     REPAIR_ACTIONS,
@@ -528,7 +528,7 @@ def render_report(
     PDF's layout (called after ``load_document``), so each located span shows the region of
     its words on its pages.
 
-    A run's reader (``shared/runs/read.py``) passes the page: ``query`` (its filters and
+    A page of a run's report (``report/service.py``) passes: ``query`` (its filters and
     cursor), ``selection`` (its documents in ``doc_id`` order and the cursors of the pages
     around it), ``review`` (the review tasks of its documents, when the run's are made) and
     ``highlights`` (the documents that need a person most, listed on the first page).
