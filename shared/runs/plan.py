@@ -303,7 +303,8 @@ def batches(
 # (bench/read.py: a 10-Q PDF reads at about 150 KB/s, markup at 10 MB/s): read batches stay
 # a second or two of work, so the workers share a corpus of PDFs instead of one of them
 # reading the large ones in a single batch.
-READ_COST = {"pdf": 40, "html": 2, "xml": 2}
+# An image is OCRed: about 3 s of a core per 300-dpi page of 0.5-1 MB (tests/shared/read/test_ocr.py).
+READ_COST = {"pdf": 40, "html": 2, "xml": 2, "image": 25}
 
 
 class StepBatcher:
