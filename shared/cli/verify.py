@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -44,7 +43,6 @@ from groundswell.shared.verify.report import (
 )
 
 RESULT_KEY = "groundswell"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Show a progress bar from this many records on, when stderr is a terminal.
 PROGRESS_FROM = 200
 
@@ -203,7 +201,15 @@ def policy_options(f: Any) -> Any:
 
 def _surrogate(value: Any) -> bool:
     if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
+        # a lone surrogate is the one str that strict UTF-8 cannot encode (a regex over the
+        # surrogate range costs more to compile than every record's check)
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
     if isinstance(value, dict):
         return any(_surrogate(k) or _surrogate(v) for k, v in value.items())
     if isinstance(value, list):

@@ -327,3 +327,18 @@ def test_verify_reads_a_local_registry_without_settings_or_s3(tmp_path):
     loaded = verify_modules(tmp_path, tmp_path / "store")
     assert "groundswell.shared.policies" in loaded  # default@1 is read from the registry
     assert [m for m in loaded if m.startswith(NEVER)] == []
+
+
+def test_an_unpaired_surrogate_is_refused_and_a_pair_is_text(tmp_path: Path) -> None:
+    lone = '{"claim": "a \\ud800 b", "source": "a b", "meta": {"k": ["\\udfff"]}}'
+    pair = '{"claim": "smile \\ud83d\\ude00", "source": "we smile \\ud83d\\ude00 here"}'
+    _write(tmp_path / "lone.jsonl", [lone])
+    _write(tmp_path / "nested.jsonl", ['{"claim": "x", "source": "x", "m": {"\\udc00": 1}}'])
+    _write(tmp_path / "pair.jsonl", [pair])
+    for name in ("lone", "nested"):
+        result = run(tmp_path, "verify", str(tmp_path / f"{name}.jsonl"))
+        assert result.exit_code == 1
+        assert f"{name}.jsonl:1: contains an unpaired surrogate" in result.output
+    result = run(tmp_path, "verify", str(tmp_path / "pair.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert '"verdict": "grounded"' in result.output
