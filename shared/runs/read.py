@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.receipts import ReceiptError, open_receipt
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.diff import build_diff, diff_page, labelled_rows, moved_items
 from groundswell.shared.runs.index import IndexMissing, RunIndex
 from groundswell.shared.runs.layout import diff_prefix
 from groundswell.shared.runs.models import RunRecord
 from groundswell.shared.runs.report_pages import ReportQuery
 from groundswell.shared.runs.segments import Segment, covering_segments
-from groundswell.shared.runs.units import ADMIT, VERIFY
 from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
@@ -107,7 +107,9 @@ def _group_rows(
 
 
 def document_receipts(service: RunService, record: RunRecord, doc_id: str) -> dict[str, Any]:
-    """The verify and admit units of one document, with their receipts."""
+    """The verify and admit units of one document (of every kind whose units make receipts),
+    with their receipts."""
+    receipted = [kind.name for kind in kinds.all_kinds() if kind.locate is not None]
     store = service.store(record.output)
     units: dict[str, dict[str, Any]] = {}
     index = _index(service, record)
@@ -119,11 +121,11 @@ def document_receipts(service: RunService, record: RunRecord, doc_id: str) -> di
         from groundswell.shared.runs.execute import context
 
         runner = context(service, record).runner
-        for kind in (VERIFY, ADMIT):
+        for kind in receipted:
             key = runner.locate(kind, doc_id)
             if key is not None and store.exists(key):
                 units[kind] = {"unit": f"{kind}/{doc_id}", "kind": kind, "receipt": key}
-    receipts: dict[str, dict[str, Any] | None] = {VERIFY: None, ADMIT: None}
+    receipts: dict[str, dict[str, Any] | None] = dict.fromkeys(receipted)
     for kind, row in units.items():
         key = row.get("receipt")
         if key:
