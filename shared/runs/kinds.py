@@ -14,9 +14,11 @@ docker-compose.yml and deploy/k8s name each kind's queue too (a test holds them 
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -156,14 +158,14 @@ def register(kind: Kind) -> Kind:
     imported again replaces its own)."""
     with _lock:
         old = _kinds.get(kind.name)
-        if old is not None and old.execute.__module__ != kind.execute.__module__:
+        if old is not None and _module_of(old) != _module_of(kind):
             raise KindError(
-                f"unit kind {kind.name!r} is declared twice: by {old.execute.__module__} "
-                f"and by {kind.execute.__module__}"
+                f"unit kind {kind.name!r} is declared twice: by {_module_of(old)} "
+                f"and by {_module_of(kind)}"
             )
         if kind.queue == CONTROL:
             raise KindError(f"unit kind {kind.name!r}: the {CONTROL!r} queue is the run's own")
-        if sum(1 for k in [*_kinds.values(), kind] if k.reading and k.name != kind.name) > 1:
+        if kind.reading and any(k.reading for k in _kinds.values() if k.name != kind.name):
             raise KindError(f"unit kind {kind.name!r}: there is already a reading kind")
         _kinds[kind.name] = kind
     return kind
@@ -187,7 +189,12 @@ def load(modules: Iterable[str] = ()) -> None:
             if name in _loaded:
                 continue
             try:
-                importlib.import_module(name)
+                module = sys.modules.get(name)
+                if module is None:
+                    importlib.import_module(name)
+                elif not any(_module_of(k) == name for k in _kinds.values()):
+                    # Imported before the registry was put back (restored): register again.
+                    importlib.reload(module)
             except Exception as exc:
                 raise KindError(
                     f"GROUNDSWELL_KINDS_EXTRA: unit kind module {name!r} cannot be imported: "
@@ -196,10 +203,36 @@ def load(modules: Iterable[str] = ()) -> None:
             _loaded.add(name)
 
 
-def all_kinds() -> list[Kind]:
-    """Every registered kind, the built-in ones first, in summary order."""
+@contextmanager
+def restored() -> Iterator[None]:
+    """The registry as it is now, put back after the block (a test that adds a kind)."""
     load()
-    return list(_kinds.values())
+    with _lock:
+        saved = dict(_kinds), set(_loaded)
+    try:
+        yield
+    finally:
+        with _lock:
+            _kinds.clear()
+            _kinds.update(saved[0])
+            _loaded.clear()
+            _loaded.update(saved[1])
+
+
+def _module_of(kind: Kind) -> str:
+    return kind.execute.__module__
+
+
+def _rank(kind: Kind) -> int:
+    module = _module_of(kind)
+    return BUILTIN.index(module) if module in BUILTIN else len(BUILTIN)
+
+
+def all_kinds() -> list[Kind]:
+    """Every registered kind: the built-in ones in their order (whatever imported them first),
+    then the others in the order they registered."""
+    load()
+    return sorted(_kinds.values(), key=_rank)
 
 
 def get(name: str) -> Kind:

@@ -129,6 +129,9 @@ class CorpusPlanner:
         # Documents by format (``documents.format.pdf``), counted once each like ``ignored``.
         self.formats: dict[str, int] = {}
         self.sources: dict[str, list[str]] = {}  # source keys of the pending ids
+        # The kinds planned from the listings, a reading kind last (it plans for the others).
+        planning = [k for k in kinds.all_kinds() if k.plan is not None and k.follow is None]
+        self.planning = sorted(planning, key=lambda k: k.reading)
 
     def counters(self) -> dict[str, int]:
         """What planning counts: inputs that made no unit, documents by format."""
@@ -215,14 +218,12 @@ class CorpusPlanner:
                     del self.emitted[doc_id]
         return units, stopped
 
-    @staticmethod
-    def _units(doc_id: str, seen: dict[str, int], source: Any) -> list[PlannedUnit]:
+    def _units(self, doc_id: str, seen: dict[str, int], source: Any) -> list[PlannedUnit]:
         """A document's units, one per kind whose planning rule makes one; a reading kind's
         first (it plans for the others, and they wait for it)."""
         mine: list[PlannedUnit] = []
         listed = kinds.Listed(doc_id, seen, source, mine)
-        planning = [k for k in kinds.all_kinds() if k.plan is not None and k.follow is None]
-        for kind in sorted(planning, key=lambda k: k.reading):
+        for kind in self.planning:
             assert kind.plan is not None
             weight = kind.plan(listed)
             if weight is not None:
