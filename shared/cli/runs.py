@@ -188,6 +188,17 @@ def worker(
     --max-tasks-per-child, --max-memory-per-child); the prefetch follows the queues."""
     settings = _settings()
     _require_broker(settings, "worker")
+    if autoscale and pool not in (None, "prefork"):
+        _fail(f"--autoscale needs the prefork pool, not {pool}", 2)
+    directory = settings.metrics_dir or tempfile.mkdtemp(prefix="groundswell-metrics-")
+    os.makedirs(directory, exist_ok=True)
+    for path in glob.glob(os.path.join(directory, "*.db")):
+        os.unlink(path)  # a fresh start: files of a previous worker would be summed forever
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    port = settings.worker_metrics_port if metrics_port is None else metrics_port
+    os.environ["GROUNDSWELL_WORKER_METRICS_PORT"] = str(port)
+    # The kinds name the queues; loading them imports the metrics, so only once the
+    # multiprocess directory is set (prometheus_client reads it when it is imported).
     from groundswell.shared.runs import kinds
 
     try:
@@ -199,15 +210,6 @@ def worker(
     unknown = set(wanted) - set(known)
     if unknown or not wanted:
         _fail(f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: use {', '.join(known)}")
-    if autoscale and pool not in (None, "prefork"):
-        _fail(f"--autoscale needs the prefork pool, not {pool}", 2)
-    directory = settings.metrics_dir or tempfile.mkdtemp(prefix="groundswell-metrics-")
-    os.makedirs(directory, exist_ok=True)
-    for path in glob.glob(os.path.join(directory, "*.db")):
-        os.unlink(path)  # a fresh start: files of a previous worker would be summed forever
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
-    port = settings.worker_metrics_port if metrics_port is None else metrics_port
-    os.environ["GROUNDSWELL_WORKER_METRICS_PORT"] = str(port)
 
     from groundswell.workers.app import app
     from groundswell.workers.broker import check_broker
