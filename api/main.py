@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 
 from groundswell.api.guards import BodyLimit, security_headers
 from groundswell.api.routes import (
+    corpora,
     docs,
     exports,
     gates,
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tracing.instrument_api(app)
     for router in (
         runs.router,
+        corpora.router,
         gates.router,
         exports.router,
         hooks.router,

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from groundswell.shared.report.pages import ReportQuery  # noqa: E402
+from groundswell.shared.report.service import report  # noqa: E402
 from groundswell.shared.runs import index as run_index  # noqa: E402
-from groundswell.shared.runs.read import report  # noqa: E402
-from groundswell.shared.runs.report_pages import ReportQuery  # noqa: E402
 from tests.shared.runs.synthetic_run import synthetic_run  # noqa: E402
 
 

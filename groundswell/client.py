@@ -303,6 +303,13 @@ class Client:
         params = self._params(documents=documents, **filters)
         return self._call("GET", f"/v1/runs/{run_id}/report", params=params).text
 
+    @route("GET", "/v1/corpora/report")
+    def corpus_report(self, corpus: str, *, runs: int = 50) -> str:
+        """The HTML page of a corpus: its latest runs, and its rates by run and by policy
+        version as charts."""
+        params = self._params(corpus=corpus, runs=runs)
+        return self._call("GET", "/v1/corpora/report", params=params).text
+
     # -- receipts ---------------------------------------------------------------------------
 
     @route("GET", "/v1/runs/{run_id}/receipts")

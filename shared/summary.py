@@ -281,3 +281,15 @@ class MerkleStream:
 
     def state(self) -> dict[str, Any]:
         return {"count": self.count, "stack": [[h, d.hex()] for h, d in self.stack]}
+
+
+def policy_rates(summary: dict[str, Any]) -> dict[str, Any]:
+    """What the per-policy-version gauges report about a finished run."""
+    rates = summary.get("rates", {})
+    return {
+        "grounding_rate": rates.get("claims_accepted"),
+        "escape_rate": rates.get("candidates_escape_rate"),
+        "right_admitted_rate": rates.get("right_values_admitted"),
+        "review_rate": (rates.get("candidates") or {}).get("needs_verification"),
+        "finished_at": summary.get("finished_at"),
+    }

@@ -7,8 +7,8 @@ they never run, they only name types for annotations (``from __future__ import a
 keeps those names unevaluated).
 
 At the level of packages, a folder of ``shared/`` (``runs/``, ``review/``) or a loose module
-of it (``report.py``, ``settings.py``) is one node: ``groundswell.shared.runs.execute`` belongs
-to ``runs``, ``groundswell.shared.report`` to ``report``.
+of it (``summary.py``, ``settings.py``) is one node: ``groundswell.shared.runs.execute`` belongs
+to ``runs``, ``groundswell.shared.summary`` to ``summary``.
 """
 
 from __future__ import annotations

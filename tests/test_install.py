@@ -203,6 +203,16 @@ def test_every_command_does_its_job_from_the_runtime_install(
     page = tmp_path / "page.HTML"  # reading needs no dev extra (groundgate is only its oracle)
     page.write_text("<p>The rate was <b>4.5</b> percent<sup>1</sup>.</p><p hidden>x</p>")
     assert ok("read", str(page)).stdout == "The rate was 4.5 percent^1."
+    # A producer's file as a corpus: no producer SDK in the runtime install.
+    lx = tmp_path / "lx.jsonl"
+    lx.write_text(json.dumps({"document_id": "r", "text": "The rate was 4.5 percent.",
+                              "extractions": [{"extraction_class": "rate", "extraction_text": "4.5",
+                                               "char_interval": {"start_pos": 13, "end_pos": 16},
+                                               "alignment_status": "match_exact"}]}) + "\n")  # fmt: skip
+    imported = ok("import", "langextract", str(lx), "--to", str(tmp_path / "lx"), "--schema",
+                  str(schema)).stdout  # fmt: skip
+    assert "imported 1 documents" in imported
+    assert (tmp_path / "lx" / "candidates" / "r.json").is_file()
     # PDFs too: pdfminer.six and cryptography come with the runtime install.
     pdf = tmp_path / "rate.PDF"
     pdf.write_bytes(minipdf.build([minipdf.text(72, 700, "The rate was 4.5 percent.")]))

@@ -41,7 +41,9 @@ def finalize(self: GroundswellTask, run_id: RunId) -> None:
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.reconcile")
 def reconcile(self: GroundswellTask) -> None:
-    self.service.reconcile()
+    from groundswell.shared import upkeep
+
+    upkeep.reconcile(self.service)
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.scheduled_run", pydantic=True)

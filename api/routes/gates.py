@@ -8,7 +8,7 @@ from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.routes.runs import get_run
 from groundswell.shared.gates.models import GateError, GateResult, load_gate
 from groundswell.shared.gates.service import gate_of_run
-from groundswell.shared.runs.read import RunNotReady
+from groundswell.shared.results.models import RunNotReady
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 

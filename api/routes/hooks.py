@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
@@ -11,6 +13,7 @@ from groundswell.shared.hooks.models import Hook, HookIn
 from groundswell.shared.hooks.service import HookStore, deliveries, global_hooks
 from groundswell.shared.settings import ApiKey
 
+HOOK_ID = re.compile(r"[0-9a-f]{16}")
 router = APIRouter(tags=["hooks"])
 MAX_HOOKS_PER_KEY = 20
 
@@ -51,7 +54,9 @@ def list_hooks(service: ServiceDep, key: Principal) -> dict:
 )
 def remove_hook(hook_id: str, service: ServiceDep, key: Principal) -> Response:
     store = _store(service)
-    hook = store.get(hook_id) if hook_id.isalnum() else None
+    # A stored hook's id is 16 hex digits (a global one is not removable here): anything else
+    # is no hook, and never becomes a storage key (a 10,000-character name is an OS error).
+    hook = store.get(hook_id) if HOOK_ID.fullmatch(hook_id) else None
     if hook is None or hook.owner != key.name:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no hook {hook_id} of this key")
     store.remove(hook_id)

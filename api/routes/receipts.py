@@ -15,6 +15,7 @@ from groundswell.api.params import Cursor, decode_cursor
 from groundswell.api.routes.runs import get_run
 from groundswell.api.schemas import DocumentReceipts, ReceiptPage, ReceiptRow
 from groundswell.shared.receipts import ReceiptError
+from groundswell.shared.results.service import RunResults
 
 router = APIRouter(prefix="/v1/runs/{run_id}", tags=["receipts"])
 
@@ -53,7 +54,9 @@ def list_receipts(
     """A finished run's units in (doc_id, kind) order; a running run's units recorded so far,
     in batch order. Each page reads one piece of the index (or a few segments)."""
     get_run(service, run_id, key)
-    rows, following = service.receipts_page(run_id, _decode(cursor) if cursor else None, limit)
+    rows, following = RunResults(service).receipts_page(
+        run_id, _decode(cursor) if cursor else None, limit
+    )
     return ReceiptPage(
         items=[
             ReceiptRow(**{k: r.get(k) for k in ReceiptRow.model_fields if k in r}) for r in rows
@@ -74,7 +77,7 @@ def document_receipts(
     """The verification and admission receipts of one document in a run."""
     get_run(service, run_id, key)
     try:
-        found = service.document_receipts(run_id, doc_id)
+        found = RunResults(service).document_receipts(run_id, doc_id)
     except ReceiptError as exc:
         raise HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, str(exc)) from None
     if not found["units"]:

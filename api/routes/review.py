@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 from groundswell.api.deps import Reviewer, ServiceDep
 from groundswell.api.routes.runs import get_run
 from groundswell.shared.canonical import canonical_text
+from groundswell.shared.report.pages import UnknownFilter, check_filter
 from groundswell.shared.review.formats import DEFAULT_REVIEW_POLICY, chain
 from groundswell.shared.review.store import (
     MAX_NOTE_CHARS,
@@ -29,7 +30,6 @@ from groundswell.shared.review.store import (
     task_state,
     utc_time,
 )
-from groundswell.shared.runs.report_pages import UnknownFilter, check_filter
 from groundswell.shared.runs.service import RunUnreadable
 from groundswell.shared.settings import ApiKey
 

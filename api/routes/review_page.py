@@ -31,6 +31,7 @@ from groundswell.api.routes.review import (
     task_with_answers,
 )
 from groundswell.shared.policies import PolicyError
+from groundswell.shared.report.pages import receipt_url
 from groundswell.shared.review.explain import explain_code, field_meaning
 from groundswell.shared.review.store import (
     STATES,
@@ -40,7 +41,6 @@ from groundswell.shared.review.store import (
     row_values,
     task_state,
 )
-from groundswell.shared.runs.report_pages import receipt_url
 from groundswell.shared.settings import ApiKey, Settings, hash_api_key
 
 router = APIRouter(tags=["review page"], include_in_schema=False)
@@ -69,7 +69,7 @@ def _html(body: str, status_code: int = 200) -> HTMLResponse:
 
 
 def _render(name: str, **context: Any) -> str:
-    from groundswell.shared.report import template
+    from groundswell.shared.report.render import template
 
     return template(name).render(**context)
 
@@ -497,7 +497,7 @@ def _windows(text: str, places: list[tuple[int, int, str]]) -> list[list[dict[st
 def _source(review: Any, stored: dict[str, Any], unit: dict[str, Any]) -> dict[str, Any]:
     """The task's places in the source text: windows with the chosen spans and their
     neighbours highlighted, and for a document read from a PDF the pages (and regions)."""
-    from groundswell.shared.report import char_offsets
+    from groundswell.shared.report.render import char_offsets
 
     task, origin = stored["task"], stored["origin"]
     out: dict[str, Any] = {
@@ -588,7 +588,7 @@ def _with_regions(
 ) -> list[dict[str, Any]]:
     """The region of each chosen span on its PDF pages, when the document's layout is stored
     (the packet's: the document is not read again)."""
-    from groundswell.shared.report import page_regions
+    from groundswell.shared.report.render import page_regions
 
     if not layout:
         return pages

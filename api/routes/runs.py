@@ -22,11 +22,13 @@ from groundswell.api.schemas import (
     UnitProgress,
 )
 from groundswell.shared.policies import PolicyError
+from groundswell.shared.report.pages import UnknownFilter
+from groundswell.shared.report.service import run_report
+from groundswell.shared.results.models import RunsNotComparable
+from groundswell.shared.results.service import RunResults
 from groundswell.shared.runs.finalize import unit_counts
-from groundswell.shared.runs.models import RunRecord
-from groundswell.shared.runs.read import RunsNotComparable
-from groundswell.shared.runs.report_pages import UnknownFilter
-from groundswell.shared.runs.service import RunNotFinished, RunService, RunUnreadable
+from groundswell.shared.runs.models import RunNotFinished, RunRecord
+from groundswell.shared.runs.service import RunService, RunUnreadable
 from groundswell.shared.settings import ApiKey, Settings
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -181,7 +183,7 @@ def diff_runs(
     get_run(service, run_a, key)
     get_run(service, run_b, key)
     try:
-        diff = service.diff(run_a, run_b, (page - 1) * limit, limit)
+        diff = RunResults(service).diff(run_a, run_b, (page - 1) * limit, limit)
     except RunNotFinished as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     except RunsNotComparable as exc:
@@ -221,7 +223,7 @@ def read_report(
     }
     try:
         return HTMLResponse(
-            service.report(run_id, documents, **{k: v for k, v in query.items() if v})
+            run_report(service, run_id, documents, **{k: v for k, v in query.items() if v})
         )
     except RunNotFinished as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None

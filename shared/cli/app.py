@@ -45,6 +45,7 @@ COMMAND_MODULES = {
     "review": "review",
     "ledger": "ledger",
     "mcp": "mcp",
+    "import": "formats",
 }
 
 # Modules that add subcommands to another module's group, imported with it.
@@ -55,6 +56,7 @@ SUBCOMMAND_MODULES = {"ledger": ("ledger_export", "ledger_history", "ledger_revi
 COMMAND_SECTIONS = {
     "Pipeline": (
         "run",
+        "import",
         "demo",
         "submit",
         "status",

@@ -27,7 +27,7 @@ def export(run_id: str, root: str | None, as_json: bool) -> None:
     candidate) as Parquet, partitioned by policy version and run."""
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.export.service import export_run
-    from groundswell.shared.runs.read import RunNotReady
+    from groundswell.shared.results.models import RunNotReady
 
     service, _ = _registry_service()
     try:

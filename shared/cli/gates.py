@@ -69,7 +69,7 @@ def gate(run_id: str, gate_file: str | None, as_json: bool) -> None:
     spec = load_gate_or_exit(str(path))
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.gates.service import gate_of_run
-    from groundswell.shared.runs.read import RunNotReady
+    from groundswell.shared.results.models import RunNotReady
 
     service, _ = _registry_service()
     try:
@@ -83,7 +83,7 @@ def gate_after_run(summary: dict, spec, settings) -> int:
     """``run --wait --gate FILE``: the gate's verdict on the run just waited for, printed to
     stderr; a run that did not finish with a summary to gate counts as a fail."""
     from groundswell.shared.gates.service import gate_of_run, render
-    from groundswell.shared.runs.read import RunNotReady
+    from groundswell.shared.results.models import RunNotReady
     from groundswell.shared.runs.service import RunService
     from groundswell.shared.runs.state import StorageOnly
 

@@ -364,12 +364,13 @@ def _shown(row: dict[str, Any], key: str) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
     """What changed from RUN_A to RUN_B: rates side by side and what moved."""
-    from groundswell.shared.runs.read import RunsNotComparable
-    from groundswell.shared.runs.service import RunNotFinished, RunNotFound
+    from groundswell.shared.results.models import RunsNotComparable
+    from groundswell.shared.results.service import RunResults
+    from groundswell.shared.runs.models import RunNotFinished, RunNotFound
 
     service, _ = _registry_service()
     try:
-        result = service.diff(run_a, run_b, 0, limit)
+        result = RunResults(service).diff(run_a, run_b, 0, limit)
     except RunNotFound as exc:
         _fail(f"no run {exc}", 2)
     except (RunNotFinished, RunsNotComparable) as exc:

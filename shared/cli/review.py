@@ -289,7 +289,7 @@ def resolve_command(
 def _run_review(run_id: str):
     from groundswell.shared.cli.policies import _registry_service
     from groundswell.shared.review.store import RunReview
-    from groundswell.shared.runs.service import RunNotFound
+    from groundswell.shared.runs.models import RunNotFound
 
     service, _ = _registry_service()
     try:

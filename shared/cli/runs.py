@@ -878,7 +878,7 @@ def api_configured(settings) -> bool:
 def _local_run(run_id: str):
     """The service over the local store (and Redis, when configured) and the run's record."""
     from groundswell.shared.cli.policies import _registry_service
-    from groundswell.shared.runs.service import RunNotFound
+    from groundswell.shared.runs.models import RunNotFound
 
     service, _ = _registry_service()
     try:
@@ -983,7 +983,7 @@ def cancel(run_id: str) -> None:
         click.echo(f"{run.id}  {run.state}")
         return
     from groundswell.shared.cli.policies import _registry_service
-    from groundswell.shared.runs.service import RunNotFound
+    from groundswell.shared.runs.models import RunNotFound
 
     service, _ = _registry_service()
     try:

@@ -309,9 +309,9 @@ def export_root(service: RunService, record: RunRecord) -> str:
 def export_run(service: RunService, run_id: str, root: str | None = None) -> ExportManifest:
     """Export a finished run (its index and receipts, read through the read side);
     :class:`RunNotReady` when it has not ended with an index."""
+    from groundswell.shared.results.service import RunNotReady, finished_record
     from groundswell.shared.runs.index import IndexMissing, RunIndex
     from groundswell.shared.runs.models import iso, utcnow
-    from groundswell.shared.runs.read import RunNotReady, finished_record
 
     record = finished_record(service, run_id, "exported")
     output = service.store(record.output)

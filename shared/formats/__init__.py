@@ -12,9 +12,65 @@ Offsets are converted here, once, at the source: from the producer's unit (code 
 UTF-8 bytes, UTF-16 code units) to the engines'. Everything after the record is unchanged:
 receipts, reuse, summaries, review, the ledger.
 
-File names, as in every domain: ``models.py`` (the record and the producer, pydantic at the
-boundary), one module a format (``langextract.py``, ``citations.py``, ``docai.py``,
-``mapping.py``), ``offsets.py`` (the unit conversion). It builds on ``corpus``, ``storage``,
+File names, as in every domain: ``models.py`` (each format's records and the producer,
+pydantic at the boundary), ``base.py`` (what a record becomes, the reading all formats share,
+the producer/verifier disagreement counts), one module a format (``langextract.py``,
+``anthropic.py``, ``bedrock.py``, ``azure_di.py``, ``documentai.py``, ``mapped.py``),
+``offsets.py`` (the unit conversion). It builds on ``corpus``, ``storage``,
 ``text`` and ``settings`` and is read by planning and the units; it imports no run
 machinery, no reader of a run and no API.
 """
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from typing import Any
+
+from groundswell.shared.corpus import InputError
+from groundswell.shared.formats.base import Converted, RecordError, read_records, safe_id
+
+# Each format's module (imported when its records are read) and the name of the format.
+FORMATS = {
+    "langextract": "langextract",
+    "anthropic": "anthropic",
+    "bedrock": "bedrock",
+    "azure-di": "azure_di",
+    "documentai": "documentai",
+    "mapped": "mapped",
+}
+
+
+def converter(fmt: str) -> Any:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    return importlib.import_module(f"groundswell.shared.formats.{FORMATS[fmt]}").convert
+
+
+def convert_file(
+    fmt: str,
+    data: bytes,
+    file: str,
+    producer: dict[str, Any],
+    options: dict[str, Any] | None = None,
+) -> Iterator[Converted | InputError]:
+    """Each document of a producer file, or the error of a record that gave none (the
+    records around a bad one are converted as usual)."""
+    convert = converter(fmt)
+    stem = safe_id(file.rsplit("/", 1)[-1].split(".", 1)[0])
+    for n, got in enumerate(read_records(data, file)):
+        if isinstance(got, InputError):
+            yield got
+            continue
+        where, value = got
+        # A record without an id of its own is named by its file, and its line or place.
+        single = where.line is None and not where.prefix
+        default = stem if single else f"{stem}-{where.line if where.line is not None else n + 1}"
+        opts = {**(options or {}), "producer": producer, "default_id": default}
+        try:
+            yield from convert(value, where, opts)
+        except RecordError as exc:
+            yield exc.error
+
+
+__all__ = ["FORMATS", "Converted", "RecordError", "convert_file", "converter"]

@@ -262,8 +262,8 @@ def render(result: GateResult) -> str:
 def gate_of_run(service: RunService, run_id: str, spec: GateSpec) -> GateResult:
     """The gate's verdict on a run of ``service`` (its summary and catalog in its output);
     :class:`RunNotReady` when it has not ended with a summary."""
-    from groundswell.shared.runs.read import RunNotReady, finished_record
-    from groundswell.shared.runs.service import RunNotFound
+    from groundswell.shared.results.service import RunNotReady, finished_record
+    from groundswell.shared.runs.models import RunNotFound
 
     record = finished_record(service, run_id, "gated")
     summary = service.summary(run_id)

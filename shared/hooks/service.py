@@ -125,7 +125,7 @@ def events_of(service: RunService, record: RunRecord) -> tuple[list[str], dict[s
     if service.settings.gate_file is not None:
         from groundswell.shared.gates.models import GateError, load_gate
         from groundswell.shared.gates.service import gate_of_run
-        from groundswell.shared.runs.read import RunNotReady
+        from groundswell.shared.results.models import RunNotReady
 
         try:
             gate = gate_of_run(service, record.id, load_gate(service.settings.gate_file))
@@ -140,7 +140,7 @@ def events_of(service: RunService, record: RunRecord) -> tuple[list[str], dict[s
 
 def payload(record: RunRecord, summary: dict[str, Any] | None, event: str, gate: Any) -> dict:
     """The JSON body of an event: the run, its rates and counts, the gate's result."""
-    from groundswell.shared.runs.finish import policy_rates
+    from groundswell.shared.summary import policy_rates
 
     summary = summary or {}
     rates = {k: v for k, v in policy_rates(summary).items() if k != "finished_at"}

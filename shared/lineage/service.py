@@ -196,7 +196,7 @@ def emit(service: RunService, run_id: str, state: str) -> RunEvent:
         if service.settings.gate_file is not None and summary is not None:
             from groundswell.shared.gates.models import GateError, load_gate
             from groundswell.shared.gates.service import gate_of_run
-            from groundswell.shared.runs.read import RunNotReady
+            from groundswell.shared.results.models import RunNotReady
 
             try:
                 gate = gate_of_run(

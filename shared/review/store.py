@@ -701,13 +701,12 @@ class RunReview:
         from groundswell.shared.admit.normalize import nfc_packet
         from groundswell.shared.corpus import SCHEMA_KEY, parse_schema
         from groundswell.shared.receipts import content_sha256, open_receipt
-        from groundswell.shared.runs.execute import context
 
         if unit is None:
             unit = open_receipt(self.output.get(receipt_key), receipt_key)
         if not isinstance(unit.get("receipt"), dict):
             return None
-        ctx = context(self.service, self.record)
+        ctx = self.service.inputs(self.record)
         runner = ctx.runner
         doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
         schema_data = ctx.corpus.get(SCHEMA_KEY)

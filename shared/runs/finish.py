@@ -31,23 +31,12 @@ from groundswell.shared.runs.layout import (
 )
 from groundswell.shared.runs.models import RunRecord, iso, utcnow
 from groundswell.shared.storage import ObjectStore
+from groundswell.shared.summary import policy_rates
 
 if TYPE_CHECKING:
     from groundswell.shared.runs.service import RunService
 
 log = logging.getLogger("groundswell.runs")
-
-
-def policy_rates(summary: dict[str, Any]) -> dict[str, Any]:
-    """What the per-policy-version gauges report about a finished run."""
-    rates = summary.get("rates", {})
-    return {
-        "grounding_rate": rates.get("claims_accepted"),
-        "escape_rate": rates.get("candidates_escape_rate"),
-        "right_admitted_rate": rates.get("right_values_admitted"),
-        "review_rate": (rates.get("candidates") or {}).get("needs_verification"),
-        "finished_at": summary.get("finished_at"),
-    }
 
 
 def catalog_entry(record: RunRecord, summary: dict[str, Any] | None = None) -> bytes:

@@ -35,6 +35,9 @@ INDEX_FORMAT = 2
 PIECE_ROWS = 4096
 HIGHLIGHTS = 1000
 MAX_SUMMARY_ERRORS = 100
+# The counters an index row carries (its "tally"): claims by verdict, candidates by outcome
+# and by code; a report filters on them without reading receipts.
+TALLIED = ("claims.verdict.", "candidates.outcome.", "candidates.code.")
 
 Key = tuple[str, str]
 

@@ -60,6 +60,14 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{now.microsecond // 1000:03x}{secrets.token_hex(3)}"
 
 
+class RunNotFound(LookupError):
+    """No run of that id (in Redis, nor in storage)."""
+
+
+class RunNotFinished(RuntimeError):
+    """What was asked of a run (its summary, report, diff) exists once it has finished."""
+
+
 class RunSpec(BaseModel):
     """What a caller asks for: a corpus under a policy."""
 

@@ -47,7 +47,7 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
 
     now = now or time.time()
     runs, settings = service.runs, service.settings
-    names = ("runs", "batches", "kept", "plans", "finalized", "rebuilt", "reviews")
+    names = ("runs", "batches", "kept", "plans", "finalized", "rebuilt")
     stats = dict.fromkeys(names, 0)
     stats["rebuilt"] = sync_from_storage(service)
     for run_id in runs.active_run_ids():
@@ -96,9 +96,6 @@ def reconcile(service: RunService, now: float | None = None) -> dict[str, int]:
             runs.nudge(run_id)
             service.enqueue(FINALIZE, [run_id])
             stats["finalized"] += 1
-    from groundswell.shared.review.gauges import refresh
-
-    stats["reviews"] = refresh(service)  # runs answered since: their numbers for the gauges
     return stats
 
 

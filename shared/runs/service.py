@@ -21,7 +21,14 @@ from pydantic import ValidationError
 from groundswell.shared import __version__, metrics, tracing
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs import kinds
-from groundswell.shared.runs.models import RunRecord, RunSpec, iso, new_run_id, utcnow
+from groundswell.shared.runs.models import (
+    RunNotFound,
+    RunRecord,
+    RunSpec,
+    iso,
+    new_run_id,
+    utcnow,
+)
 from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
 from groundswell.shared.settings import ApiKey, Settings
@@ -54,14 +61,6 @@ def queue_of(task: str) -> str:
 
 
 Enqueue = Callable[[str, list[Any]], None]
-
-
-class RunNotFound(LookupError):
-    pass
-
-
-class RunNotFinished(RuntimeError):
-    pass
 
 
 class RunUnreadable(RuntimeError):
@@ -313,35 +312,27 @@ class RunService:
 
         return reconcile(self, now)
 
-    # -- reading a run ----------------------------------------------------------------
+    # -- what a reader of a run asks of it --------------------------------------------
 
-    def receipts_page(
-        self, run_id: str, cursor: dict[str, Any] | None, limit: int
-    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        from groundswell.shared.runs.read import receipts_page
+    def inputs(self, record: RunRecord) -> Any:
+        """The run's inputs as its units see them (corpus, policy version, runner): where a
+        running run's receipts will be, and a document's stored reading, for the read side
+        (:class:`shared.results.models.RunSource`)."""
+        from groundswell.shared.runs.execute import context
 
-        return receipts_page(self, self.get(run_id), cursor, limit)
+        return context(self, record)
 
-    def document_receipts(self, run_id: str, doc_id: str) -> dict[str, Any]:
-        from groundswell.shared.runs.read import document_receipts
+    def known_corpus(self, corpus: str) -> str:
+        """The corpus as runs record it (a folder by its absolute path, links resolved)."""
+        from groundswell.shared.runs.corpora import known_corpus
 
-        return document_receipts(self, self.get(run_id), doc_id)
+        return known_corpus(self, corpus)
 
-    def diff(self, run_a: str, run_b: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
-        from groundswell.shared.runs.read import diff
+    def corpus_runs(self, corpus: str, most: int) -> list[RunRecord]:
+        """The corpus's latest ``most`` runs, newest first."""
+        from groundswell.shared.runs.corpora import corpus_runs
 
-        return diff(self, self.get(run_a), self.get(run_b), offset, limit)
-
-    def report(self, run_id: str, max_documents: int = 50, **query: Any) -> str:
-        """The HTML report of a finished run: ``max_documents`` a page; ``query``: the
-        filters (verdict, outcome, code, document) and cursor (after, before) of the page."""
-        from groundswell.shared.runs.read import report
-        from groundswell.shared.runs.report_pages import ReportQuery, check_filter
-
-        record = self.get(run_id)
-        for name, value in query.items():
-            check_filter(name, value)  # UnknownFilter: a misspelling, not an empty page
-        return report(self, record, ReportQuery(per_page=max_documents, **query))
+        return corpus_runs(self, corpus, most)
 
     # -- policies and schedules -------------------------------------------------------
 

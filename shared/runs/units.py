@@ -39,6 +39,7 @@ from groundswell.shared.receipts import (
     seal,
 )
 from groundswell.shared.runs import kinds
+from groundswell.shared.runs.index import TALLIED
 from groundswell.shared.runs.reading import (
     TIMEOUT,
     StoredReading,
@@ -50,8 +51,6 @@ from groundswell.shared.storage import ObjectStore, StorageRefused
 
 # Keep the result small: a run's error list is for reading, the counters carry the totals.
 MAX_ERRORS_PER_UNIT = 50
-# The counters an index row carries: claims by verdict, candidates by outcome and by code.
-TALLIED = ("claims.verdict.", "candidates.outcome.", "candidates.code.")
 
 
 def unit_key(kind: str, doc_id: str) -> str:

@@ -72,6 +72,8 @@ def test_every_route_through_the_client(finished_runs, tmp_path):
         diff = api.diff(run_a, run_b, limit=5)
         assert diff["pagination"]["limit"] == 5
         assert api.report(run_b, documents=2).startswith("<!doctype html")
+        corpus_page = api.corpus_report(str(SAMPLE_CORPUS), runs=10)
+        assert run_a in corpus_page and 'id="chart-grounding_rate-policies"' in corpus_page
         rows = list(api.receipts(run_b, page_size=3))
         assert len(rows) > 3 and {r.kind for r in rows} >= {"verify", "admit"}
         assert api.receipts_page(run_b, limit=1).has_next_page

@@ -243,6 +243,7 @@ def stack(redis_server, tmp_path_factory):
             "goal": ["Gamma"],
             "q": ["acme"],
             "field": ["total"],
+            "corpus": [str(SAMPLE_CORPUS)],
         }
         with TestClient(app) as bare:
             yield client, bare, known

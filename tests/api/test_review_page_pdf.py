@@ -42,7 +42,10 @@ def test_a_task_of_a_pdf_shows_the_page_and_region_of_its_span(
         "rejected": False,
     }
     settings = Settings(
-        broker_url=redis_server.url, storage_url=str(tmp_path / "out"), review_policy=audit_all
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        review_policy=audit_all,
+        page_render_wait_seconds=0.2,
     )
     service, record = drive_run(settings, corpus=str(corpus))
     review = RunReview(service, record)
@@ -92,3 +95,24 @@ def test_a_task_of_a_pdf_shows_the_page_and_region_of_its_span(
     sha = content_sha256((corpus / "documents" / "protocol.pdf").read_bytes())
     key = render_key(sha, image["page"], settings.page_image_dpi)
     assert review.output.get(key) == png.body
+
+    # Every render slot taken: a page not yet rendered is a 503 with Retry-After (no request
+    # waits past the bound, none starts a render of its own); a stored one is still served.
+    from fastapi import HTTPException
+
+    from groundswell.shared.read.render import render_limit
+
+    limit = render_limit(settings.page_render_concurrency, settings.page_render_wait_seconds)
+    other = 2 if image["page"] == 1 else 1
+    taken = [limit._turns.acquire(timeout=5) for _ in range(settings.page_render_concurrency)]
+    assert all(taken)
+    try:
+        with pytest.raises(HTTPException) as busy:
+            page_png(service, record, "protocol", other)
+        assert busy.value.status_code == 503 and busy.value.headers["retry-after"]
+        assert not review.output.exists(render_key(sha, other, settings.page_image_dpi))
+        assert page_png(service, record, "protocol", image["page"]).body == png.body
+    finally:
+        for _ in taken:
+            limit._turns.release()
+    assert page_png(service, record, "protocol", other).media_type == "image/png"

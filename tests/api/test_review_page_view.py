@@ -7,7 +7,7 @@ from __future__ import annotations
 from groundswell.api.routes.review_page import CONTEXT_CHARS, MAX_WINDOWS, _windows
 from groundswell.shared.admit.engine import FLAG_ORDER, INFO_ORDER
 from groundswell.shared.admit.guard_codes import GUARD_CODES
-from groundswell.shared.report import template
+from groundswell.shared.report.render import template
 from groundswell.shared.review.explain import ADMISSION_CODES, explain_code
 
 EVIL = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
@@ -239,3 +239,41 @@ def test_a_step_to_the_next_open_task_lists_its_answers_not_every_answer(monkeyp
     assert tasks.listed_all == 1
     assert step(150, "prev") == 9
     assert step(199, "next") is None
+
+
+def test_page_images_number_each_candidates_box_as_its_key_and_box_its_role_items():
+    """On a PDF's page the values of a task of several candidates are numbered as the keys
+    that choose them (1, 2), each role item boxed in the other colour, unnumbered; a task
+    of one candidate draws its box without a number."""
+    from groundswell.api.routes.review_page import page_images
+
+    layout = {
+        "groundgate_layout": "0.1",
+        "pages": [{"page": 1, "start": 0, "end": 30, "width": 600, "height": 800}],
+        "words": [
+            [0, 4, 1, 10, 20, 50, 32],
+            [5, 9, 1, 60, 20, 100, 32],
+            [10, 15, 1, 10, 40, 60, 52],
+        ],
+    }
+    decisions = [
+        {"parts": []},
+        {"parts": [{"role": "unit", "start": 10, "end": 15}]},
+        {"parts": []},
+    ]
+    task = {
+        "choices": [
+            {"decision": 2, "value": "1200", "evidence": {"start": 0, "end": 4}},
+            {"decision": 1, "value": "1300", "evidence": {"start": 5, "end": 9}},
+        ]
+    }
+    (image,) = page_images(layout, task, decisions, "/review/tasks/t/pages/")
+    assert image["url"] == "/review/tasks/t/pages/1.png"
+    assert [(b["css"], b["label"], b["x"]) for b in image["boxes"]] == [
+        ("value", "1", 9),
+        ("value", "2", 59),
+        ("role", "", 9),
+    ]
+    assert "unit of 2: 1300" in image["boxes"][2]["title"]
+    one = {"choices": task["choices"][:1]}
+    assert [b["label"] for b in page_images(layout, one, decisions, "u/")[0]["boxes"]] == [""]

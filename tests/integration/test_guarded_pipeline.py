@@ -10,6 +10,7 @@ import pytest
 from groundswell.api.routes.metrics import QueueCollector
 from groundswell.shared.metrics import corpus_label
 from groundswell.shared.receipts import open_receipt
+from groundswell.shared.results.service import RunResults
 from groundswell.shared.runs.index import RunIndex
 from groundswell.shared.runs.inprocess import run_in_process
 from groundswell.shared.runs.models import RunSpec
@@ -99,7 +100,7 @@ def test_default_and_guarded_on_one_labelled_corpus_side_by_side(pipeline, lane,
     assert reviews == round(1 / 3, 6)
 
     # The diff shows both runs side by side, and the candidates that moved.
-    diff = service.diff(runs["default@1"], runs["guarded@1"])
+    diff = RunResults(service).diff(runs["default@1"], runs["guarded@1"])
     assert (diff["policy_a"]["ref"], diff["policy_b"]["ref"]) == ("default@1", "guarded@1")
     rates = {r["rate"]: r for r in diff["rates"]}
     assert (rates["candidate escape rate"]["a"], rates["candidate escape rate"]["b"]) == (0.5, 0)

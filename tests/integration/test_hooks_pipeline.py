@@ -123,6 +123,9 @@ def test_a_run_hook_is_signed_retried_after_500s_and_its_status_shown(
         assert all("secret" not in h for h in listed)
         gone = httpx.delete(f"{url}/v1/hooks/{added.json()['id']}", headers=headers)
         assert gone.status_code == 204
+        # An id that no hook can have is no hook (a long one was once an OS error, a 500).
+        for hostile in ("x" * 10_000, added.json()["id"].upper(), "global-0"):
+            assert httpx.delete(f"{url}/v1/hooks/{hostile}", headers=headers).status_code == 404
 
 
 def test_no_duplicate_delivery_after_a_worker_sigkill(pipeline, receiver):

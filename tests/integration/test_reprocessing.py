@@ -11,6 +11,7 @@ import pytest
 
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.repair import Repairer, RepairPolicy, RepairSettings
+from groundswell.shared.results.service import RunResults
 from groundswell.shared.runs.models import RunSpec
 from groundswell.shared.runs.schedules import ScheduleSpec
 from groundswell.shared.storage import open_store
@@ -129,7 +130,7 @@ def test_publish_schedule_reprocess_diff_and_dry_run(
     assert after["counts"]["candidates"] == baseline["counts"]["candidates"]
 
     # The diff lists exactly the claims whose verdict or tier the setting moved.
-    diff = service.diff(base.id, reprocessed.id)
+    diff = RunResults(service).diff(base.id, reprocessed.id)
     expected = _moved_claims_independently(corpus_dir, v1, v2)
     assert expected, "the setting should move some claims"
     assert {(m["doc_id"], m["id"]) for m in diff["moved"]} == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from groundswell.shared.report import char_offsets, render_report
+from groundswell.shared.report.render import char_offsets, render_report
 
 TEXT = "Revenue was $7,000 in 2024. The café sold 12 units."
 
@@ -190,7 +190,7 @@ def test_hostile_text_in_a_run_comes_out_escaped():
 def test_reports_are_jinja_templates_with_autoescape_shipped_as_package_data():
     from importlib import resources
 
-    from groundswell.shared.report import environment
+    from groundswell.shared.report.render import environment
 
     assert environment().autoescape is True
     files = resources.files("groundswell.shared").joinpath("templates")
@@ -208,7 +208,7 @@ def test_a_large_run_document_maps_its_offsets_in_one_pass(monkeypatch):
     """Byte offsets map to characters in one pass per document, not one pass per candidate
     (the first implementation walked the text once per candidate and took about 4 s on a 1 MB
     document with 3,000 candidates). Counted, not timed: a busy machine cannot fail it."""
-    import groundswell.shared.report as report
+    import groundswell.shared.report.render as report
 
     passes = []
     real = report.char_offsets
@@ -311,7 +311,7 @@ def test_report_and_summary_table_show_repairs_with_before_and_after(tmp_path):
 
 
 def test_the_gold_table_counts_right_values_sent_to_review():
-    from groundswell.shared.report import _summary_view
+    from groundswell.shared.report.render import _summary_view
 
     counts = {
         "candidates.labelled": 5,

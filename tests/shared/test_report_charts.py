@@ -8,15 +8,16 @@ import re
 from html.parser import HTMLParser
 
 from groundswell.shared.charts import bar_chart
-from groundswell.shared.report import render_report
+from groundswell.shared.report.render import render_report
 
 
-def _bars(page: str, chart: str) -> dict[str, int]:
+def bars(page: str, chart: str) -> dict[str, float]:
+    """Each bar's label and number in a page's chart, in the chart's order."""
     at = page.index(f'id="chart-{chart}"')
     figure = page[at : page.index("</figure>", at)]
     return {
-        label: int(value)
-        for label, value in re.findall(r'data-label="([^"]+)" data-value="(\d+)"', figure)
+        label: float(value)
+        for label, value in re.findall(r'data-label="([^"]+)" data-value="([^"]+)"', figure)
     }
 
 
@@ -41,16 +42,16 @@ def test_the_report_draws_its_summary_as_bar_charts():
         "policy": {"ref": "default@1"},
     }
     page = render_report(summary, [], lambda k: None, lambda d: None, lambda d: {}, 10)
-    assert _bars(page, "tiers")["exact"] == 4 and _bars(page, "tiers")["none"] == 1
-    assert _bars(page, "verdicts") == {
+    assert bars(page, "tiers")["exact"] == 4 and bars(page, "tiers")["none"] == 1
+    assert bars(page, "verdicts") == {
         "grounded": 5,
         "grounded_loose": 0,
         "stitched": 0,
         "unlocated": 1,
         "degenerate": 0,
     }
-    assert _bars(page, "outcomes") == {"admitted": 2, "sent to review": 2, "rejected": 1}
-    assert _bars(page, "codes") == {"QUALIFIED_VALUE": 2, "TYPE_INVALID": 1}
+    assert bars(page, "outcomes") == {"admitted": 2, "sent to review": 2, "rejected": 1}
+    assert bars(page, "codes") == {"QUALIFIED_VALUE": 2, "TYPE_INVALID": 1}
     assert "<script" not in page and page.count("<svg") >= 4
     HTMLParser().feed(page)
 

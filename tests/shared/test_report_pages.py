@@ -11,7 +11,7 @@ from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.read import read_bytes
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
 from groundswell.shared.receipts import open_receipt
-from groundswell.shared.report import render_report
+from groundswell.shared.report.render import render_report
 from groundswell.shared.runs.units import UnitRunner
 from groundswell.shared.storage import open_store
 from tests.shared.read.minipdf import build, text

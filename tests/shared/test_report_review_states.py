@@ -10,8 +10,8 @@ import re
 
 import pytest
 
+from groundswell.shared.report.service import report
 from groundswell.shared.review.store import RunReview
-from groundswell.shared.runs.read import report
 from tests.shared.test_review_store import answer, drive_run, settings  # noqa: F401
 
 pytestmark = pytest.mark.integration

@@ -300,19 +300,20 @@ def test_answered_runs_reach_the_gauges_through_reconcile(settings):
     keeps them per corpus and policy version, where the API's collector reads them. An older
     run's numbers never replace a newer run's."""
     from groundswell.api.routes.metrics import review_families
+    from groundswell.shared import upkeep
     from groundswell.shared.metrics import corpus_label
 
     service, record = drive_run(settings)
     review = RunReview(service, record)
     rows = [row for _, row in review.store.rows(review.manifest())]
-    assert service.reconcile()["reviews"] == 0  # nothing answered: nothing refreshed
+    assert upkeep.reconcile(service)["reviews"] == 0  # nothing answered: nothing refreshed
     assert service.runs.review_latest() == {}
     one = next(r for r in rows if r["mode"] == "review")
     review.store.add_answer(answer(one["task"], "ann", "not_in_document", None, 1))
     service.runs.mark_reviewed(record.id)
     service.runs.mark_reviewed(record.id)  # marked twice, refreshed once
-    assert service.reconcile()["reviews"] == 1
-    assert service.reconcile()["reviews"] == 0
+    assert upkeep.reconcile(service)["reviews"] == 1
+    assert upkeep.reconcile(service)["reviews"] == 0
     numbers = service.runs.review_latest()[(record.corpus, "default@1")]
     assert numbers["run_id"] == record.id and numbers["reviewers"] == 1
     assert numbers["tasks"] == {"unanswered": len(rows) - 1, "answered": 1, "disputed": 0}

@@ -8,11 +8,11 @@ from collections import Counter
 from types import SimpleNamespace
 
 from groundswell.shared.receipts import seal
+from groundswell.shared.report.pages import receipt_tally
 from groundswell.shared.runs import index as run_index
 from groundswell.shared.runs.index import IndexWriter, row_line
 from groundswell.shared.runs.layout import summary_key
 from groundswell.shared.runs.models import RunRecord
-from groundswell.shared.runs.report_pages import receipt_tally
 
 
 class CountingStore:

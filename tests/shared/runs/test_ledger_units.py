@@ -13,6 +13,7 @@ import unicodedata
 import pytest
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.report.service import run_report
 from groundswell.shared.settings import Settings
 from tests.shared.runs.driving import drive
 
@@ -370,7 +371,7 @@ def test_a_ledger_unit_that_cannot_load_a_decision_fails_alone_named_in_the_run(
     progress = service.progress(record.id)
     assert (progress.planned, progress.done, progress.failed) == (index.units, index.units, 1)
     # The report's page of the document shows the error where it came from.
-    page = service.report(record.id, document=doc_id)
+    page = run_report(service, record.id, document=doc_id)
     assert f"{key}:{number}" in page and "is not in the document" in page
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from groundswell.shared.corpus import doc_id_of, source_format
 from groundswell.shared.receipts import open_receipt
+from groundswell.shared.report.service import run_report
 from groundswell.shared.runs.inprocess import run_in_process
 from groundswell.shared.runs.plan import CorpusPlanner, step_batches
 from groundswell.shared.runs.reading import READINGS, StoredReading, reader, reading_key
@@ -168,5 +169,5 @@ def test_held_batches_are_sent_once_by_the_record_of_their_read_batch(
     summary = service.summary(record.id)
     assert summary is not None and summary["units"]["read"]["computed"] == READ_DOCUMENTS
     # The report shows a read document's spans in its text read, with their PDF pages.
-    html = service.report(record.id)
+    html = run_report(service, record.id)
     assert "(page 1" in html or "(page 2" in html

@@ -7,7 +7,7 @@ from __future__ import annotations
 from groundswell.shared.admit import admit
 from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.receipts import open_receipt
-from groundswell.shared.runs.diff import labelled_rows, moved_items, rate_rows
+from groundswell.shared.results.diff import labelled_rows, moved_items, rate_rows
 from groundswell.shared.runs.units import UnitRunner
 from groundswell.shared.storage import open_store
 from groundswell.shared.summary import merge, rates

@@ -16,10 +16,11 @@ from urllib.parse import parse_qsl, urlencode
 import pytest
 
 from groundswell.shared.cli.runs import SAMPLE_CORPUS
+from groundswell.shared.report.pages import SCAN_BUDGET, ReportQuery
+from groundswell.shared.report.service import report, run_report
+from groundswell.shared.results.service import RunResults
 from groundswell.shared.review.store import RunReview
 from groundswell.shared.runs import index as run_index
-from groundswell.shared.runs.read import report
-from groundswell.shared.runs.report_pages import SCAN_BUDGET, ReportQuery
 from groundswell.shared.settings import Settings, hash_api_key
 from tests.shared.runs.synthetic_run import CountingStore, synthetic_run
 from tests.shared.test_review_store import drive_run
@@ -75,7 +76,7 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
     _, service, record = stored_run
     run = record.id
     summary = service.summary(run)
-    page = service.report(run)
+    page = run_report(service, run)
     HTMLParser().feed(page)
     # The table of contents and its sections.
     for section in ("summary", "codes", "documents", "failed"):
@@ -87,7 +88,7 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
     # Counts per document in the document list: claims by verdict, candidates by outcome.
     listing = page[page.index('<table class="doclist">') :]
     listing = listing[: listing.index("</table>")]
-    receipts = service.document_receipts(run, "velmora-label")
+    receipts = RunResults(service).document_receipts(run, "velmora-label")
     verdicts = Counter(r["certificate"]["verdict"] for r in receipts["verify"]["records"])
     outcomes = Counter(d["outcome"] for d in receipts["admit"]["receipt"]["decisions"])
     row = next(r for r in listing.split("<tr>") if '"#velmora-label"' in r)
@@ -106,7 +107,7 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
     # Each filter: the documents that pass, and only their matching items.
     codes = [k.split(".", 2)[2] for k in summary["counts"] if k.startswith("candidates.code.")]
     code = codes[0]
-    by_code = service.report(run, code=code)
+    by_code = run_report(service, run, code=code)
     assert (
         f"Showing code <code>{code}</code>" in by_code
         and '<a href="?">clear filters</a>' in by_code
@@ -114,27 +115,27 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
     coded = _shown(by_code)
     assert coded and set(coded) < set(docs)
     for doc in coded:
-        decisions = service.document_receipts(run, doc)["admit"]["receipt"]["decisions"]
+        decisions = RunResults(service).document_receipts(run, doc)["admit"]["receipt"]["decisions"]
         assert any(code in d.get("codes", ()) for d in decisions)
     decisions = _decision_rows(by_code)
     assert decisions and all(f"<code>{code}</code>" in r for r in decisions)
     assert "<th>claim</th>" not in by_code  # a filter on candidates hides the claims
 
-    rejected = service.report(run, outcome="rejected")
+    rejected = run_report(service, run, outcome="rejected")
     for doc in _shown(rejected):
-        decisions = service.document_receipts(run, doc)["admit"]["receipt"]["decisions"]
+        decisions = RunResults(service).document_receipts(run, doc)["admit"]["receipt"]["decisions"]
         assert any(d["outcome"] == "rejected" for d in decisions)
     decisions = _decision_rows(rejected)
     assert decisions and all('<mark class="o-rejected"' in r for r in decisions)
 
-    unlocated = service.report(run, verdict="unlocated")
+    unlocated = run_report(service, run, verdict="unlocated")
     assert _shown(unlocated) and set(_shown(unlocated)) < set(docs)
     section = unlocated.split('<table class="doclist">')[1]
     assert (
         "<th>candidate</th>" not in section
         and 'class="v-grounded">' not in section.split("</table>", 1)[1]
     )
-    assert _shown(service.report(run, document="velmora-label")) == ["velmora-label"]
+    assert _shown(run_report(service, run, document="velmora-label")) == ["velmora-label"]
 
     # Links: each code to its decisions here and in the review queue; each decision to its
     # receipts and to the review queue of its document (the run's tasks are not made yet).
@@ -147,13 +148,13 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
     # Once the run's tasks are made, each decision that has one links to it.
     manifest = RunReview(service, record).manifest()
     tasks = {r["task"] for _, r in RunReview(service, record).store.rows(manifest)}
-    linked = [h for h in _hrefs(service.report(run)) if h.startswith("/review/tasks/")]
+    linked = [h for h in _hrefs(run_report(service, run)) if h.startswith("/review/tasks/")]
     assert linked and {h.removeprefix("/review/tasks/") for h in linked} <= tasks
 
     # Pages: two documents a page, onwards to the last page and back.
     seen, query, pages = [], {}, 0
     while True:
-        got = service.report(run, 2, **query)
+        got = run_report(service, run, 2, **query)
         pages += 1
         shown = _shown(got)
         assert len(shown) == 2 or (len(shown) >= 1 and _link(got, "next") is None)
@@ -165,11 +166,11 @@ def test_report_pages_filters_counts_failures_and_links(stored_run):
         assert following["documents"] == "2" and set(following) == {"after", "documents"}
         if pages == 2:
             back = _link(got, "prev")
-            assert _shown(service.report(run, 2, before=back["before"])) == seen[:2]
+            assert _shown(run_report(service, run, 2, before=back["before"])) == seen[:2]
         query = {"after": following["after"]}
     assert seen == docs and pages == 5 and _link(got, "prev") is not None
     # Filters stay on while paging.
-    first = service.report(run, 1, code=code)
+    first = run_report(service, run, 1, code=code)
     assert _link(first, "next") == {"code": code, "after": coded[0], "documents": "1"}
 
 
@@ -239,7 +240,7 @@ def test_previous_pages_read_the_index_backwards_across_pieces():
 
 
 def test_review_task_lookup_bisects_the_task_list_and_reads_a_few_pieces():
-    from groundswell.shared.runs.report_pages import REVIEW_PIECES, review_tasks
+    from groundswell.shared.review.links import REVIEW_PIECES, review_tasks
 
     objects = {}
     pieces = []
@@ -289,7 +290,7 @@ def test_the_cli_writes_a_filtered_page_of_a_run(stored_run, tmp_path, monkeypat
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     page = out.read_text()
-    assert _shown(page) == _shown(service.report(record.id, 2, outcome="rejected"))
+    assert _shown(page) == _shown(run_report(service, record.id, 2, outcome="rejected"))
     assert "Showing outcome <code>rejected</code>" in page
     after = _link(page, "next")["after"]
     result = CliRunner().invoke(main, [*args, "--after", after])
@@ -315,7 +316,7 @@ def test_the_cli_refuses_a_misspelled_filter_in_one_line_naming_what_exists(
         assert result.exit_code == 2, result.output
         assert len(result.output.strip().splitlines()) == 1 and named in result.output
     with pytest.raises(ValueError, match="unknown code 'NOPE'"):
-        service.report(record.id, 2, code="NOPE")
+        run_report(service, record.id, 2, code="NOPE")
 
 
 def test_rows_written_before_rows_carried_counts_are_filtered_by_their_receipts():
@@ -333,7 +334,7 @@ def test_rows_written_before_rows_carried_counts_are_filtered_by_their_receipts(
 def test_a_page_s_last_document_with_tasks_in_the_next_piece_links_them_all():
     """A document's tasks may go on in the next piece of the task list: the last document
     of a page has all its tasks looked up, not only those of the piece it starts in."""
-    from groundswell.shared.runs.report_pages import review_tasks
+    from groundswell.shared.review.links import review_tasks
 
     def row(doc: str, field: str) -> dict:
         return {"task": f"sha256:{doc}-{field}", "doc_id": doc, "field": field, "key": None}

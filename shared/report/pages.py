@@ -1,4 +1,4 @@
-"""Which documents one page of a run's report shows, and where their review tasks are.
+"""Which documents one page of a run's report shows.
 
 A page costs what it shows, however large the run. Documents come from the run's index in
 ``doc_id`` order from a cursor (after, or before, a document), a piece at a time. A filter
@@ -11,15 +11,13 @@ rows carried counts has its receipt read instead. A filter that matches rarely s
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from groundswell.shared.runs.index import RunIndex
-from groundswell.shared.runs.units import TALLIED
+from groundswell.shared.runs.index import TALLIED, RunIndex
 
 FILTERS = ("verdict", "outcome", "code", "document")
 # What a filter counts (the counters an index row's tally carries): claims by verdict,
@@ -27,7 +25,6 @@ FILTERS = ("verdict", "outcome", "code", "document")
 _TALLY = dict(zip(("verdict", "outcome", "code"), TALLIED, strict=True))
 SCAN_BUDGET = 20_000  # index rows a filtered page reads at most (about five pieces)
 RECEIPT_COST = 20  # a row without a tally costs its receipt: as many rows
-REVIEW_PIECES = 4  # pieces of a run's review task list read for one page, at most
 
 Load = Callable[[str], dict[str, Any] | None]
 
@@ -204,93 +201,3 @@ def review_url(run_id: str, **filters: str) -> str:
 
 def task_url(task_key: str) -> str:
     return f"/review/tasks/{quote(task_key, safe=':')}"
-
-
-@dataclass
-class ReviewLinks:
-    """The review tasks of a page's documents, by (document, field, key)."""
-
-    tasks: dict[tuple[str, str, str | None], list[str]] = field(default_factory=dict)
-    through: str | None = None  # documents after this one were not looked up (None: all were)
-    # Each task's answer state (unanswered, answered, disputed), and its slot's status in the
-    # run's latest resolution when the run has been resolved (review_states fills them).
-    states: dict[str, str] = field(default_factory=dict)
-    resolved: dict[str, str] = field(default_factory=dict)
-
-    def covers(self, doc_id: str) -> bool:
-        return self.through is None or doc_id < self.through
-
-    def task(self, doc_id: str, field_name: str, key: Any) -> str | None:
-        """The task of a decision: the one of its slot (keyed, or its field's)."""
-        for slot_key in dict.fromkeys((key if isinstance(key, str) else None, None)):
-            found = self.tasks.get((doc_id, field_name, slot_key))
-            if found:
-                return found[0] if len(found) == 1 else None
-        return None
-
-
-def review_states(store: Any, run_id: str, links: ReviewLinks) -> None:
-    """The answer state of each task of ``links`` (its reviewers' latest answers: one listing
-    a task, for the page's tasks only) and, when the run has been resolved, each task's slot
-    status in its document's resolution (one object a document of the page)."""
-    from groundswell.shared.review.store import ReviewStore, resolution_object, task_state
-
-    review = ReviewStore(store)
-    page_tasks = {t: where[0] for where, found in links.tasks.items() for t in found}
-    for task in page_tasks:
-        links.states[task] = task_state(review.answers(task))
-    run = review.run_resolution(run_id)
-    docs = set(page_tasks.values())
-    for entry in (run or {}).get("packets") or ():
-        if entry.get("doc_id") not in docs:
-            continue
-        try:
-            resolution = json.loads(store.get(resolution_object(entry["resolution"])))
-        except (KeyError, ValueError):
-            continue
-        for slot in resolution.get("slots") or ():
-            if slot.get("task") in page_tasks and slot.get("status"):
-                links.resolved[slot["task"]] = slot["status"]
-
-
-def review_tasks(
-    get: Callable[[str], bytes], run_id: str, doc_ids: list[str]
-) -> ReviewLinks | None:
-    """The review tasks of the page's documents; None when the run's tasks have not been
-    made (the review page makes them for the whole run on first use; a report does not).
-    The run's task list is in document order: its pieces are bisected, and at most
-    :data:`REVIEW_PIECES` of them read."""
-    from groundswell.shared.review.store import first_piece, run_review_prefix
-
-    try:
-        manifest = json.loads(get(run_review_prefix(run_id) + "manifest.json"))
-    except KeyError:
-        return None
-    out = ReviewLinks()
-    pieces = manifest.get("pieces") or []
-    if not doc_ids or not pieces:
-        return out
-    wanted, lo_doc, hi_doc = set(doc_ids), min(doc_ids), max(doc_ids)
-    cache: dict[int, list[dict[str, Any]]] = {}
-
-    def piece(n: int) -> list[dict[str, Any]]:
-        if n not in cache:
-            data = get(pieces[n]["key"]).decode("utf-8")
-            cache[n] = [json.loads(line) for line in data.splitlines() if line]
-        return cache[n]
-
-    n = lo = first_piece(len(pieces), piece, lo_doc)
-    while n < len(pieces):
-        rows = piece(n)
-        for row in rows:
-            if row["doc_id"] in wanted:
-                where = (row["doc_id"], row["field"], row.get("key"))
-                out.tasks.setdefault(where, []).append(row["task"])
-        if rows and rows[-1]["doc_id"] > hi_doc:  # the last document's tasks may go on
-            break
-        n += 1
-        if n - lo == REVIEW_PIECES and n < len(pieces):
-            # A sparse page over a long task list: the rest link to the review queue.
-            out.through = rows[-1]["doc_id"] if rows else lo_doc
-            break
-    return out

@@ -4,7 +4,7 @@ repair action moved, and the repair rates side by side."""
 from __future__ import annotations
 
 from groundswell.shared.receipts import open_receipt
-from groundswell.shared.runs.diff import moved_items, rate_rows
+from groundswell.shared.results.diff import moved_items, rate_rows
 from groundswell.shared.summary import rates
 from tests.shared.runs.test_units import SAMPLE_DOC, _sample_runner
 

@@ -1,8 +1,12 @@
-"""Reading a run: receipt pages, one document's receipts, diffs, the report.
+"""Reading a run: receipt pages, one document's receipts, diffs.
 
 Each costs what it shows, not what the run holds: a finished run is read through its
 index (a manifest bisect and a piece), a running one through its segments from a
 cursor, and a diff is written once in pieces and then paged.
+
+This is the read side: it reads what a run wrote (its record, index, segments and
+receipts, :data:`RUN_RECORDS`) and never imports what makes a run; where a running run's
+receipts will be follows from its inputs, which the :class:`RunSource` provides.
 """
 
 from __future__ import annotations
@@ -12,32 +16,22 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.receipts import ReceiptError, open_receipt
-from groundswell.shared.runs import kinds
-from groundswell.shared.runs.diff import build_diff, diff_page, labelled_rows, moved_items
+from groundswell.shared.results.diff import build_diff, diff_page, labelled_rows, moved_items
+from groundswell.shared.results.models import ADMIT, VERIFY, RunNotReady, RunsNotComparable
 from groundswell.shared.runs.index import IndexMissing, RunIndex
 from groundswell.shared.runs.layout import diff_prefix
 from groundswell.shared.runs.models import RunRecord
-from groundswell.shared.runs.report_pages import ReportQuery
 from groundswell.shared.runs.segments import Segment, covering_segments
 from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
-    from groundswell.shared.runs.service import RunService
+    from groundswell.shared.results.models import RunSource
 
 
-class RunsNotComparable(ValueError):
-    """Two runs that a diff cannot compare (different corpora)."""
-
-
-class RunNotReady(RuntimeError):
-    """What an exporter (a gate, the Parquet export, a hook) reads of a run is not there:
-    the run is unknown, unfinished, or ended without it. The message says which."""
-
-
-def finished_record(service: RunService, run_id: str, done: str) -> RunRecord:
+def finished_record(service: RunSource, run_id: str, done: str) -> RunRecord:
     """The record of a run that has ended; :class:`RunNotReady` otherwise (``done``: what
     is done to it once it finishes, for the message)."""
-    from groundswell.shared.runs.service import RunNotFound
+    from groundswell.shared.runs.models import RunNotFound
 
     try:
         record = service.get(run_id)
@@ -48,7 +42,8 @@ def finished_record(service: RunService, run_id: str, done: str) -> RunRecord:
     return record
 
 
-def _index(service: RunService, record: RunRecord) -> RunIndex | None:
+def run_index(service: RunSource, record: RunRecord) -> RunIndex | None:
+    """The index of a run, or None before it has one (a running run)."""
     try:
         return RunIndex(service.store(record.output), record.id)
     except IndexMissing:
@@ -56,14 +51,14 @@ def _index(service: RunService, record: RunRecord) -> RunIndex | None:
 
 
 def receipts_page(
-    service: RunService, record: RunRecord, cursor: dict[str, Any] | None, limit: int
+    service: RunSource, record: RunRecord, cursor: dict[str, Any] | None, limit: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """A page of index rows and the cursor of the next page (None at the end).
 
     A finished run pages its index in (doc_id, kind) order (cursor ``{"k": key}``); a run
     still going pages the batches recorded so far, in batch order (``{"s", "o"}``).
     """
-    index = _index(service, record) if record.terminal or not cursor or "k" in cursor else None
+    index = run_index(service, record) if record.terminal or not cursor or "k" in cursor else None
     if index is not None:
         after = tuple(cursor["k"]) if cursor and "k" in cursor else None
         rows, more = index.page(after, limit)  # type: ignore[arg-type]
@@ -106,26 +101,22 @@ def _group_rows(
         yield group.last_key, rows
 
 
-def document_receipts(service: RunService, record: RunRecord, doc_id: str) -> dict[str, Any]:
-    """The verify and admit units of one document (of every kind whose units make receipts),
-    with their receipts."""
-    receipted = [kind.name for kind in kinds.all_kinds() if kind.locate is not None]
+def document_receipts(service: RunSource, record: RunRecord, doc_id: str) -> dict[str, Any]:
+    """The verify and admit units of one document, with their receipts."""
     store = service.store(record.output)
     units: dict[str, dict[str, Any]] = {}
-    index = _index(service, record)
+    index = run_index(service, record)
     if index is not None:
         for row in index.document(doc_id):
             units[row["kind"]] = row
     elif not record.terminal:
         # Still running: where each receipt is (or will be) follows from the inputs alone.
-        from groundswell.shared.runs.execute import context
-
-        runner = context(service, record).runner
-        for kind in receipted:
+        runner = service.inputs(record).runner
+        for kind in (VERIFY, ADMIT):
             key = runner.locate(kind, doc_id)
             if key is not None and store.exists(key):
                 units[kind] = {"unit": f"{kind}/{doc_id}", "kind": kind, "receipt": key}
-    receipts: dict[str, dict[str, Any] | None] = dict.fromkeys(receipted)
+    receipts: dict[str, dict[str, Any] | None] = {VERIFY: None, ADMIT: None}
     for kind, row in units.items():
         key = row.get("receipt")
         if key:
@@ -137,10 +128,10 @@ def document_receipts(service: RunService, record: RunRecord, doc_id: str) -> di
 
 
 def diff(
-    service: RunService, record_a: RunRecord, record_b: RunRecord, offset: int, limit: int
+    service: RunSource, record_a: RunRecord, record_b: RunRecord, offset: int, limit: int
 ) -> dict[str, Any]:
     """Run B against run A: rates, totals and a page of what moved (built once, then paged)."""
-    from groundswell.shared.runs.service import RunNotFinished
+    from groundswell.shared.runs.models import RunNotFinished
 
     if record_a.corpus != record_b.corpus:
         raise RunsNotComparable(
@@ -153,7 +144,7 @@ def diff(
         manifest = json.loads(store_a.get(prefix + "manifest.json"))
     except KeyError:
         summary_a, summary_b = service.summary(record_a.id), service.summary(record_b.id)
-        index_a, index_b = _index(service, record_a), _index(service, record_b)
+        index_a, index_b = run_index(service, record_a), run_index(service, record_b)
         if summary_a is None or summary_b is None or index_a is None or index_b is None:
             unfinished = record_a.id if summary_a is None or index_a is None else record_b.id
             raise RunNotFinished(
@@ -179,74 +170,19 @@ def diff(
     return out
 
 
-def report(service: RunService, record: RunRecord, query: ReportQuery | None = None) -> str:
-    """The HTML report: the summary, the codes, a page of documents (``query``: filters and a
-    cursor) and the failed units. A page reads the index pieces it pages through and the
-    receipts, texts and labels of its own documents, however large the run."""
-    from groundswell.shared.corpus import document_key, labels_key
-    from groundswell.shared.report import render_report
-    from groundswell.shared.runs.report_pages import review_states, review_tasks, select
-    from groundswell.shared.runs.service import RunNotFinished
+class RunResults:
+    """The read side of runs for the API and the CLI: each method names runs by id."""
 
-    query = query or ReportQuery()
-    summary = service.summary(record.id)
-    index = _index(service, record)
-    if summary is None or index is None:
-        raise RunNotFinished(f"run {record.id} is {record.state}: its report needs its summary")
-    output, corpus = service.store(record.output), service.store(record.corpus)
+    def __init__(self, source: RunSource) -> None:
+        self.source = source
 
-    def receipt(key: str) -> dict[str, Any] | None:
-        try:
-            return open_receipt(output.get(key), key)
-        except (KeyError, ValueError):
-            return None
+    def receipts_page(
+        self, run_id: str, cursor: dict[str, Any] | None, limit: int
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        return receipts_page(self.source, self.source.get(run_id), cursor, limit)
 
-    # Index rows written before rows carried counts: a filter reads their receipts (and lets
-    # each go: a scan holds one at a time).
-    selection = select(index, query, receipt)
-    rows = [row for doc in selection.documents for row in doc]
+    def document_receipts(self, run_id: str, doc_id: str) -> dict[str, Any]:
+        return document_receipts(self.source, self.source.get(run_id), doc_id)
 
-    layouts: dict[str, Any] = {}  # the layout of the document just loaded (PDFs)
-
-    def document(doc_id: str) -> str | None:
-        try:
-            return corpus.get(document_key(doc_id)).decode("utf-8", "replace")
-        except KeyError:
-            pass
-        # A document read from PDF, HTML or XML: its stored reading (never read here).
-        from groundswell.shared.runs.execute import context
-
-        try:
-            runner = context(service, record).runner
-            doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
-            if doc.failure is not None:
-                return None
-            layouts[doc_id] = doc.layout
-            return doc.text()
-        except Exception:
-            return None
-
-    def labels(doc_id: str) -> dict[str, Any]:
-        try:
-            return json.loads(corpus.get(labels_key(doc_id)))
-        except (KeyError, ValueError):
-            return {}
-
-    page_docs = [doc[0]["doc_id"] for doc in selection.documents if doc]
-    tasks = review_tasks(output.get, record.id, page_docs)
-    if tasks is not None:
-        review_states(output, record.id, tasks)
-    return render_report(
-        summary,
-        rows,
-        receipt,
-        document,
-        labels,
-        query.per_page,
-        index.manifest.get("document_ids", len(page_docs)),
-        lambda d: layouts.pop(d, None),
-        query=query,
-        selection=selection,
-        review=tasks,
-        highlights=index.highlights if not query.filters() and selection.first else None,
-    )
+    def diff(self, run_a: str, run_b: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        return diff(self.source, self.source.get(run_a), self.source.get(run_b), offset, limit)

@@ -2,7 +2,7 @@
 
 The report of a run shows a table of contents, the summary, the codes, the documents that
 need a person most, a page of documents (their counts, then each one's claims and candidates
-with their spans highlighted in the source) and the failed units; ``shared/runs/report_pages``
+with their spans highlighted in the source) and the failed units; ``report.pages``
 picks the page's documents (filters, cursors) and its review tasks. The review page
 (``groundswell report RECEIPT DOC SCHEMA CANDIDATES``) shows each candidate's outcome, codes
 and value, with its evidence highlighted in the document.
@@ -28,16 +28,16 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
-from groundswell.shared.review.explain import explain_code
-from groundswell.shared.runs.report_pages import (
+from groundswell.shared.report.pages import (
     ReportQuery,
-    ReviewLinks,
     Selection,
     receipt_tally,
     receipt_url,
     review_url,
     task_url,
 )
+from groundswell.shared.review.explain import explain_code
+from groundswell.shared.review.links import ReviewLinks
 from groundswell.shared.summary import (
     OUTCOMES,
     REPAIR_ACTIONS,
@@ -299,8 +299,14 @@ def _candidates(
                 "label": _candidate_label(label, outcome),
                 "pages": _page_list(on),
                 "regions": page_regions(layout, ev.get("start"), ev.get("end")) if layout else [],
-                # The span in the layout's offsets, for the page images (None without one).
+                # The span in the layout's offsets, for the page images (None without one),
+                # and its role items' (sign, scale, unit, key, field), boxed in another colour.
                 "span": (ev.get("start"), ev.get("end")) if layout else None,
+                "role_spans": [
+                    (p.get("start"), p.get("end"), _text(p.get("role")))
+                    for p in d.get("parts") or ()
+                    if layout and ev and isinstance(p, dict) and p.get("role")
+                ],
             }
         )
     return out
@@ -522,7 +528,7 @@ def render_report(
     PDF's layout (called after ``load_document``), so each located span shows the region of
     its words on its pages.
 
-    A run's reader (``shared/runs/read.py``) passes the page: ``query`` (its filters and
+    A page of a run's report (``report/service.py``) passes: ``query`` (its filters and
     cursor), ``selection`` (its documents in ``doc_id`` order and the cursors of the pages
     around it), ``review`` (the review tasks of its documents, when the run's are made) and
     ``highlights`` (the documents that need a person most, listed on the first page).
@@ -580,22 +586,20 @@ def render_report(
 
 
 def _page_images(doc: dict[str, Any], layout: Any, run_id: str | None) -> list[dict[str, Any]]:
-    """The PDF pages the document's candidates cite, each value boxed (the API serves the
-    images: a report read through it shows them; a report written to a file has none)."""
+    """The PDF pages the document's candidates cite, each value boxed and each of its role
+    items boxed in another colour (the API serves the images: a report read through it
+    shows them; a report written to a file has none)."""
     from groundswell.shared.read.render import page_views
 
     if not layout or not run_id:
         return []
-    spans = [
-        (
-            *k["span"],
-            "value",
-            k["id"],
-            f"{k['id']}: {k['field']} {k['value']} ({k['outcome_words']})",
-        )
-        for k in doc["candidates"]
-        if k.get("span")
-    ]
+    spans = []
+    for k in doc["candidates"]:
+        if k.get("span"):
+            name = f"{k['id']}: {k['field']} {k['value']}"
+            spans.append((*k["span"], "value", k["id"], f"{name} ({k['outcome_words']})"))
+            for start, end, role in k.get("role_spans") or ():
+                spans.append((start, end, "role", "", f"{role} of {name}"))
     url = receipt_url(run_id, doc["id"]).removesuffix("receipts") + "pages/"
     return page_views(layout, spans, url)
 
@@ -747,8 +751,10 @@ def review_view(
     title: str,
     references: list[Any] | None = None,
     pages: list[tuple[int, int, int]] | None = None,
+    images: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """What the review page shows: the values it needs, cut and mapped to characters."""
+    """What the review page shows: the values it needs, cut and mapped to characters;
+    ``images``: the cited PDF pages (``receipt_page_images``), shown beside the text."""
     decisions = [d for d in receipt.get("decisions") or [] if isinstance(d, dict)]
     references_text = {
         r["id"]: r["text"]
@@ -867,10 +873,45 @@ def review_view(
         # Those that need a person first; then in reading order.
         "decisions": sorted(views, key=lambda v: (v["rank"], v["at"], v["n"])),
         "segments": _segments(text, spans, anchors, breaks),
+        "images": images or [],
+        "imaged": {im["page"] for im in images or []},
     }
+
+
+def receipt_page_images(
+    receipt: dict[str, Any], layout: dict[str, Any], render: Callable[[int], bytes]
+) -> list[dict[str, Any]]:
+    """The PDF pages a receipt's document evidence is cited on (at most four), each as a PNG
+    in a ``data:`` URL (the page is one file, fetching nothing: its CSP stays) with each
+    candidate's value boxed and numbered as its card, and each role item boxed in another
+    colour. ``render(page)`` gives page ``page``'s PNG, at the resolution of the layout's
+    points times dpi / 72."""
+    import base64
+
+    from groundswell.shared.read.render import page_views
+
+    spans = []
+    decisions = [d for d in receipt.get("decisions") or [] if isinstance(d, dict)]
+    for n, d in enumerate(decisions, 1):  # review_view's numbering: the cards' ids
+        ev = d.get("evidence")
+        if d.get("source") != "document" or not isinstance(ev, dict):
+            continue
+        cid = _text(d.get("candidate_id")) or f"#{n}"
+        title = f"{n}. {cid}: {_text(d.get('field'))} {_text(d.get('value'))} ({d.get('outcome')})"
+        spans.append((ev.get("start"), ev.get("end"), "value", str(n), title))
+        for part in d.get("parts") or ():
+            if isinstance(part, dict) and part.get("role"):
+                role = f"{part['role']} of {n}. {cid}"
+                spans.append((part.get("start"), part.get("end"), "role", "", role))
+    views = page_views(layout, spans, "")
+    for view in views:
+        image = base64.b64encode(render(view["page"])).decode("ascii")
+        view["url"] = f"data:image/png;base64,{image}"
+    return views
 
 
 def iter_review(receipt: dict[str, Any], text: str, **options: Any) -> Iterator[str]:
     """The review page of a receipt that re-derived from its inputs, in pieces to write as
-    they come. ``options`` are ``review_view``'s: ``title``, ``references``, ``pages``."""
+    they come. ``options`` are ``review_view``'s: ``title``, ``references``, ``pages``,
+    ``images``."""
     return template("review.html").generate(**review_view(receipt, text, **options))
