@@ -420,8 +420,8 @@ def test_documentai_entities_become_claims_and_candidates(real_text, tmp_path):
     registry = PolicyRegistry(output)
     registry.ensure_builtins()
     runner = UnitRunner(open_store(str(tmp_path / "c")), output, registry.resolve("default@1"))
-    assert runner.admit("invoice").counts["candidates.outcome.admitted"] >= 1
-    verified = runner.verify("invoice").counts
+    assert runner.unit("admit", "invoice").counts["candidates.outcome.admitted"] >= 1
+    verified = runner.unit("verify", "invoice").counts
     assert verified["claims"] == 2 and verified["claims.accepted"] == 1
 
 
