@@ -363,6 +363,11 @@ class Settings(BaseSettings):
     metrics_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
 
+    # Unit kinds from outside the package: modules (comma separated) imported when the
+    # registry first loads, in workers and the API alike, each registering its kinds
+    # (groundswell.shared.runs.kinds). Every process of a deployment must name the same.
+    kinds_extra: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
     # The shared corpus used by tests and benchmarks (read at run time, never copied).
     shared_corpus: Path = REPO_ROOT.parent / "shared" / "corpus"
 
@@ -378,6 +383,17 @@ class Settings(BaseSettings):
     def _split_corpora(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("kinds_extra", mode="before")
+    @classmethod
+    def _split_modules(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = value.replace(",", " ").split()
+        if isinstance(value, list):
+            for name in value:
+                if not all(part.isidentifier() for part in str(name).split(".")):
+                    raise ValueError(f"{name!r} is not a module name (a.b.c)")
         return value
 
     @field_validator(

@@ -231,6 +231,15 @@ Convert = Callable[[Any, Where, dict[str, Any]], list[Converted]]
 # --- helpers of several formats --------------------------------------------------------------
 
 
+def as_list(value: Any) -> list[Any]:
+    """A member that should be a list, or nothing (a hostile record gives anything)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def decimal_value(value: Any) -> Any:
     """A number as groundgate takes a value: an integer as is, a fraction as a decimal
     string (a JSON number with a fraction is not a value, SPEC §2.5)."""
