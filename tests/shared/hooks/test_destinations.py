@@ -72,6 +72,13 @@ class _Ok(BaseHTTPRequestHandler):
         pass
 
 
+def test_the_metrics_know_every_event():
+    from groundswell.shared import metrics
+    from groundswell.shared.hooks.models import EVENTS
+
+    assert metrics.HOOK_EVENTS == EVENTS
+
+
 def _count(event, outcome):
     labels = {"event": event, "outcome": outcome}
     return REGISTRY.get_sample_value("groundswell_hook_deliveries_total", labels) or 0.0
