@@ -58,7 +58,6 @@ class Converted:
     # A document given as a file to read (a PDF sent to a provider): its bytes and ending.
     source: bytes | None = None
     suffix: str = ".txt"
-    notes: Counter[str] = field(default_factory=Counter)
 
 
 class RecordError(ValueError):
