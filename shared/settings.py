@@ -347,6 +347,9 @@ class Settings(BaseSettings):
     hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
     hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+    # Hosts a key's hook (POST /v1/hooks) may post to besides public ones: exact names or
+    # "*.example.com"; loopback, private and link-local addresses are refused otherwise.
+    hook_allowed_hosts: list[str] = Field(default_factory=list, max_length=1000)
 
     # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
     # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.

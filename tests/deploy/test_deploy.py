@@ -85,6 +85,7 @@ COUNTERS = {
     "groundswell_runs_finished": {"state"},
     "groundswell_bad_records": {"collection"},
     "groundswell_schedule_fires": {"outcome"},
+    "groundswell_hook_deliveries": {"event", "outcome"},
     "groundswell_reads": {"format", "status"},
     "groundswell_read_pages": {"format"},
     "groundswell_http_requests": {"method", "route", "status"},
@@ -612,12 +613,14 @@ def test_alerts_cover_the_failure_modes() -> None:
         "groundswell_pending_batches",
         "groundswell_bad_records_total",
         "groundswell_schedule_fires_total",
+        "groundswell_hook_deliveries_total",
     ):
         assert series in used, series
     # What stays wrong until an operator acts (issue 25): an unreadable record, named by its
     # collection, and schedule fires the allow-list refused (not those that started or skipped).
     assert "by (collection)" in exprs["GroundswellBadRecords"]
     assert 'outcome="refused"' in exprs["GroundswellScheduleFiresRefused"]
+    assert 'outcome="failed"' in exprs["GroundswellHookDeliveriesFailed"]
     # Work waiting for a batch queue's workers is its outstanding batches: its length misses
     # what a lost worker held reserved (issue 25).
     for alert, queue in (
