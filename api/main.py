@@ -52,6 +52,9 @@ def _describe(errors: list[dict]) -> str:
 def create_app(settings: Settings | None = None) -> FastAPI:
     global _collector_registered
     settings = settings or get_settings()
+    from groundswell.shared.runs import kinds
+
+    kinds.load(settings.kinds_extra)  # the unit kinds its routes and metrics name
     app = FastAPI(
         title="groundswell",
         version=__version__,

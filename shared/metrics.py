@@ -174,6 +174,15 @@ SCHEDULE_FIRES = Counter(
     ["outcome"],
 )
 FIRE_OUTCOMES = ("started", "skipped", "refused", "unreadable")
+HOOK_DELIVERIES = Counter(
+    "groundswell_hook_deliveries",
+    "Attempts at run-hook deliveries, by event (finished, failed, gate_failed) and outcome: "
+    "delivered, retried (an error to try again), failed (given up, or refused: a key's hook "
+    "to a host that is not public and not allowed).",
+    ["event", "outcome"],
+)
+HOOK_OUTCOMES = ("delivered", "retried", "failed")
+HOOK_EVENTS = ("finished", "failed", "gate_failed")  # hooks.models.EVENTS (a test holds it)
 
 TASK_PEAK_RSS = Gauge(
     "groundswell_task_peak_rss_bytes",
@@ -237,6 +246,10 @@ def initialize(tasks: Iterable[tuple[str, str]]) -> None:
     if any(task == "schedule" for task, _ in tasks):
         for outcome in FIRE_OUTCOMES:
             SCHEDULE_FIRES.labels(outcome)
+    if any(task == "deliver" for task, _ in tasks):
+        for event in HOOK_EVENTS:
+            for outcome in HOOK_OUTCOMES:
+                HOOK_DELIVERIES.labels(event, outcome)
 
 
 def bad_record(collection: str, key: str, error: object) -> str:

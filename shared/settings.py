@@ -367,6 +367,9 @@ class Settings(BaseSettings):
     hook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     hook_backoff_seconds: float = Field(default=2.0, gt=0, le=3600)
     hook_backoff_max_seconds: float = Field(default=600.0, gt=0, le=86400)
+    # Hosts a key's hook (POST /v1/hooks) may post to besides public ones: exact names or
+    # "*.example.com"; loopback, private and link-local addresses are refused otherwise.
+    hook_allowed_hosts: list[str] = Field(default_factory=list, max_length=1000)
 
     # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
     # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
@@ -379,6 +382,11 @@ class Settings(BaseSettings):
     # the same answer, made once (0: every scrape is made anew).
     metrics_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)
+
+    # Unit kinds from outside the package: modules (comma separated) imported when the
+    # registry first loads, in workers and the API alike, each registering its kinds
+    # (groundswell.shared.runs.kinds). Every process of a deployment must name the same.
+    kinds_extra: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # The shared corpus used by tests and benchmarks (read at run time, never copied).
     shared_corpus: Path = REPO_ROOT.parent / "shared" / "corpus"
@@ -395,6 +403,17 @@ class Settings(BaseSettings):
     def _split_corpora(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("kinds_extra", mode="before")
+    @classmethod
+    def _split_modules(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = value.replace(",", " ").split()
+        if isinstance(value, list):
+            for name in value:
+                if not all(part.isidentifier() for part in str(name).split(".")):
+                    raise ValueError(f"{name!r} is not a module name (a.b.c)")
         return value
 
     @field_validator(

@@ -15,6 +15,7 @@ from tests.import_graph import (
     cycles,
     describe,
     imports,
+    module_files,
     module_graph,
     package_graph,
     package_of,
@@ -135,3 +136,43 @@ def test_a_loose_module_and_a_folder_are_one_package_each() -> None:
     assert "storage" in graph["runs"]
     assert all("." not in node for node in graph)
     assert "cli" in graph
+
+
+# Modules of runs/ that may spell a kind's name, each with why: ``ledger`` is also the name of
+# the run option that turns the ledger kind on (RunSpec.ledger).
+NAMES_ALLOWED = {
+    "groundswell.shared.runs.models": {"ledger"},
+    "groundswell.shared.runs.schedules": {"ledger"},
+}
+REGISTRY = "groundswell.shared.runs.kinds"
+KIND_CONSTANTS = {"READ", "VERIFY", "ADMIT", "LEDGER"}
+
+
+def test_runs_names_no_kind_outside_the_registry() -> None:
+    from groundswell.shared.runs import kinds
+
+    names = set(kinds.names())
+    assert {"read", "verify", "admit", "ledger"} <= names
+    found = []
+    for module, path in module_files().items():
+        if package_of(module) != "runs" or module == REGISTRY:
+            continue
+        allowed = NAMES_ALLOWED.get(module, set())
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in names - allowed:
+                found.append(f"{path.name}:{node.lineno}: the kind name {node.value!r}")
+            elif isinstance(node, ast.ImportFrom):
+                constants = {a.name for a in node.names} & KIND_CONSTANTS
+                if constants:
+                    found.append(f"{path.name}:{node.lineno}: imports {', '.join(constants)}")
+    for edge in imports():
+        if package_of(edge.importer) == "runs" and package_of(edge.imported) == "units":
+            found.append(f"{edge.where()}: imports the kind module {edge.imported}")
+    assert not found, "runs/ names a kind outside runs/kinds.py:\n" + "\n".join(found)
+
+
+def test_the_kind_modules_build_on_the_machinery_and_not_the_other_way() -> None:
+    graph = package_graph(imports())
+    assert "runs" in graph["units"]  # each kind registers itself and runs on the machinery
+    assert "units" not in graph.get("runs", {})  # the registry loads them by name

@@ -12,31 +12,26 @@ import contextlib
 
 from celery import Celery
 
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.service import (
-    ADMIT,
     DELIVER,
     EXPORT,
     FINALIZE,
     HOOKS,
-    LEDGER,
     LINEAGE,
     PLAN,
-    QUEUE_OF,
-    QUEUES,
-    READ,
+    RECONCILE,
     SCHEDULE,
-    VERIFY,
+    queue_of,
 )
+from groundswell.shared.runs.service import queues as all_queues
 from groundswell.shared.settings import Settings, get_settings
 
-TASK_NAMES = {
+# The run's own steps; each unit kind's task is groundswell.<kind> (task_names()).
+STEP_TASKS = {
     PLAN: "groundswell.plan",
-    READ: "groundswell.read",
-    VERIFY: "groundswell.verify",
-    ADMIT: "groundswell.admit",
-    LEDGER: "groundswell.ledger",
     FINALIZE: "groundswell.finalize",
-    "reconcile": "groundswell.reconcile",
+    RECONCILE: "groundswell.reconcile",
     SCHEDULE: "groundswell.scheduled_run",
     EXPORT: "groundswell.export",
     HOOKS: "groundswell.hooks",
@@ -45,8 +40,15 @@ TASK_NAMES = {
 }
 
 
+def task_names() -> dict[str, str]:
+    """Every task by what the core enqueues: the run's steps and each unit kind."""
+    plan, *steps = STEP_TASKS.items()
+    return dict([plan, *((k.name, k.task) for k in kinds.all_kinds()), *steps])
+
+
 def make_app(settings: Settings | None = None) -> Celery:
     s = settings or get_settings()
+    kinds.load(s.kinds_extra)  # before the routes and the tasks, which name every kind
     app = Celery(
         "groundswell",
         broker=s.broker_url,
@@ -92,7 +94,7 @@ def make_app(settings: Settings | None = None) -> Celery:
         visibility_timeout=s.visibility_timeout,
         broker_connection_retry_on_startup=True,
         task_default_queue="control",
-        task_routes={name: {"queue": QUEUE_OF[kind]} for kind, name in TASK_NAMES.items()},
+        task_routes={name: {"queue": queue_of(kind)} for kind, name in task_names().items()},
         task_create_missing_queues=True,
         # Beat: a Redis-backed schedule (entries can change at run time) with a lock; an
         # entry it cannot read is skipped, not fatal to every tick.
@@ -105,7 +107,7 @@ def make_app(settings: Settings | None = None) -> Celery:
         beat_max_loop_interval=5,
         beat_schedule={
             "reconcile": {
-                "task": TASK_NAMES["reconcile"],
+                "task": STEP_TASKS[RECONCILE],
                 "schedule": s.reconcile_interval,
                 "options": {"queue": "control", "expires": s.reconcile_interval},
             }
@@ -117,7 +119,7 @@ def make_app(settings: Settings | None = None) -> Celery:
 def consumed_queues(app: object) -> set[str]:
     """The queues a worker of ``app`` consumes (its -Q; every queue when it names none)."""
     queues = getattr(getattr(app, "amqp", None), "queues", None)
-    return set(getattr(queues, "consume_from", None) or QUEUES)
+    return set(getattr(queues, "consume_from", None) or all_queues())
 
 
 def queue_depths(app: Celery) -> dict[str, int]:
@@ -125,7 +127,7 @@ def queue_depths(app: Celery) -> dict[str, int]:
     does not exist yet)."""
     depths: dict[str, int] = {}
     with app.connection_for_read() as connection:
-        for queue in QUEUES:
+        for queue in all_queues():
             channel = connection.channel()
             try:
                 depths[queue] = int(channel.queue_declare(queue, passive=True).message_count)
@@ -140,7 +142,7 @@ def queue_depths(app: Celery) -> dict[str, int]:
 def purge_queues(app: Celery) -> None:
     """Drop every waiting message of the groundswell queues (tests, and a broker reset)."""
     with app.connection_for_write() as connection:
-        for queue in QUEUES:
+        for queue in all_queues():
             channel = connection.channel()
             try:
                 channel.queue_purge(queue)
@@ -155,9 +157,13 @@ def enqueue_with(app: Celery):
     """The ``enqueue(kind, args)`` callback the core uses: send a task by name."""
 
     def enqueue(kind: str, args: list) -> None:
-        app.send_task(TASK_NAMES[kind], args=args, queue=QUEUE_OF[kind])
+        app.send_task(task_names()[kind], args=args, queue=queue_of(kind))
 
     return enqueue
 
 
 app = make_app()
+# Every task and every queue, the registry's kinds included (loaded by make_app above).
+TASK_NAMES = task_names()
+QUEUE_OF = {task: queue_of(task) for task in TASK_NAMES}
+QUEUES = all_queues()

@@ -135,7 +135,7 @@ def service_env(**settings: object) -> dict[str, str]:
 @dataclass
 class WorkerProcess:
     env: dict[str, str]
-    queues: str = "read,verify,admit,ledger,control"
+    queues: str = ""  # comma separated; empty: every queue (the worker command's default)
     concurrency: int = 1
     name: str = "worker"
     metrics_port: int = 0
@@ -150,8 +150,7 @@ class WorkerProcess:
             "-m",
             "groundswell",
             "worker",
-            "--queues",
-            self.queues,
+            *(["--queues", self.queues] if self.queues else []),
             "--concurrency",
             str(self.concurrency),
             "-n",

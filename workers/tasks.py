@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
+from groundswell.shared.runs import kinds
 from groundswell.workers.app import app
 from groundswell.workers.base import BatchTask, GroundswellTask
 
@@ -19,24 +20,18 @@ def plan(self: GroundswellTask, run_id: RunId) -> None:
     self.service.plan(run_id)
 
 
-@app.task(base=BatchTask, bind=True, name="groundswell.read", pydantic=True)
-def read(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.execute(run_id, batch)
+def _batch_task(kind: kinds.Kind) -> object:
+    """The task of one unit kind's batches (``groundswell.<kind>``, on the kind's queue)."""
+
+    def run(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
+        self.execute(run_id, batch)
+
+    run.__name__ = run.__qualname__ = kind.name
+    return app.task(base=BatchTask, bind=True, name=kind.task, pydantic=True)(run)
 
 
-@app.task(base=BatchTask, bind=True, name="groundswell.verify", pydantic=True)
-def verify(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.execute(run_id, batch)
-
-
-@app.task(base=BatchTask, bind=True, name="groundswell.admit", pydantic=True)
-def admit(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.execute(run_id, batch)
-
-
-@app.task(base=BatchTask, bind=True, name="groundswell.ledger", pydantic=True)
-def ledger(self: BatchTask, run_id: RunId, batch: BatchId) -> None:
-    self.execute(run_id, batch)
+# One task per registered kind (built-in, and GROUNDSWELL_KINDS_EXTRA's).
+BATCH_TASKS = {kind.name: _batch_task(kind) for kind in kinds.all_kinds()}
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)

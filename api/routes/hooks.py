@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
 from groundswell.api.routes.runs import get_run
+from groundswell.shared.hooks.destinations import HookRefused, check_destination
 from groundswell.shared.hooks.models import Hook, HookIn
 from groundswell.shared.hooks.service import HookStore, deliveries, global_hooks
 from groundswell.shared.settings import ApiKey
@@ -35,6 +36,10 @@ def add_hook(body: HookIn, response: Response, service: ServiceDep, key: Princip
         raise HTTPException(
             status.HTTP_409_CONFLICT, f"key {key.name!r} has {MAX_HOOKS_PER_KEY} hooks already"
         )
+    try:
+        check_destination(body.url, service.settings.hook_allowed_hosts)
+    except HookRefused as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"url: {exc}") from None
     hook = Hook.make(body, key.name)
     store.add(hook)
     response.headers["Location"] = f"/v1/hooks/{hook.id}"

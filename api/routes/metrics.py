@@ -129,10 +129,10 @@ class QueueCollector:
 def unconsumed_queues(runs, run_ids: list[str]) -> dict[str, int]:
     """Per queue, the active runs last noted waiting on it (reconcile and every look at a run
     note it) that no live worker consumes now: a worker that starts clears it at once."""
-    from groundswell.shared.runs.service import QUEUES
+    from groundswell.shared.runs.service import queues
 
     consumed = runs.consumed_queues()
-    counts = dict.fromkeys(QUEUES, 0)
+    counts = dict.fromkeys(queues(), 0)
     for noted in runs.noted_waiting(run_ids) if consumed is not None else []:
         if noted and noted.get("queue") in counts and noted["queue"] not in consumed:
             counts[noted["queue"]] += 1

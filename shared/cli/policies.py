@@ -361,9 +361,22 @@ def _shown(row: dict[str, Any], key: str) -> str:
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--limit", default=50, show_default=True, help="Moved items to list.")
+@click.option(
+    "--extractions",
+    is_flag=True,
+    help="RUN_A and RUN_B are corpora (two producers' extractions of the same documents): "
+    "which fields and values they disagree on.",
+)
 @click.option("--json", "as_json", is_flag=True)
-def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
-    """What changed from RUN_A to RUN_B: rates side by side and what moved."""
+def diff(run_a: str, run_b: str, limit: int, extractions: bool, as_json: bool) -> None:
+    """What changed from RUN_A to RUN_B: rates side by side and what moved.
+
+    With --extractions, RUN_A and RUN_B are two corpora (folders or s3://...), such as two
+    models' extractions imported with `groundswell import`: each field and key's values are
+    compared document by document."""
+    if extractions:
+        _diff_extractions(run_a, run_b, limit, as_json)
+        return
     from groundswell.shared.results.models import RunsNotComparable
     from groundswell.shared.results.service import RunResults
     from groundswell.shared.runs.models import RunNotFinished, RunNotFound
@@ -407,5 +420,40 @@ def diff(run_a: str, run_b: str, limit: int, as_json: bool) -> None:
             what += f"; repair {a.get('repair') or '–'} → {b.get('repair') or '–'}"
         click.echo(f"  {item['doc_id']}  {item['kind']} {item['id']}: {what}")
     hidden = result["moved_total"] - len(result["moved"])
+    if hidden > 0:
+        click.echo(f"  ... and {hidden} more (--limit N to list more, --json for everything shown)")
+
+
+def _diff_extractions(corpus_a: str, corpus_b: str, limit: int, as_json: bool) -> None:
+    from groundswell.shared.formats.compare import compare
+    from groundswell.shared.storage import open_store
+
+    result = compare(open_store(corpus_a), open_store(corpus_b), limit)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+
+    def who(producers: list[dict[str, Any]]) -> str:
+        return ", ".join(
+            "/".join(str(p[k]) for k in ("format", "model", "prompt_version") if p.get(k))
+            for p in producers
+        )
+
+    click.echo(f"A: {corpus_a} ({who(result['producers_a']) or 'producer not recorded'})")
+    click.echo(f"B: {corpus_b} ({who(result['producers_b']) or 'producer not recorded'})")
+    click.echo(
+        f"{counted(result['documents'], 'document')} in both "
+        f"({result['documents_only_a']} only in A, {result['documents_only_b']} only in B)"
+    )
+    click.echo(f"{'field':<30} {'agree':>7} {'differ':>7} {'only A':>7} {'only B':>7}")
+    for name, row in result["fields"].items():
+        click.echo(
+            f"{name:<30} {row['agree']:>7} {row['differ']:>7} {row['only_a']:>7} {row['only_b']:>7}"
+        )
+    for d in result["differences"]:
+        key = f" [{d['key']}]" if d["key"] else ""
+        shown = lambda v: ", ".join(v) or "–"  # noqa: E731
+        click.echo(f"  {d['doc_id']}  {d['field']}{key}: {shown(d['a'])} | {shown(d['b'])}")
+    hidden = result["differences_total"] - len(result["differences"])
     if hidden > 0:
         click.echo(f"  ... and {hidden} more (--limit N to list more, --json for everything shown)")

@@ -134,9 +134,9 @@ def worker_argv(
 @click.option(
     "--queues",
     "-Q",
-    default="read,verify,admit,ledger,control",
-    show_default=True,
-    help="Queues to consume.",
+    default=None,
+    help="Queues to consume, comma separated. [default: every queue: each unit kind's "
+    "(read, verify, admit, ledger and GROUNDSWELL_KINDS_EXTRA's) and control]",
 )
 @click.option("--concurrency", "-c", type=int, default=None, help="Pool processes (default: CPUs).")
 @click.option(
@@ -171,7 +171,7 @@ def worker_argv(
 )
 @click.option("--loglevel", "-l", type=LOG_LEVELS, default="INFO", show_default=True)
 def worker(
-    queues: str,
+    queues: str | None,
     concurrency: int | None,
     hostname: str | None,
     name: str | None,
@@ -188,13 +188,6 @@ def worker(
     --max-tasks-per-child, --max-memory-per-child); the prefetch follows the queues."""
     settings = _settings()
     _require_broker(settings, "worker")
-    wanted = [q.strip() for q in queues.split(",") if q.strip()]
-    unknown = set(wanted) - {"read", "verify", "admit", "ledger", "control"}
-    if unknown or not wanted:
-        _fail(
-            f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: "
-            "use read, verify, admit, ledger, control"
-        )
     if autoscale and pool not in (None, "prefork"):
         _fail(f"--autoscale needs the prefork pool, not {pool}", 2)
     directory = settings.metrics_dir or tempfile.mkdtemp(prefix="groundswell-metrics-")
@@ -204,6 +197,19 @@ def worker(
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
     port = settings.worker_metrics_port if metrics_port is None else metrics_port
     os.environ["GROUNDSWELL_WORKER_METRICS_PORT"] = str(port)
+    # The kinds name the queues; loading them imports the metrics, so only once the
+    # multiprocess directory is set (prometheus_client reads it when it is imported).
+    from groundswell.shared.runs import kinds
+
+    try:
+        kinds.load(settings.kinds_extra)
+    except kinds.KindError as exc:
+        _fail(str(exc), 2)
+    known = kinds.queues()
+    wanted = [q.strip() for q in (queues or ",".join(known)).split(",") if q.strip()]
+    unknown = set(wanted) - set(known)
+    if unknown or not wanted:
+        _fail(f"unknown queue(s) {', '.join(sorted(unknown)) or '(none)'}: use {', '.join(known)}")
 
     from groundswell.workers.app import app
     from groundswell.workers.broker import check_broker
@@ -539,10 +545,10 @@ def _service(settings):
 def _await_workers(service, timeout: float = 60) -> None:
     """Until the private workers announce every queue (else the run's first look would find
     no worker on its queues while they start)."""
-    from groundswell.shared.runs.service import QUEUES
+    from groundswell.shared.runs.service import queues
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not set(QUEUES) <= (
+    while time.monotonic() < deadline and not set(queues()) <= (
         service.runs.consumed_queues() or set()
     ):
         time.sleep(0.1)

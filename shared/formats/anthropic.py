@@ -30,6 +30,8 @@ from groundswell.shared.formats.base import (
     RecordError,
     SourceDocument,
     Where,
+    as_dict,
+    as_list,
     char_span,
     cited_documents,
     claim,
@@ -97,9 +99,10 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
     for b, block in enumerate(content):
         if not isinstance(block, dict) or block.get("type") != "text":
             continue
-        for c, raw in enumerate(block.get("citations") or []):
+        for c, raw in enumerate(as_list(block.get("citations"))):
             at = f"message.content[{b}].citations[{c}]"
-            model = ANTHROPIC_CITATIONS.get(raw.get("type") if isinstance(raw, dict) else None)
+            kind = as_dict(raw).get("type")
+            model = ANTHROPIC_CITATIONS.get(kind) if isinstance(kind, str) else None
             if model is None:
                 continue  # web search and search result citations cite no document sent
             cite = validated(model, raw, where, at)

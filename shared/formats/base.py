@@ -58,7 +58,6 @@ class Converted:
     # A document given as a file to read (a PDF sent to a provider): its bytes and ending.
     source: bytes | None = None
     suffix: str = ".txt"
-    notes: Counter[str] = field(default_factory=Counter)
 
 
 class RecordError(ValueError):
@@ -229,6 +228,15 @@ Convert = Callable[[Any, Where, dict[str, Any]], list[Converted]]
 
 
 # --- helpers of several formats --------------------------------------------------------------
+
+
+def as_list(value: Any) -> list[Any]:
+    """A member that should be a list, or nothing (a hostile record gives anything)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def decimal_value(value: Any) -> Any:

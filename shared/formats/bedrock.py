@@ -25,6 +25,8 @@ from groundswell.shared.formats.base import (
     RecordError,
     SourceDocument,
     Where,
+    as_dict,
+    as_list,
     char_span,
     cited_documents,
     claim,
@@ -78,8 +80,7 @@ def _document_block(block: Any) -> dict[str, Any] | None:
 def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted]:
     record = validated(BedrockRecord, value, where)
     docs = sent_documents(record.documents, record.request, where, _document_block, _document)
-    message = (record.response.get("output") or {}).get("message") or {}
-    content = message.get("content")
+    content = as_dict(as_dict(record.response.get("output")).get("message")).get("content")
     if not isinstance(content, list):
         raise RecordError(
             where.error("the response has output.message.content", "response.output.message")
@@ -89,9 +90,9 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
         if not isinstance(cc, dict):
             continue
         statement = " ".join(
-            p["text"] for p in cc.get("content") or [] if isinstance(p, dict) and "text" in p
+            t for p in as_list(cc.get("content")) if isinstance(t := as_dict(p).get("text"), str)
         )
-        for c, cite in enumerate(cc.get("citations") or []):
+        for c, cite in enumerate(as_list(cc.get("citations"))):
             at = f"response.output.message.content[{b}].citationsContent.citations[{c}]"
             location = cite.get("location") if isinstance(cite, dict) else None
             if not isinstance(location, dict) or len(location) != 1:
@@ -107,9 +108,9 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
                 )
             doc = docs[place.documentIndex]
             texts = [
-                s["text"]
-                for s in cite.get("sourceContent") or []
-                if isinstance(s, dict) and isinstance(s.get("text"), str)
+                t
+                for s in as_list(cite.get("sourceContent"))
+                if isinstance(t := as_dict(s).get("text"), str)
             ]
             span, alignment = None, "unaligned"
             extra: dict[str, Any] = {"statement": statement or None, "location": kind}

@@ -30,7 +30,7 @@ from groundswell.shared.formats.base import (
     to_utf8,
     validated,
 )
-from groundswell.shared.formats.models import DocaiDocument, DocaiEntity
+from groundswell.shared.formats.models import DocaiDocument, DocaiEntity, int64_value
 from groundswell.shared.formats.offsets import CODEPOINT, TextOffsets
 
 FORMAT = "documentai"
@@ -46,21 +46,28 @@ def _entities(raw: list[Any], prefix: str, at: str, where: Where):
             yield from _entities(e.properties, name, f"{path}.properties", where)
 
 
-def _money(money: dict[str, Any]) -> str:
-    units = Decimal(int(money.get("units") or 0))
-    nanos = Decimal(int(money.get("nanos") or 0)) / Decimal(10**9)
-    return str((units + nanos).normalize()) if nanos else str(units)
+def _int(value: Any) -> int | None:
+    value = int64_value(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _money(money: dict[str, Any]) -> str | None:
+    units, nanos = _int(money.get("units", 0)), _int(money.get("nanos", 0))
+    if units is None or nanos is None:
+        return None  # not a Money: the mention is the value
+    total = Decimal(units) + Decimal(nanos) / Decimal(10**9)
+    return str(total.normalize()) if nanos else str(units)
 
 
 def _value(e: DocaiEntity) -> tuple[Any, str | None]:
     nv = e.normalizedValue or {}
     money = nv.get("moneyValue")
-    if isinstance(money, dict):
+    if isinstance(money, dict) and (amount := _money(money)) is not None:
         code = money.get("currencyCode")
-        return _money(money), code if isinstance(code, str) else None
-    if "integerValue" in nv:
-        return int(nv["integerValue"]), None
-    if isinstance(nv.get("floatValue"), int | float):
+        return amount, code if isinstance(code, str) else None
+    if (integer := _int(nv.get("integerValue"))) is not None:
+        return integer, None
+    if isinstance(nv.get("floatValue"), int | float) and not isinstance(nv["floatValue"], bool):
         return decimal_value(nv["floatValue"]), None
     if isinstance(nv.get("text"), str):
         return nv["text"], None

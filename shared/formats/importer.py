@@ -129,7 +129,6 @@ def import_files(
                 report.candidates += len(got.candidates)
             report.documents += 1
             report.claims += len(got.claims)
-            report.counts.update(got.notes)
             key = json.dumps(got.producer, sort_keys=True)
             report.producers.setdefault(key, got.producer)
             if check and text is not None:

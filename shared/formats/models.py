@@ -177,7 +177,7 @@ class AzureAnalyzeResult(BaseModel):
 # --- Google Document AI Document -----------------------------------------------------------
 
 
-def _int64(value: Any) -> Any:
+def int64_value(value: Any) -> Any:
     # proto3 JSON writes int64 as a string; a missing index is 0 (proto3 drops defaults)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
@@ -189,7 +189,7 @@ class DocaiSegment(BaseModel):
     startIndex: StrictInt = 0
     endIndex: StrictInt = 0
 
-    _ints = field_validator("startIndex", "endIndex", mode="before")(_int64)
+    _ints = field_validator("startIndex", "endIndex", mode="before")(int64_value)
 
 
 class DocaiAnchor(BaseModel):

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr, ValidationError
 
+from groundswell.shared import metrics
+from groundswell.shared.hooks.destinations import HookRefused, check_destination
 from groundswell.shared.hooks.models import Delivery, Hook, HookIn, delivery_id
 from groundswell.shared.hooks.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from groundswell.shared.later import Later
@@ -86,7 +88,6 @@ class HookStore:
         self.store.delete(f"{HOOKS_PREFIX}{hook_id}.json")
 
     def all(self) -> list[Hook]:
-        from groundswell.shared import metrics
 
         out = []
         for page in self.store.list_pages(HOOKS_PREFIX):
@@ -282,14 +283,18 @@ def attempt(service: RunService, run_id: str, did: str) -> Delivery:
         secret = _secret(service, delivery.hook_id)
         if secret is not None:
             headers[SIGNATURE_HEADER] = sign(secret.get_secret_value(), body)
-        status, error = None, None
+        status, error, refused = None, None, False
         try:
+            if not delivery.hook_id.startswith("global-"):  # a key's hook: not inward
+                check_destination(delivery.url, settings.hook_allowed_hosts)
             answer = httpx.post(
                 delivery.url, content=body, headers=headers, timeout=settings.hook_timeout_seconds
             )
             status = answer.status_code
             if not 200 <= status < 300:
                 error = f"HTTP {status}"
+        except HookRefused as exc:
+            error, refused = f"refused: {exc}"[:500], True
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"[:500]
         now = iso(utcnow())
@@ -300,8 +305,10 @@ def attempt(service: RunService, run_id: str, did: str) -> Delivery:
             "last_error": error,
             "last_attempt_at": now,
         }
-        retry = error is not None and (
-            status is None or status >= 500 or status in RETRIED_STATUSES
+        retry = (
+            error is not None
+            and not refused
+            and (status is None or status >= 500 or status in RETRIED_STATUSES)
         )
         if error is None:
             update.update(status="delivered", delivered_at=now)
@@ -309,6 +316,8 @@ def attempt(service: RunService, run_id: str, did: str) -> Delivery:
             update["status"] = "failed"
         delivery = delivery.model_copy(update=update)
         output.put(key, delivery.model_dump_json().encode())
+        outcome = {"pending": "retried"}.get(delivery.status, delivery.status)
+        metrics.HOOK_DELIVERIES.labels(delivery.event, outcome).inc()
     finally:
         if redis is not None:
             redis.delete(lock)

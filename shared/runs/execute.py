@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared import metrics, tracing
-from groundswell.shared.corpus import InputError, candidates_key, claims_key, document_key
+from groundswell.shared.corpus import InputError, document_key
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.index import IndexMissing, RunIndex
-from groundswell.shared.runs.ledger import LEDGER, load_batch, open_ledger
 from groundswell.shared.runs.models import RunRecord
-from groundswell.shared.runs.segments import Segment, read_segment, sum_counters, write_segment
+from groundswell.shared.runs.segments import Segment, read_segment, write_segment
 from groundswell.shared.runs.state import BatchSpec, RunStore
-from groundswell.shared.runs.units import READ, VERIFY, UnitResult, UnitRunner
+from groundswell.shared.runs.units import UnitResult, UnitRunner
 from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
@@ -129,12 +129,14 @@ def halves(spec: BatchSpec) -> list[BatchSpec]:
 
 
 def given_up(spec: BatchSpec, deliveries: int, why: str) -> Segment:
-    """A unit that never finished, as a failed row that says why."""
-    doc_id = spec.doc_ids[0]
-    if spec.kind == READ:  # its units then read the document themselves, or fail the same way
-        counters = {"units.read.failed": 1, "read.failed.lost": 1}
+    """A unit that never finished, as a failed row that says why (of a kind that leaves no
+    rows, as counters: a reading kind's held units then read the document themselves, or
+    fail the same way)."""
+    doc_id, kind = spec.doc_ids[0], kinds.get(spec.kind)
+    if kind.rows == "none":
+        counters = {f"units.{kind.name}.failed": 1, f"{kind.name}.failed.lost": 1}
         return Segment(spec.batch, spec.kind, [], counters)
-    file = {VERIFY: claims_key, LEDGER: document_key}.get(spec.kind, candidates_key)(doc_id)
+    file = (kind.inputs[0] if kind.inputs else document_key)(doc_id)
     error = InputError(file, f"gave up after {deliveries} deliveries that did not finish: {why}")
     result = UnitResult(spec.kind, doc_id, "failed", errors=[error])
     return Segment(spec.batch, spec.kind, [result.row()], result.counters())
@@ -170,33 +172,9 @@ def run_batch(service: RunService, run_id: str, batch: str, token: str, node: st
                 ctx.output, run_id, given_up(spec, begun.attempts - 1, begun.why or LOST)
             )
             return _record(service, ctx, segment, "gave up")
-    if spec.kind == READ:
-        with Lease(runs, run_id, batch, token, settings.lease_seconds):
-            read = sum_counters(ctx.runner.read(d, spec.source(d)) for d in spec.doc_ids)
-        # A read batch has no index rows: its units' results are its documents' readings.
-        fresh = {k: v for k, v in read.items() if k == "units.read.computed"}
-        segment = Segment(batch, READ, [], read, fresh)
-        return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
-    if spec.kind == LEDGER:
-        ledger = open_ledger(settings.ledger_database_url)
-        with Lease(runs, run_id, batch, token, settings.lease_seconds):
-            failed, loaded = load_batch(ctx, ledger, spec.doc_ids, spec.source)
-        # Index rows only for the units that failed: its counters say what it loaded.
-        segment = Segment(batch, LEDGER, failed, loaded)
-        return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
+    kind = kinds.get(spec.kind)
     with Lease(runs, run_id, batch, token, settings.lease_seconds):
-        results = [
-            ctx.runner.verify(d, spec.source(d))
-            if spec.kind == VERIFY
-            else ctx.runner.admit(d, spec.source(d))
-            for d in spec.doc_ids
-        ]
-    rows = [r.row() for r in results]
-    counters = [r.counters() for r in results]
-    fresh = sum_counters(
-        c for c, row in zip(counters, rows, strict=True) if metrics.computed_now(row)
-    )
-    segment = Segment(batch, spec.kind, rows, sum_counters(counters), fresh)
+        segment = kind.execute(kinds.Work(spec, ctx.runner, settings, ctx))
     return _record(service, ctx, write_segment(ctx.output, run_id, segment), "computed")
 
 
@@ -221,8 +199,9 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
         segment.failed,
         segment.counters,
         service.queued_lease_until(),
-        # A ledger unit is an index unit only once it fails: planned as it is recorded.
-        unplanned=segment.units if segment.kind == LEDGER else 0,
+        # A unit of a kind that leaves rows only when it fails is an index unit only then:
+        # planned as it is recorded.
+        unplanned=segment.units if kinds.get(kind).rows == "failed" else 0,
     )
     if not recorded.fresh:
         return "duplicate"

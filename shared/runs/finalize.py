@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.index import IndexWriter, Key, row_key, row_line
 from groundswell.shared.runs.layout import (
     finalize_prefix,
@@ -50,12 +51,13 @@ FETCH_THREADS = 16
 def unit_counts(counters: dict[str, int]) -> dict[str, dict[str, int]]:
     """``units.<kind>.<status>`` counters as ``{kind: {planned, computed, cached, failed, done}}``."""
     out: dict[str, dict[str, int]] = {}
-    kinds = (
-        ("read", "verify", "admit") if any(k.startswith("units.read.") for k in counters) else ()
-    ) or ("verify", "admit")
-    if any(k.startswith("units.ledger.") for k in counters):
-        kinds += ("ledger",)
-    for kind in kinds:
+    # Every kind the run counted, and those always listed, in the registry's order.
+    listed = [
+        kind.name
+        for kind in kinds.all_kinds()
+        if kind.always_summarized or any(k.startswith(f"units.{kind.name}.") for k in counters)
+    ]
+    for kind in listed:
         row = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("computed", "cached", "failed")}
         would = {s: counters.get(f"units.{kind}.{s}", 0) for s in ("would_compute", "would_reuse")}
         row["done"] = sum(row.values()) + sum(would.values())

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundswell.shared.canonical import canonical_json
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.layout import highlights_key, manifest_key, piece_key
 from groundswell.shared.storage import ObjectStore
 from groundswell.shared.summary import MerkleStream
@@ -330,9 +331,10 @@ class RunIndex:
 
     def document(self, doc_id: str) -> list[dict[str, Any]]:
         """The rows of one document: its verify and admit units, and its ledger unit if it
-        failed (a ledger unit that loads has no row)."""
+        failed (a ledger unit that loads has no row): of every kind that leaves rows, in the
+        index's order."""
         out = []
-        for kind in ("admit", "ledger", "verify"):
+        for kind in sorted(k.name for k in kinds.all_kinds() if k.rows != "none"):
             row = self.find(kind, doc_id)
             if row is not None:
                 out.append(row)

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from groundswell.shared.policies import PolicyRegistry
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.finalize import IndexBuild, build_summary, delete_prefixes
 from groundswell.shared.runs.layout import run_prefix
 from groundswell.shared.runs.plan import CorpusPlanner, step_batches
-from groundswell.shared.runs.segments import Segment, sum_counters, write_segment
+from groundswell.shared.runs.segments import write_segment
 from groundswell.shared.runs.service import engines
-from groundswell.shared.runs.units import READ, VERIFY, UnitRunner
+from groundswell.shared.runs.units import UnitRunner
 from groundswell.shared.settings import Settings
 from groundswell.shared.storage import open_store
 
@@ -42,23 +43,11 @@ def run_in_process(
     run_id = f"in-process-{secrets.token_hex(4)}"
     done = 0
     try:
-        # Read batches come before the batches they hold, as the pipeline runs them.
+        # Reading batches come before the batches they hold, as the pipeline runs them.
         for spec in step_batches(units, settings.batch_bytes, settings.batch_max_units):
-            kind, doc_ids = spec.kind, spec.doc_ids
-            if kind == READ:
-                counters = sum_counters(runner.read(d, spec.source(d)) for d in doc_ids)
-                write_segment(output, run_id, Segment(spec.batch, kind, [], counters))
-            else:
-                results = [
-                    runner.verify(d, spec.source(d))
-                    if kind == VERIFY
-                    else runner.admit(d, spec.source(d))
-                    for d in doc_ids
-                ]
-                rows = [r.row() for r in results]
-                counters = sum_counters(r.counters() for r in results)
-                write_segment(output, run_id, Segment(spec.batch, kind, rows, counters))
-            done += len(doc_ids)
+            segment = kinds.get(spec.kind).execute(kinds.Work(spec, runner, settings))
+            write_segment(output, run_id, segment)
+            done += len(spec.doc_ids)
             if progress:
                 progress(done, len(units))
         build = IndexBuild(output, run_id)

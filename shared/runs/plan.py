@@ -31,18 +31,23 @@ from groundswell.shared.corpus import (
     document_key,
     source_format,
 )
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.layout import batch_id, plan_key
-from groundswell.shared.runs.ledger import LEDGER
 from groundswell.shared.runs.models import iso, utcnow
 from groundswell.shared.runs.state import BatchSpec
-from groundswell.shared.runs.units import ADMIT, READ, VERIFY, unit_key
+from groundswell.shared.runs.units import unit_key
 from groundswell.shared.storage import ObjectInfo, ObjectStore, StorageRefused, drop_snapshot
 from groundswell.shared.words import counted
 
 if TYPE_CHECKING:
+    from groundswell.shared.runs.kinds import Kind
     from groundswell.shared.runs.service import RunService
 
-STREAMS = (DOCUMENTS, CLAIMS, CANDIDATES)
+
+def streams() -> tuple[str, ...]:
+    """The listings planning pages: ``documents/``, then each kind's (``claims/``, ...)."""
+    listed = (k.listing for k in kinds.all_kinds() if k.listing)
+    return tuple(dict.fromkeys((DOCUMENTS, *listed)))
 
 
 @dataclass(slots=True)
@@ -101,7 +106,7 @@ class CorpusPlanner:
         after = (cursor or {}).get("after", {})
         finished = set((cursor or {}).get("finished", ()))
         self.streams = []
-        for prefix in STREAMS:
+        for prefix in streams():
             start = after.get(prefix)
             stream = _Stream(
                 prefix,
@@ -124,6 +129,9 @@ class CorpusPlanner:
         # Documents by format (``documents.format.pdf``), counted once each like ``ignored``.
         self.formats: dict[str, int] = {}
         self.sources: dict[str, list[str]] = {}  # source keys of the pending ids
+        # The kinds planned from the listings, a reading kind last (it plans for the others).
+        planning = [k for k in kinds.all_kinds() if k.plan is not None and k.follow is None]
+        self.planning = sorted(planning, key=lambda k: k.reading)
 
     def counters(self) -> dict[str, int]:
         """What planning counts: inputs that made no unit, documents by format."""
@@ -177,20 +185,12 @@ class CorpusPlanner:
                 self.sources.pop(doc_id, None)
                 self.emitted[doc_id] = entries
                 continue
-            doc_size = seen.get(DOCUMENTS, 0)
             source: str | list[str] | None = None
             if len(keys) > 1:
                 source = sorted(keys)  # two sources for one id: its units fail, unread
             elif keys and keys[0] != document_key(doc_id):
                 source = keys[0]
-            mine = []
-            if CLAIMS in seen:
-                mine.append(PlannedUnit(VERIFY, doc_id, doc_size + seen[CLAIMS], source))
-            if CANDIDATES in seen:
-                mine.append(PlannedUnit(ADMIT, doc_id, doc_size + seen[CANDIDATES], source))
-            if mine and isinstance(source, str) and source_format(source) != "text":
-                cost = READ_COST.get(source_format(source), 1)
-                mine.insert(0, PlannedUnit(READ, doc_id, doc_size * cost, source))
+            mine = self._units(doc_id, seen, source)
             if take is not None and not take(mine):
                 stopped = True
                 break
@@ -217,6 +217,19 @@ class CorpusPlanner:
                 if not self.emitted[doc_id]:
                     del self.emitted[doc_id]
         return units, stopped
+
+    def _units(self, doc_id: str, seen: dict[str, int], source: Any) -> list[PlannedUnit]:
+        """A document's units, one per kind whose planning rule makes one; a reading kind's
+        first (it plans for the others, and they wait for it)."""
+        mine: list[PlannedUnit] = []
+        listed = kinds.Listed(doc_id, seen, source, mine)
+        for kind in self.planning:
+            assert kind.plan is not None
+            weight = kind.plan(listed)
+            if weight is not None:
+                unit = PlannedUnit(kind.name, doc_id, weight, source)
+                mine.insert(0, unit) if kind.reading else mine.append(unit)
+        return mine
 
     def step(self, pages: int, take: Take | None = None) -> list[PlannedUnit]:
         """Read up to ``pages`` listing pages; return the units that became final.
@@ -299,34 +312,32 @@ def batches(
     yield from batcher.finish()
 
 
-# A read unit weighs its source's bytes times what reading a byte costs next to verifying one
-# (bench/read.py: a 10-Q PDF reads at about 150 KB/s, markup at 10 MB/s): read batches stay
-# a second or two of work, so the workers share a corpus of PDFs instead of one of them
-# reading the large ones in a single batch.
-# An image is OCRed: about 3 s of a core per 300-dpi page of 0.5-1 MB (tests/shared/read/test_ocr.py).
-READ_COST = {"pdf": 40, "html": 2, "xml": 2, "image": 25}
-
-
 class StepBatcher:
-    """The batches of one planning step, read batches and the batches that wait for them.
+    """The batches of one planning step, reading batches and the batches that wait for them.
 
     Units of text documents are batched as :class:`Batcher` does. A document read from
-    another format has a ``read`` unit: read units are batched on their own (by source bytes),
-    and each read batch gets one verify and one admit batch of exactly its documents, held
-    until it is recorded, so a held batch never waits for two read batches.
+    another format has a unit of the reading kind (``read``): those are batched on their own
+    (by source bytes), and each reading batch gets one batch of exactly its documents for
+    each kind that waits for a reading, held until it is recorded, so a held batch never
+    waits for two reading batches. Each kind in ``followers`` (on in this run: ``ledger``)
+    adds, behind the batches it follows, a batch of their documents held until they are
+    recorded.
     """
 
-    def __init__(self, max_bytes: int, max_units: int, ledger: bool = False) -> None:
-        self.ledger = ledger  # each verify or admit batch holds a ledger batch (see below)
+    def __init__(self, max_bytes: int, max_units: int, followers: list[Kind] | None = None) -> None:
+        self.followers = followers or []
         self.plain = Batcher(max_bytes, max_units)
         self.reads = Batcher(max_bytes, max_units)
         self.waiting: dict[str, set[str]] = {}  # doc_id -> kinds that wait for its reading
         self.sources: dict[str, Any] = {}
+        reading = kinds.reading_kind()
+        self.reading = reading.name if reading is not None else None
+        self.waiters = [k.name for k in kinds.all_kinds() if k.waits_for_reading]
 
     def add(self, unit: PlannedUnit) -> None:
         if unit.source is not None:
             self.sources[unit.doc_id] = unit.source
-        if unit.kind == READ:
+        if unit.kind == self.reading:
             self.reads.add(unit)
             self.waiting[unit.doc_id] = set()
         elif unit.doc_id in self.waiting:
@@ -336,10 +347,10 @@ class StepBatcher:
 
     @property
     def count(self) -> int:
-        """Batches so far, counting each read batch with the two it holds (and, in a run
-        that loads its ledger, each batch with its ledger batch)."""
-        count = self.plain.count + 3 * self.reads.count
-        return 2 * count if self.ledger else count
+        """Batches so far, counting each reading batch with those it holds (and each batch
+        with its followers' batches)."""
+        count = self.plain.count + (1 + len(self.waiters)) * self.reads.count
+        return (1 + len(self.followers)) * count
 
     def _spec(self, batch: str, kind: str, ids: list[str], **extra: Any) -> BatchSpec:
         sources = {d: self.sources[d] for d in ids if d in self.sources}
@@ -348,47 +359,59 @@ class StepBatcher:
     def finish(self, seq: int, spread: int = 0) -> tuple[list[BatchSpec], int]:
         """The step's batches numbered from ``seq``, and the next number."""
         specs: list[BatchSpec] = []
-        plain = list(self.plain.finish(spread))
-        admitted = {d for kind, ids in plain if kind == ADMIT for d in ids}
-        for kind, ids in plain:
-            spec = self._spec(batch_id(seq), kind, ids)
-            seq += 1
-            seq = self._hold_ledger(spec, admitted, seq, specs)
+        plain = [self._spec("", kind, ids) for kind, ids in self.plain.finish(spread)]
+        seq = self._hold_followers(plain, seq, specs, numbered=False)
         for _, ids in self.reads.finish(spread):
             read = batch_id(seq)
             seq += 1
             held = []
-            for kind in (VERIFY, ADMIT):
+            for kind in self.waiters:
                 mine = [d for d in ids if kind in self.waiting[d]]
                 if mine:
                     held.append(self._spec(batch_id(seq), kind, mine, after=read))
                     seq += 1
-            specs.append(self._spec(read, READ, ids, then=[h.batch for h in held] or None))
-            admitted = {d for h in held if h.kind == ADMIT for d in h.doc_ids}
-            for spec in held:
-                seq = self._hold_ledger(spec, admitted, seq, specs)
+            assert self.reading is not None
+            then = [h.batch for h in held] or None
+            specs.append(self._spec(read, self.reading, ids, then=then))
+            seq = self._hold_followers(held, seq, specs, numbered=True)
         self.waiting, self.sources = {}, {}
         return specs, seq
 
-    def _hold_ledger(
-        self, spec: BatchSpec, admitted: set[str], seq: int, specs: list[BatchSpec]
+    def _hold_followers(
+        self, group: list[BatchSpec], seq: int, specs: list[BatchSpec], numbered: bool
     ) -> int:
-        """Append ``spec`` and, in a run that loads its ledger, the ledger batch it holds: of
-        an admission batch, its documents; of a verification batch, those without one."""
-        mine = [d for d in spec.doc_ids if spec.kind == ADMIT or d not in admitted]
-        if not self.ledger or not mine:
-            specs.append(spec)
-            return seq
-        specs.append(replace(spec, then=[*(spec.then or []), batch_id(seq)]))
-        specs.append(self._spec(batch_id(seq), LEDGER, mine, after=spec.batch))
-        return seq + 1
+        """Append ``group``'s batches (numbered here unless ``numbered``), each followed by
+        the batches it holds for the followers, numbered from ``seq``; the next number."""
+        holds: list[list[tuple[str, list[str]]]] = [[] for _ in group]
+        for kind in self.followers:
+            assert kind.follow is not None
+            for mine, ids in zip(holds, kind.follow(group), strict=True):
+                if ids:
+                    mine.append((kind.name, ids))
+        for spec, mine in zip(group, holds, strict=True):
+            if not numbered:
+                spec = replace(spec, batch=batch_id(seq))
+                seq += 1
+            if not mine:
+                specs.append(spec)
+                continue
+            numbers = [batch_id(seq + i) for i in range(len(mine))]
+            specs.append(replace(spec, then=[*(spec.then or []), *numbers]))
+            for number, (kind, ids) in zip(numbers, mine, strict=True):
+                specs.append(self._spec(number, kind, ids, after=spec.batch))
+            seq += len(mine)
+        return seq
 
 
 def step_batches(
-    units: list[PlannedUnit], max_bytes: int, max_units: int, seq: int = 0, ledger: bool = False
+    units: list[PlannedUnit],
+    max_bytes: int,
+    max_units: int,
+    seq: int = 0,
+    followers: list[Kind] | None = None,
 ) -> list[BatchSpec]:
     """``units`` as numbered batches (see :class:`StepBatcher`)."""
-    batcher = StepBatcher(max_bytes, max_units, ledger)
+    batcher = StepBatcher(max_bytes, max_units, followers)
     for unit in units:
         batcher.add(unit)
     return batcher.finish(seq)[0]
@@ -612,11 +635,8 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 return True
         if step is None:
             planner = CorpusPlanner(corpus, state.cursor, settings.list_page_size, run_id)
-            batcher = StepBatcher(
-                settings.batch_bytes,
-                settings.batch_max_units,
-                ledger=record.ledger and not record.dry_run,
-            )
+            followers = [k for k in kinds.all_kinds() if k.follow and k.on_in(record)]
+            batcher = StepBatcher(settings.batch_bytes, settings.batch_max_units, followers)
             room = max(1, window - state.outstanding)
 
             def take(
@@ -657,7 +677,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 if not spec.held:  # a held batch is sent by the record of its read batch
                     service.enqueue(spec.kind, [run_id, spec.batch])
         if step.finished:
-            for prefix in STREAMS:
+            for prefix in streams():
                 drop_snapshot(corpus, prefix, run_id)
             progress = runs.progress(run_id)
             if committed and progress is not None and progress.planned == 0:

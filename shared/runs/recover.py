@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.execute import halves
 from groundswell.shared.runs.finalize import unit_counts
 from groundswell.shared.runs.layout import (
@@ -28,12 +29,10 @@ from groundswell.shared.runs.layout import (
     run_id_of_catalog_key,
     run_json,
 )
-from groundswell.shared.runs.ledger import LEDGER
 from groundswell.shared.runs.models import RunRecord, listed_at
 from groundswell.shared.runs.plan import PlanStep
 from groundswell.shared.runs.segments import Segment, covering_segments, read_segment, sum_counters
 from groundswell.shared.runs.state import BatchSpec
-from groundswell.shared.runs.units import ADMIT, READ, VERIFY
 from groundswell.shared.storage import ObjectStore
 
 if TYPE_CHECKING:
@@ -191,9 +190,12 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
         return record
     steps = list(_plan_steps(output, run_id))
     last = steps[-1] if steps else None
-    pending, planned, batches_planned = [], dict.fromkeys((VERIFY, ADMIT, READ, LEDGER), 0), 0
+    pending, planned, batches_planned = [], dict.fromkeys(kinds.names(), 0), 0
     done, failed, batches_done, parts = 0, 0, 0, []
-    failed_ledger = 0  # ledger units join the index (and the planned units) when they fail
+    # Units of a kind that leaves rows only when they fail join the index (and the planned
+    # units) when they fail.
+    rows_of = {kind.name: kind.rows for kind in kinds.all_kinds()}
+    failed_late = 0
     groups = _groups(service, output, run_id)
     group = next(groups, None)
     for step in steps:
@@ -210,17 +212,16 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
             for segment in present.values():
                 done += segment.units
                 failed += segment.failed
-                failed_ledger += segment.units if segment.kind == LEDGER else 0
+                failed_late += segment.units if rows_of[segment.kind] == "failed" else 0
                 batches_done += 1
                 parts.append(segment.counters)
     counters = sum_counters(parts)
     for kind, n in planned.items():
         if n:
             counters[f"units.{kind}.planned"] = n
-    # The index holds verify and admit units, and the ledger units that failed; reads and
-    # the other ledger units count in counters.
-    planned.pop(READ)
-    planned[LEDGER] = failed_ledger
+    # The index holds the units of the kinds that leave a row each, and the failed units of
+    # those that leave rows only then; the others count in counters.
+    indexed = sum(n for kind, n in planned.items() if rows_of[kind] == "every") + failed_late
     finished = bool(last and last.finished)
     state = "running" if finished else ("planning" if steps else "queued")
     record = record.model_copy(update={"state": state})
@@ -228,7 +229,7 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
         "plan_step": len(steps),
         "plan_done": 1 if finished else 0,
         "next_seq": last.next_seq if last else 0,
-        "units_planned": sum(planned.values()),
+        "units_planned": indexed,
         "units_done": done,
         "units_failed": failed,
         "batches_planned": batches_planned,
@@ -242,7 +243,7 @@ def rebuild_run(service: RunService, output: ObjectStore, run_id: str) -> RunRec
         "run %s rebuilt from storage: %d/%d units done, %d batches pending",
         run_id,
         done,
-        sum(planned.values()),
+        indexed,
         len(pending),
     )
     if finished and not pending:

@@ -13,10 +13,14 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.runs.layout import batch_of, segment_key, segment_prefix
 from groundswell.shared.storage import ObjectStore
+
+if TYPE_CHECKING:
+    from groundswell.shared.runs.state import BatchSpec
+    from groundswell.shared.runs.units import UnitResult
 
 SEGMENT_FORMAT = 1
 
@@ -73,6 +77,17 @@ def sum_counters(parts: Iterable[dict[str, int]]) -> dict[str, int]:
     for part in parts:
         total.update(part)
     return {k: v for k, v in total.items() if v}
+
+
+def unit_segment(spec: BatchSpec, results: list[UnitResult]) -> Segment:
+    """The segment of a batch whose units each leave a row: the rows, the summed counters,
+    and those of the units computed now (what the metrics count)."""
+    from groundswell.shared.metrics import computed_now
+
+    rows = [r.row() for r in results]
+    counters = [r.counters() for r in results]
+    fresh = sum_counters(c for c, row in zip(counters, rows, strict=True) if computed_now(row))
+    return Segment(spec.batch, spec.kind, rows, sum_counters(counters), fresh)
 
 
 def write_segment(store: ObjectStore, run_id: str, segment: Segment) -> Segment:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from groundswell.shared import __version__, metrics, tracing
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.models import (
     RunNotFound,
     RunRecord,
@@ -35,33 +36,29 @@ from groundswell.shared.storage import ObjectStore, open_store
 
 log = logging.getLogger("groundswell.runs")
 
-# Task names, shared by the enqueue callback and the Celery task registry.
-PLAN, VERIFY, ADMIT, FINALIZE, SCHEDULE = "plan", "verify", "admit", "finalize", "schedule"
-READ = "read"
-LEDGER = "ledger"
+# Task names of the run's own steps, shared by the enqueue callback and the Celery task
+# registry; each unit kind's batches go by the kind's name (runs/kinds.py).
+PLAN, FINALIZE, SCHEDULE, RECONCILE = "plan", "finalize", "schedule", "reconcile"
 # What a finished run sends out (never on the path of a unit): its Parquet export, its
 # hooks' deliveries (planned, then each sent and retried on its own).
 EXPORT = "export"
 HOOKS = "hooks"
 DELIVER = "deliver"
 LINEAGE = "lineage"  # an OpenLineage event: START at submit, COMPLETE or FAIL at the end
+# The run's own steps, all on the control queue.
+STEPS = (PLAN, FINALIZE, RECONCILE, SCHEDULE, EXPORT, HOOKS, DELIVER, LINEAGE)
 
-# The queue of each task (workers/app.py routes by it; a run's waiting_for reads it).
-QUEUES = ("read", "verify", "admit", "ledger", "control")
-QUEUE_OF = {
-    PLAN: "control",
-    READ: "read",  # reading PDFs is CPU-heavy: its own queue and workers
-    VERIFY: "verify",
-    ADMIT: "admit",
-    LEDGER: "ledger",  # writes to the ledger's database: its own workers, sized to it
-    FINALIZE: "control",
-    "reconcile": "control",
-    SCHEDULE: "control",
-    EXPORT: "control",
-    HOOKS: "control",
-    DELIVER: "control",
-    LINEAGE: "control",
-}
+
+def queues() -> tuple[str, ...]:
+    """The queues workers consume, in pipeline order: each kind's, then ``control``."""
+    return kinds.queues()
+
+
+def queue_of(task: str) -> str:
+    """The queue of a task: a step of the run's is on ``control``, a kind's on its own
+    (workers/app.py routes by it; a run's waiting_for reads it)."""
+    return kinds.CONTROL if task in STEPS else kinds.get(task).queue
+
 
 Enqueue = Callable[[str, list[Any]], None]
 
@@ -78,16 +75,8 @@ class RunUnreadable(RuntimeError):
 
 
 def engines() -> dict[str, Any]:
-    from groundswell.shared.admit import ENGINE_REVISION as ADMIT_REVISION
-    from groundswell.shared.admit import SPEC_VERSION
-    from groundswell.shared.verify import ENGINE_REVISION as VERIFY_REVISION
-
-    return {
-        "groundswell": __version__,
-        "verify": VERIFY_REVISION,
-        "admit": ADMIT_REVISION,
-        "admit_spec": SPEC_VERSION,
-    }
+    """This release and the engine revisions of its unit kinds, as a run records them."""
+    return {"groundswell": __version__, **kinds.engines()}
 
 
 class RunService:

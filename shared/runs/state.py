@@ -35,18 +35,17 @@ from typing import Any
 
 import redis
 
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.liveness import Holder, Running, holder_alive
 from groundswell.shared.runs.models import RunRecord, listed_at
 
 PREFIX = "gs"
-# The kinds of batch a run sends, each to the queue of its name (workers/app.py QUEUE_OF).
-BATCH_KINDS = ("read", "verify", "admit", "ledger")
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
 
 _COMMIT_PLAN = """
 -- KEYS: run, pending, leases, counters, held
 -- ARGV: expected step, now, lease until, next seq, units, finished, cursor,
---       verify units, admit units, counters (JSON), batches sent now by kind (JSON),
+--       counters (JSON, with units.<kind>.planned), batches sent now by kind (JSON),
 --       then (batch, spec, held) triples
 if redis.call('HEXISTS', KEYS[1], 'record') == 0 then
   return {0, 0}  -- the run is unknown (Redis lost it): reconcile rebuilds it first
@@ -56,7 +55,7 @@ if step ~= tonumber(ARGV[1]) then
   return {0, redis.call('HLEN', KEYS[2])}
 end
 local n = 0
-for i = 12, #ARGV, 3 do
+for i = 10, #ARGV, 3 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   if ARGV[i + 2] == '1' then
     redis.call('SADD', KEYS[5], ARGV[i])  -- no lease: sent when its read batch is recorded
@@ -65,10 +64,10 @@ for i = 12, #ARGV, 3 do
   end
   n = n + 1
 end
-for name, value in pairs(cjson.decode(ARGV[10])) do
+for name, value in pairs(cjson.decode(ARGV[8])) do
   redis.call('HINCRBY', KEYS[4], name, value)
 end
-for kind, value in pairs(cjson.decode(ARGV[11])) do
+for kind, value in pairs(cjson.decode(ARGV[9])) do
   redis.call('HINCRBY', KEYS[1], 'sent.' .. kind, value)
 end
 redis.call('HSET', KEYS[1], 'plan_step', step + 1, 'next_seq', ARGV[4], 'plan_cursor', ARGV[7],
@@ -77,12 +76,6 @@ redis.call('HINCRBY', KEYS[1], 'units_planned', ARGV[5])
 redis.call('HINCRBY', KEYS[1], 'batches_planned', n)
 if ARGV[6] == '1' then
   redis.call('HSET', KEYS[1], 'plan_done', 1)
-end
-if tonumber(ARGV[8]) > 0 then
-  redis.call('HINCRBY', KEYS[4], 'units.verify.planned', ARGV[8])
-end
-if tonumber(ARGV[9]) > 0 then
-  redis.call('HINCRBY', KEYS[4], 'units.admit.planned', ARGV[9])
 end
 return {1, redis.call('HLEN', KEYS[2])}
 """
@@ -626,9 +619,10 @@ class RunStore:
         counters: dict[str, int] | None = None,
     ) -> tuple[bool, int]:
         """Add planning step ``step`` (1-based) if the run is at step - 1. (committed, pending)."""
-        # Units are what the index holds (verify, admit); read and ledger units count in
-        # counters (a ledger unit that fails joins the index, and the units, when recorded).
-        units = {"verify": 0, "admit": 0}
+        # Units are what the index holds: those of the kinds that leave a row each. Every
+        # kind's count is in counters (a unit of a kind that leaves a row only when it fails
+        # joins the index, and the units, when recorded).
+        units: dict[str, int] = {}
         sent: dict[str, int] = {}  # the batches the caller sends now (held ones wait)
         args: list[Any] = []
         for spec in batches:
@@ -637,9 +631,10 @@ class RunStore:
                 sent[spec.kind] = sent.get(spec.kind, 0) + 1
             args += [spec.batch, spec.dumps(), 1 if spec.held else 0]
         counters = dict(counters or {})
-        for kind in ("read", "ledger"):  # no index rows: counted in counters only
-            if units.get(kind):
-                counters[f"units.{kind}.planned"] = units[kind]
+        for kind, n in units.items():
+            if n:
+                counters[f"units.{kind}.planned"] = counters.get(f"units.{kind}.planned", 0) + n
+        indexed = sum(n for kind, n in units.items() if kinds.get(kind).rows == "every")
         ok, pending = self._commit_plan(
             keys=[
                 *self._batch_keys(run_id)[:3],
@@ -651,11 +646,9 @@ class RunStore:
                 time.time(),
                 lease_until,
                 next_seq,
-                units["verify"] + units["admit"],
+                indexed,
                 1 if finished else 0,
                 json.dumps(cursor),
-                units["verify"],
-                units["admit"],
                 json.dumps(counters),
                 json.dumps(sent),
                 *args,
@@ -827,13 +820,14 @@ class RunStore:
         """Per batch kind, the batches these runs have sent and not yet recorded: work
         waiting in a queue, reserved by a worker or running, however many messages the
         broker shows (the autoscaler's signal). One read per run, whatever its size."""
-        fields = [f"{part}.{kind}" for kind in BATCH_KINDS for part in ("sent", "recorded")]
+        batch_kinds = kinds.names()
+        fields = [f"{part}.{kind}" for kind in batch_kinds for part in ("sent", "recorded")]
         pipe = self.r.pipeline(transaction=False)
         for run_id in run_ids:
             pipe.hmget(self._k(run_id), fields)
-        out = dict.fromkeys(BATCH_KINDS, 0)
+        out = dict.fromkeys(batch_kinds, 0)
         for values in pipe.execute():
-            for i, kind in enumerate(BATCH_KINDS):
+            for i, kind in enumerate(batch_kinds):
                 sent, recorded = (int(v or 0) for v in values[2 * i : 2 * i + 2])
                 out[kind] += max(0, sent - recorded)
         return out

@@ -18,10 +18,11 @@ if TYPE_CHECKING:
 
 def needed_queues(kinds: Iterable[str]) -> list[str]:
     """The queues a run with pending batches of ``kinds`` needs, in pipeline order."""
-    from groundswell.shared.runs.service import QUEUE_OF, QUEUES
+    from groundswell.shared.runs import kinds as registry
 
-    needed = {"control"} | {QUEUE_OF[kind] for kind in kinds if kind in QUEUE_OF}
-    return [queue for queue in QUEUES if queue in needed]
+    known = {kind.name: kind.queue for kind in registry.all_kinds()}
+    needed = {registry.CONTROL} | {known[kind] for kind in kinds if kind in known}
+    return [queue for queue in registry.queues() if queue in needed]
 
 
 def waiting_for(service: RunService, run_id: str) -> dict[str, str] | None:

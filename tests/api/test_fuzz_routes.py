@@ -51,7 +51,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/ledger/claims"): {
         "json": {"corpus": str(SAMPLE_CORPUS), "document_id": "x", "claim": {"quote": "q"}}
     },
-    ("POST", "/v1/hooks"): {"json": {"url": "https://hooks.example.com/groundswell"}},
+    ("POST", "/v1/hooks"): {"json": {"url": "https://93.184.215.14/groundswell"}},
     ("POST", "/review/sign-in"): {"data": {"key": ADMIN, "next": "/review"}},
     ("POST", "/review/sign-out"): {"data": {}},
 }

@@ -127,7 +127,7 @@ def _owned(client: httpx.Client, corpus: Path, run_id: str) -> dict[str, str]:
     schedule = client.post(
         "/v1/schedules", json={"corpus": str(corpus), "every_seconds": 3600}
     ).json()
-    hook = client.post("/v1/hooks", json={"url": "https://hooks.example.com/groundswell"})
+    hook = client.post("/v1/hooks", json={"url": "https://93.184.215.14/groundswell"})
     assert hook.status_code == 201, hook.text
     return {
         "page": "1",

@@ -29,16 +29,24 @@ def test_computed_now_tells_work_done_from_a_receipt_found(tmp_path):
     corpus.put("claims/orphan.jsonl", b'{"id": "a", "claim": "x"}\n')  # no document
 
     runner = _runner(tmp_path)
-    first = [runner.verify("ok"), runner.admit("bad"), runner.verify("orphan")]
+    first = [
+        runner.unit("verify", "ok"),
+        runner.unit("admit", "bad"),
+        runner.unit("verify", "orphan"),
+    ]
     assert [r.status for r in first] == ["computed", "failed", "failed"]
     assert all(computed_now(r.row()) for r in first)
 
-    again = [runner.verify("ok"), runner.admit("bad"), runner.verify("orphan")]
+    again = [
+        runner.unit("verify", "ok"),
+        runner.unit("admit", "bad"),
+        runner.unit("verify", "orphan"),
+    ]
     assert [r.status for r in again] == ["cached", "failed", "failed"]
     # The receipt of a result and of a failure are found again; a missing input is not cached.
     assert [computed_now(r.row()) for r in again] == [False, False, True]
 
-    recomputed = _runner(tmp_path, only="all").verify("ok")
+    recomputed = _runner(tmp_path, only="all").unit("verify", "ok")
     assert recomputed.status == "computed" and computed_now(recomputed.row())
 
 

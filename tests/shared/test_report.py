@@ -278,7 +278,7 @@ def test_report_and_summary_table_show_repairs_with_before_and_after(tmp_path):
     runner, corpus, output = _sample_runner(
         tmp_path, {"repair_mode": "substitute", "salvage_policy": "longest_grounded"}
     )
-    unit = runner.verify(SAMPLE_DOC)
+    unit = runner.unit("verify", SAMPLE_DOC)
     counts = dict(unit.counts)
     summary = {"run_id": "r1", "counts": counts, "rates": rates(counts), "policy": {}}
     index = [

@@ -83,7 +83,7 @@ def test_regions_bisect_the_layout_in_bytes(reading):
 
 def test_an_admission_unit_of_a_pdf_records_the_pages_of_its_evidence(tmp_path, reading):
     runner, output = _unit_runner(tmp_path, reading.text)
-    result = runner.admit("d", "documents/d.pdf")
+    result = runner.unit("admit", "d", "documents/d.pdf")
     assert result.status == "computed", result.errors
     body = open_receipt(output.get(result.receipt_key), result.receipt_key)
     decisions = body["receipt"]["decisions"]
@@ -92,7 +92,7 @@ def test_an_admission_unit_of_a_pdf_records_the_pages_of_its_evidence(tmp_path, 
     assert body["pages"][str(k1)] == [2]
     assert "pages" not in json.dumps(body["receipt"])  # groundgate's receipt as groundgate's
     # The verify unit of the same PDF: pages from the character offsets, through bytes.
-    verify = runner.verify("d", "documents/d.pdf")
+    verify = runner.unit("verify", "d", "documents/d.pdf")
     vbody = open_receipt(output.get(verify.receipt_key), verify.receipt_key)
     pages = {r["record"]["id"]: r.get("pages") for r in vbody["records"]}
     assert pages == {"q1": [2], "q2": [1]}
@@ -101,8 +101,8 @@ def test_an_admission_unit_of_a_pdf_records_the_pages_of_its_evidence(tmp_path, 
 def test_the_report_shows_page_and_region_of_claims_and_candidates(tmp_path, reading):
     runner, output = _unit_runner(tmp_path, reading.text)
     units = {
-        "verify": runner.verify("d", "documents/d.pdf"),
-        "admit": runner.admit("d", "documents/d.pdf"),
+        "verify": runner.unit("verify", "d", "documents/d.pdf"),
+        "admit": runner.unit("admit", "d", "documents/d.pdf"),
     }
     index = [
         {"doc_id": "d", "kind": kind, "status": u.status, "receipt": u.receipt_key, "errors": []}

@@ -22,8 +22,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from groundswell.shared.runs import kinds
 from groundswell.shared.runs.models import RunSpec
-from groundswell.shared.runs.service import ADMIT, LEDGER, READ, VERIFY
 from groundswell.shared.settings import hash_api_key
 from groundswell.workers.app import QUEUE_OF
 from tests.conftest import API_KEY, Pipeline, running_api, wait_until
@@ -34,7 +34,7 @@ from tests.workers.test_metrics import prometheus_scraping
 pytestmark = pytest.mark.integration
 
 # The queues of the batch kinds (control carries no batches).
-BATCH_KINDS = tuple(QUEUE_OF[kind] for kind in (READ, VERIFY, ADMIT, LEDGER))
+BATCH_KINDS = tuple(QUEUE_OF[kind] for kind in kinds.names())
 DOCUMENTS = 160  # with 8 units a batch: 20 admit batches and 20 verify batches
 
 

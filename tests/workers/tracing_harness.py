@@ -29,14 +29,14 @@ def main() -> None:
     from groundswell.api.main import create_app
     from groundswell.shared.cli.runs import SAMPLE_CORPUS
     from groundswell.shared.runs.models import TERMINAL_STATES
-    from groundswell.shared.runs.service import QUEUES
+    from groundswell.shared.runs.service import queues
     from groundswell.shared.settings import get_settings
     from groundswell.workers.app import app
 
     settings = get_settings()
     key = sys.argv[1]
     with (
-        start_worker(app, pool="solo", perform_ping_check=False, queues=list(QUEUES)),
+        start_worker(app, pool="solo", perform_ping_check=False, queues=list(queues())),
         TestClient(create_app(settings)) as client,
     ):
         headers = {"X-API-Key": key}

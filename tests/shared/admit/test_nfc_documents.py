@@ -106,7 +106,7 @@ def test_non_nfc_documents_are_admitted_on_their_nfc_form(shared_corpus: Path, t
         assert ours, name
         corpus.put(f"documents/{name}.txt", raw)
         corpus.put(f"candidates/{name}.json", json.dumps(ours).encode())
-        result = runner.admit(name)
+        result = runner.unit("admit", name)
         assert result.status == "computed", (name, result.errors)
         body = open_receipt(output.get(result.receipt_key), result.receipt_key)
         nfc = unicodedata.normalize("NFC", original)

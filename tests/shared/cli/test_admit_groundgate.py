@@ -202,7 +202,7 @@ def _run_receipts(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
         ]  # fmt: skip
         corpus.put(f"documents/{name}.txt", text.encode())
         corpus.put(f"candidates/{name}.json", json.dumps(cands).encode())
-        result = runner.admit(name)
+        result = runner.unit("admit", name)
         assert result.status == "computed", result.errors
         stored[name] = tmp_path / "out" / result.receipt_key
     return tmp_path / "corpus", stored

@@ -215,7 +215,7 @@ def test_check_receipt_holds_for_a_unit_receipt_a_guarded_run_stored(tmp_path):
     registry = PolicyRegistry(output)
     registry.ensure_builtins()
     doc_id = sorted(labels)[0]
-    unit = UnitRunner(corpus, output, registry.resolve("guarded@1")).admit(doc_id)
+    unit = UnitRunner(corpus, output, registry.resolve("guarded@1")).unit("admit", doc_id)
     stored = tmp_path / "out" / unit.receipt_key
     assert "guard" in json.loads(stored.read_text())["receipt"]
     inputs = [

@@ -114,7 +114,7 @@ def test_admission_receipts_equal_groundgates_adapter_byte_for_byte(imported):
         doc = json.loads(raw)
         doc_id = doc.pop("document_id")  # a run's receipt names no document id
         oracle = admit_document(_nfc(doc), schema).to_dict()
-        result = runner.admit(doc_id)
+        result = runner.unit("admit", doc_id)
         assert result.status == "computed", result.errors
         body = json.loads(output.get(result.receipt_key))
         normalized += "normalized" in body
@@ -143,7 +143,7 @@ def test_a_run_verifies_the_imported_claims(imported):
     runner = UnitRunner(corpus, output, registry.resolve("default@1"))
     for raw in source.read_text(encoding="utf-8").splitlines()[:20]:
         doc_id = json.loads(raw)["document_id"]
-        result = runner.verify(doc_id)
+        result = runner.unit("verify", doc_id)
         assert result.status == "computed" and not result.errors, result.errors
         assert result.counts["claims"] > 0 and result.counts["claims.accepted"] > 0
 

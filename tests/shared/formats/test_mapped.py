@@ -199,7 +199,7 @@ def test_a_page_citation_is_verified_on_that_page_of_the_pdf(tmp_path):
     registry = PolicyRegistry(output)
     registry.ensure_builtins()
     runner = UnitRunner(open_store(str(corpus)), output, registry.resolve("default@1"))
-    result = runner.verify("filing", "documents/filing.pdf")
+    result = runner.unit("verify", "filing", "documents/filing.pdf")
     assert result.status == "computed", result.errors
     receipt = json.loads(output.get(result.receipt_key))
     at_span = receipt["records"][0]["certificate"]

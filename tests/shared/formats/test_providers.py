@@ -420,8 +420,8 @@ def test_documentai_entities_become_claims_and_candidates(real_text, tmp_path):
     registry = PolicyRegistry(output)
     registry.ensure_builtins()
     runner = UnitRunner(open_store(str(tmp_path / "c")), output, registry.resolve("default@1"))
-    assert runner.admit("invoice").counts["candidates.outcome.admitted"] >= 1
-    verified = runner.verify("invoice").counts
+    assert runner.unit("admit", "invoice").counts["candidates.outcome.admitted"] >= 1
+    verified = runner.unit("verify", "invoice").counts
     assert verified["claims"] == 2 and verified["claims.accepted"] == 1
 
 
@@ -429,3 +429,53 @@ def _schema(tmp_path: Path, schema: dict) -> str:
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(schema))
     return str(path)
+
+
+def test_an_anthropic_page_citation_of_a_pdf_is_bound_on_its_page(tmp_path):
+    import base64
+
+    from tests.shared.read import minipdf
+
+    pdf = minipdf.build(
+        [
+            minipdf.text(72, 700, "Revenue was 391,035 in fiscal 2024."),
+            minipdf.text(72, 700, "Revenue guidance is withdrawn."),
+        ]
+    )
+    cites = [
+        CitationPageLocation(
+            type="page_location",
+            cited_text=text,
+            document_index=0,
+            start_page_number=page,
+            end_page_number=page + 1,
+        )
+        for text, page in (("Revenue was 391,035", 1), ("guidance is withdrawn", 1))
+    ]
+    record = {
+        "id": "pdf-call",
+        "documents": [
+            {
+                "type": "document",
+                "source": {
+                    "type": "base64",
+                    "media_type": "application/pdf",
+                    "data": base64.b64encode(pdf).decode(),
+                },
+            }
+        ],
+        "message": _message([TextBlock(type="text", text="Revenue rose.", citations=cites)]),
+    }
+    src = tmp_path / "calls.jsonl"
+    src.write_text(json.dumps(record) + "\n")
+    result = CliRunner().invoke(
+        main, ["import", "anthropic", str(src), "--to", str(tmp_path / "c"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    # The second quotation is on page 2, not the page cited.
+    assert report["pages"] == {"elsewhere": 1, "located": 1}
+    assert (tmp_path / "c" / "documents" / "pdf-call.pdf").read_bytes() == pdf
+    bound, moved = (json.loads(c) for c in (tmp_path / "c" / "claims" / "pdf-call.jsonl").open())
+    assert bound["pages"] == [1] and bound["end"] - bound["start"] == len("Revenue was 391,035")
+    assert "start" not in moved

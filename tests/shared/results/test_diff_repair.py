@@ -12,7 +12,7 @@ from tests.shared.runs.test_units import SAMPLE_DOC, _sample_runner
 def test_moved_claims_name_the_repair_action_and_rates_compare_repairs(tmp_path):
     repair = {"repair_mode": "substitute"}
     runs = [_sample_runner(tmp_path / name, r) for name, r in (("a", None), ("b", repair))]
-    units = [runner.verify(SAMPLE_DOC) for runner, _, _ in runs]
+    units = [runner.unit("verify", SAMPLE_DOC) for runner, _, _ in runs]
     rows = [
         {
             "doc_id": SAMPLE_DOC,

@@ -130,7 +130,7 @@ def test_quotations_grounded_at_typography_and_skeleton_are_stored_at_their_tier
 
 def test_the_units_run_twice_add_nothing(settings):
     from groundswell.shared.runs.execute import _contexts
-    from groundswell.shared.runs.ledger import load_batch, open_ledger
+    from groundswell.shared.units.ledger import load_batch, open_ledger
 
     service, record, _ = drive_run(settings, ledger=True)
     before = counts_of(settings.ledger_url)
@@ -152,7 +152,7 @@ def test_a_reprocessing_run_under_another_policy_version_adds_a_version_of_each_
 
     from groundswell.shared.cli.app import main
     from groundswell.shared.ledger.history import fact_history
-    from groundswell.shared.runs.ledger import open_ledger
+    from groundswell.shared.units.ledger import open_ledger
 
     service, first, _ = drive_run(settings, ledger=True)
     before = counts_of(settings.ledger_url)
@@ -418,7 +418,7 @@ def test_a_row_the_database_refuses_fails_alone_named_by_its_receipt_line(postgr
     named (receipt file and line); the document's other rows are written."""
     from groundswell.shared.ledger.load import load_document
     from groundswell.shared.ledger.store import Ledger
-    from groundswell.shared.runs.ledger import _write
+    from groundswell.shared.units.ledger import _write
 
     text = "Acme acquired Beta in 2024."
     records = [

@@ -29,7 +29,7 @@ def test_offsets_outside_the_document_fail_their_record_alone(tmp_path):
             {"id": "d", "claim": "$391.0 billion"},
         ],
     )
-    result = runner.verify("d")
+    result = runner.unit("verify", "d")
     assert result.status == "computed"
     assert result.counts["claims"] == 2 and result.counts["claims.verdict.grounded"] == 2
     assert {(e.line, e.field) for e in result.errors} == {(2, "end"), (3, "start")}
@@ -38,8 +38,8 @@ def test_offsets_outside_the_document_fail_their_record_alone(tmp_path):
 
 def test_a_receipt_is_written_once_and_reused(tmp_path):
     runner = _runner(tmp_path, [{"id": "a", "claim": "Net sales rose 5%"}])
-    first = runner.verify("d")
-    again = runner.verify("d")
+    first = runner.unit("verify", "d")
+    again = runner.unit("verify", "d")
     assert (first.status, again.status) == ("computed", "cached")
     assert first.receipt_key == again.receipt_key and first.receipt_sha256 == again.receipt_sha256
     assert first.counts == again.counts and first.inputs == again.inputs
@@ -71,7 +71,7 @@ def test_a_document_not_in_nfc_is_admitted_on_its_nfc_form(tmp_path):
         "evidence": {"start": start, "end": start + len(b"$391 million"), "text": "$391 million"},
     }
     runner, output = _admit_runner(tmp_path, document, [cand])
-    result = runner.admit("d")
+    result = runner.unit("admit", "d")
     assert result.status == "computed" and not result.errors
     body = open_receipt(output.get(result.receipt_key), result.receipt_key)
     note = body["normalized"]
@@ -86,7 +86,7 @@ def test_a_bad_label_is_reported_once_and_never_fails_a_unit(tmp_path):
     labels = b'{"claims": {"q1": "yes"}, "candidates": {"a": true, "b": "no"}}'
     cand = {"id": "a", "field": "sales", "value": "391", "evidence": {"text": "391"}}
     runner, _ = _admit_runner(tmp_path, "Net sales were 391.", [cand], labels)
-    verified, admitted = runner.verify("d"), runner.admit("d")
+    verified, admitted = runner.unit("verify", "d"), runner.unit("admit", "d")
     assert (verified.status, admitted.status) == ("computed", "computed")
     assert [e.field for e in verified.errors] == ["claims.q1"]
     assert [e.field for e in admitted.errors] == ["candidates.b"]
@@ -98,7 +98,7 @@ def test_a_bad_label_is_reported_once_and_never_fails_a_unit(tmp_path):
 def test_an_invalid_schema_is_blamed_on_the_schema(tmp_path):
     runner, _ = _admit_runner(tmp_path, "Net sales were 391.", [])
     runner.corpus.put("schema.json", b'{"fields": {"sales": {"type": "money"}}}')
-    result = runner.admit("d")
+    result = runner.unit("admit", "d")
     assert result.status == "failed"
     assert result.errors[0].file == "schema.json", result.errors
 
@@ -125,7 +125,7 @@ def _sample_runner(tmp_path, repair: dict | None):
 
 def test_without_repair_a_verification_receipt_is_byte_identical_to_before(tmp_path):
     runner, _, _ = _sample_runner(tmp_path, None)
-    result = runner.verify(SAMPLE_DOC)
+    result = runner.unit("verify", SAMPLE_DOC)
     # Pinned before repair existed: cached receipts stay valid.
     assert result.receipt_key == (
         "receipts/verify/cb/cb5f49bcd85ac6134d018fa1777bd03f58fdd4c23943479092b612a3a810c463.json"
@@ -139,12 +139,12 @@ def test_without_repair_a_verification_receipt_is_byte_identical_to_before(tmp_p
 def test_a_policy_that_repairs_runs_each_claim_through_the_cascade(tmp_path):
     from groundswell.shared.receipts import open_receipt
     from groundswell.shared.repair import Repairer
-    from groundswell.shared.runs.units import repair_result
+    from groundswell.shared.units.verify import repair_result
     from groundswell.shared.verify import Verifier
 
     repair = {"repair_mode": "substitute", "salvage_policy": "longest_grounded"}
     runner, corpus, output = _sample_runner(tmp_path, repair)
-    result = runner.verify(SAMPLE_DOC)
+    result = runner.unit("verify", SAMPLE_DOC)
     assert result.status == "computed" and not result.errors
     body = open_receipt(output.get(result.receipt_key), result.receipt_key)
     assert body["policy"]["repair"]["threshold_source"] == "default"
@@ -179,12 +179,12 @@ def test_a_policy_that_repairs_runs_each_claim_through_the_cascade(tmp_path):
     assert counts["repairs.wrong"] == counts["repairs.wrong.substituted"] == 1
     # The certificate counters are the claims as the model wrote them, as without repair.
     plain, _, _ = _sample_runner(tmp_path / "plain", None)
-    before = plain.verify(SAMPLE_DOC).counts
+    before = plain.unit("verify", SAMPLE_DOC).counts
     assert {k: v for k, v in counts.items() if not k.startswith("repairs")} == dict(before)
 
     # Cached on a second run; a threshold change is another receipt.
-    assert runner.verify(SAMPLE_DOC).status == "cached"
+    assert runner.unit("verify", SAMPLE_DOC).status == "cached"
     stricter, _, _ = _sample_runner(tmp_path / "t", {**repair, "repair_threshold": 0.95})
-    other = stricter.verify(SAMPLE_DOC)
+    other = stricter.unit("verify", SAMPLE_DOC)
     assert other.receipt_key != result.receipt_key
     assert other.counts["repairs.action.substituted"] < counts["repairs.action.substituted"]

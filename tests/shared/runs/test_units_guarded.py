@@ -38,7 +38,7 @@ def _receipt(output, unit) -> dict:
 
 def test_guarded_units_write_guarded_receipts_under_their_own_fingerprint(tmp_path):
     (default, guarded), output, _ = _runners(tmp_path, "default@1", "guarded@1")
-    a, b = default.admit(DOC), guarded.admit(DOC)
+    a, b = default.unit("admit", DOC), guarded.unit("admit", DOC)
     assert (a.status, b.status) == ("computed", "computed")
     assert a.receipt_key != b.receipt_key and a.policy_fingerprint != b.policy_fingerprint
     ra, rb = _receipt(output, a)["receipt"], _receipt(output, b)["receipt"]
@@ -60,7 +60,10 @@ def test_guarded_units_write_guarded_receipts_under_their_own_fingerprint(tmp_pa
     assert a.counts["candidates.right_admitted"] == 1 == b.counts["candidates.right_admitted"]
 
     # Found again under each policy; the other policy's receipt is never reused.
-    assert (default.admit(DOC).status, guarded.admit(DOC).status) == ("cached", "cached")
+    assert (default.unit("admit", DOC).status, guarded.unit("admit", DOC).status) == (
+        "cached",
+        "cached",
+    )
 
 
 def test_a_published_version_with_a_guard_is_guarded_and_its_settings_move_the_fingerprint(
@@ -76,8 +79,8 @@ def test_a_published_version_with_a_guard_is_guarded_and_its_settings_move_the_f
     )
     assert off.guard is not None and off.admit_fingerprint != guarded.policy.admit_fingerprint
     runner = UnitRunner(guarded.corpus, output, registry.resolve(off.ref))
-    unit = runner.admit(DOC)
-    assert unit.receipt_key != guarded.admit(DOC).receipt_key
+    unit = runner.unit("admit", DOC)
+    assert unit.receipt_key != guarded.unit("admit", DOC).receipt_key
     receipt = _receipt(output, unit)["receipt"]
     assert receipt["guard"]["settings"]["column"] == "off"
     # With the column (and the ambiguous cell) guard off, the neighbouring cell gets through.
@@ -86,7 +89,9 @@ def test_a_published_version_with_a_guard_is_guarded_and_its_settings_move_the_f
 
 def test_the_diff_of_default_and_guarded_shows_escapes_and_right_values_side_by_side(tmp_path):
     (default, guarded), output, _ = _runners(tmp_path, "default@1", "guarded@1")
-    units = {name: [r.admit(d) for d in FIGURES] for name, r in (("a", default), ("b", guarded))}
+    units = {
+        name: [r.unit("admit", d) for d in FIGURES] for name, r in (("a", default), ("b", guarded))
+    }
     summaries = {
         name: {"counts": (c := merge(*(u.counts for u in us))), "rates": rates(c)}
         for name, us in units.items()

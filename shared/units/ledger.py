@@ -21,13 +21,25 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from groundswell.shared.corpus import InputError, InputFileError, candidates_key, claims_key
+from groundswell.shared.corpus import (
+    InputError,
+    InputFileError,
+    candidates_key,
+    claims_key,
+    document_key,
+)
 from groundswell.shared.receipts import ReceiptError, open_receipt
+from groundswell.shared.runs import kinds
+from groundswell.shared.runs.segments import Segment, sum_counters
 from groundswell.shared.runs.units import UnitResult, UnitRunner
+from groundswell.shared.units.admit import ADMIT, admit_unit
+from groundswell.shared.units.verify import VERIFY, verify_unit
 
 if TYPE_CHECKING:
     from groundswell.shared.ledger.store import Ledger
     from groundswell.shared.runs.execute import RunContext
+    from groundswell.shared.runs.models import RunRecord
+    from groundswell.shared.runs.state import BatchSpec
 
 LEDGER = "ledger"
 log = logging.getLogger(__name__)
@@ -111,7 +123,6 @@ def load_batch(
     rows are still written.
     """
     from groundswell.shared.ledger.load import load_document
-    from groundswell.shared.runs.segments import sum_counters
 
     # The unit tasks' receipts, found by content hash (never recomputed under only=all).
     runner = UnitRunner(ctx.corpus, ctx.output, ctx.policy, max_bytes=ctx.runner.max_bytes)
@@ -124,9 +135,9 @@ def load_batch(
         try:
             admit = verify = None
             if ctx.corpus.exists(candidates_key(doc_id)):
-                admit = _receipt(ctx, runner.admit(doc_id, source), errors)
+                admit = _receipt(ctx, admit_unit(runner, doc_id, source), errors)
             if ctx.corpus.exists(claims_key(doc_id)):
-                verify = _receipt(ctx, runner.verify(doc_id, source), errors)
+                verify = _receipt(ctx, verify_unit(runner, doc_id, source), errors)
             text = runner.document(doc_id, source).text() if (admit or verify) else ""
             loaded = load_document(
                 doc_id,
@@ -153,3 +164,47 @@ def load_batch(
             counters["units.ledger.computed"] = 1
         parts.append(counters)
     return rows, sum_counters(parts)
+
+
+def execute(work: kinds.Work) -> Segment:
+    ctx = work.context
+    assert ctx is not None, "a ledger batch runs in a run (the in-process runner plans none)"
+    spec = work.spec
+    failed, loaded = load_batch(
+        ctx, open_ledger(work.settings.ledger_database_url), spec.doc_ids, spec.source
+    )
+    # Index rows only for the units that failed: its counters say what it loaded.
+    return Segment(spec.batch, LEDGER, failed, loaded)
+
+
+def follow(group: list[BatchSpec]) -> list[list[str]]:
+    """For each batch of ``group`` (the batches planned together: a step's batches of text
+    documents, or the batches one read batch holds), the documents its ledger batch loads: of
+    an admission batch, all of them; of a verification batch, those without one in the group;
+    of a batch of another kind, none (the ledger loads admission and verification receipts)."""
+    admitted = {d for spec in group if spec.kind == ADMIT for d in spec.doc_ids}
+    return [
+        [d for d in spec.doc_ids if spec.kind == ADMIT or d not in admitted]
+        if spec.kind in (ADMIT, VERIFY)
+        else []
+        for spec in group
+    ]
+
+
+def enabled(record: RunRecord) -> bool:
+    """A run loads its ledger when it asks to, and not in a dry run."""
+    return record.ledger and not record.dry_run
+
+
+KIND = kinds.register(
+    kinds.Kind(
+        name=LEDGER,
+        queue="ledger",  # writes to the ledger's database: its own workers, sized to it
+        execute=execute,
+        inputs=(document_key,),
+        rows="failed",
+        follow=follow,
+        enabled=enabled,
+        counters=("ledger.", "errors.ledger"),
+    )
+)
