@@ -209,7 +209,15 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
     for spec in recorded.released:
         service.enqueue(spec.kind, [run_id, spec.batch])
     fresh = segment.counters if segment.fresh is None else segment.fresh
-    metrics.observe_batch(segment.kind, segment.rows, fresh, ctx.record.policy)
+    declared = kinds.get(segment.kind)
+    metrics.observe_batch(
+        segment.kind,
+        segment.rows,
+        fresh,
+        ctx.record.policy,
+        rowless=declared.rows != "every",
+        observe=declared.observe,
+    )
     if recorded.resume_planning:
         service.enqueue(PLAN, [run_id])
     if recorded.run_complete:

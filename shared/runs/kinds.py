@@ -99,6 +99,8 @@ class Kind:
       has (or will have) from its inputs alone, for kinds whose units make receipts;
       ``row_fields``: what its index rows carry beyond every row's fields, from the unit's
       counts.
+    - ``observe``: its own metrics from a batch computed now (policy name, version, the
+      batch's fresh counters); the unit, document and input-error counts are every kind's.
     """
 
     name: str
@@ -118,6 +120,7 @@ class Kind:
     unit: Callable[[UnitRunner, str, Any], UnitResult] | None = None
     locate: Callable[[UnitRunner, str], str | None] | None = None
     row_fields: Callable[[Counter[str]], dict[str, Any]] | None = None
+    observe: Callable[[str, str, dict[str, int]], None] | None = None
 
     @property
     def task(self) -> str:

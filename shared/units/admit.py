@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from groundswell.shared import metrics
 from groundswell.shared.corpus import (
     CANDIDATES,
     SCHEMA_KEY,
@@ -236,6 +237,7 @@ KIND = kinds.register(
         engines=engines,
         unit=admit_unit,
         locate=locate,
+        observe=metrics.observe_candidates,
         row_fields=flagged,
     )
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from groundswell.shared import metrics
 from groundswell.shared.corpus import (
     CLAIMS,
     InputError,
@@ -223,5 +224,6 @@ KIND = kinds.register(
         engines=engines,
         unit=verify_unit,
         locate=locate,
+        observe=metrics.observe_claims,
     )
 )
