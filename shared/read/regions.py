@@ -41,6 +41,22 @@ def _pages(layout: Any) -> list[dict[str, Any]]:
     return [p for p in pages or [] if isinstance(p, dict)]
 
 
+def recognised(layout: Any, pages: list[int]) -> list[dict[str, Any]]:
+    """Of ``pages``, those the reading recognised by OCR, each with its engine and mean word
+    confidence (the layout's page entry ``ocr``): a receipt says its span was read from a
+    scan, and how sure the engine was there."""
+    wanted = set(pages)
+    return [
+        {
+            "page": p["page"],
+            "engine": p["ocr"].get("engine"),
+            "confidence": p["ocr"].get("confidence"),
+        }
+        for p in _pages(layout)
+        if p.get("page") in wanted and isinstance(p.get("ocr"), dict)
+    ]
+
+
 def span_pages(layout: Any, start: Any, end: Any) -> list[int]:
     """The pages the span ``[start, end)`` (UTF-8 bytes) lies on, in order; an empty span
     has the page holding its offset. Empty when there is no layout or the span is on none

@@ -21,6 +21,7 @@ from groundswell.shared.corpus import (
     document_key,
     parse_candidates,
 )
+from groundswell.shared.read.regions import recognised
 from groundswell.shared.receipts import admit_fingerprint, content_sha256, receipt_key
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.units import (
@@ -134,6 +135,9 @@ def _admit_receipt(
         }
         if pages:
             body["pages"] = pages
+            on = sorted({n for found in pages.values() for n in found})
+            if ocr := recognised(doc.layout, on):
+                body["recognised"] = ocr  # evidence read from a scan: engine and confidence
     body["records"] = candidates  # as given; the NFC move is a function of them
     body["errors"] = [error_body(e) for e in errors]
     return body

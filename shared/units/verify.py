@@ -20,7 +20,7 @@ from groundswell.shared.corpus import (
     claims_key,
     parse_claims,
 )
-from groundswell.shared.read.regions import utf8_offsets
+from groundswell.shared.read.regions import recognised, utf8_offsets
 from groundswell.shared.receipts import content_sha256, receipt_key, verify_fingerprint
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.units import (
@@ -144,6 +144,8 @@ def _verify_receipt(
             )
             if pages:
                 item["pages"] = pages
+                if ocr := recognised(doc.layout, pages):
+                    item["recognised"] = ocr  # read from a scan: engine and confidence
     body["records"] = out
     body["errors"] = [error_body(e) for e in errors]
     return body

@@ -109,6 +109,11 @@ def test_mixed_corpus_in_process_reads_once_and_a_second_run_reads_nothing(mixed
     assert scan["source"]["reader"] == reader() and "ocr=ocr-1/" in reader()
     assert [r["certificate"]["verdict"] for r in scan["records"]] == ["grounded"]
     assert scan["records"][0]["pages"] == [1]
+    # ... and its receipt says it was read from a scan, with the page's confidence
+    (ocr,) = scan["records"][0]["recognised"]
+    assert ocr["page"] == 1 and ocr["engine"].startswith("tesseract ")
+    assert ocr["confidence"] >= settings.ocr_min_confidence
+    assert not any("recognised" in r for r in receipt["records"])  # the protocol has text
 
     again = run_in_process(str(folder), "default", output, settings)
     assert again["units"]["read"]["computed"] == 0
