@@ -96,8 +96,8 @@ def main_(argv: list[str] | None = None) -> None:
             runner = UnitRunner(open_store(str(corpus)), output, registry.resolve("default@1"))
             for line in lines:
                 doc_id = json.loads(line)["document_id"]
-                runner.verify(doc_id)
-                runner.admit(doc_id)
+                runner.unit("verify", doc_id)
+                runner.unit("admit", doc_id)
 
         t_run = timed(run, args.reps)
         from groundgate.adapters.langextract import admit_document

@@ -32,7 +32,19 @@ SUFFIX = {DOCUMENTS: ".txt", CLAIMS: ".jsonl", CANDIDATES: ".json", LABELS: ".js
 
 # A document's source file: its ending (compared without regard to case) names its format.
 # Text is verified byte for byte; any other format is read first (a ``read`` unit).
-DOCUMENT_FORMATS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xml": "xml", ".txt": "text"}
+DOCUMENT_FORMATS = {
+    ".pdf": "pdf",
+    ".html": "html",
+    ".htm": "html",
+    ".xml": "xml",
+    ".txt": "text",
+    # scans: read by OCR (shared/read/ocr.py), one page per image, or per frame of a TIFF
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
+}
 # The greatest key a document id can have in documents/ (``.xml`` sorts after every other
 # ending, in any case): a listing past ``documents/<id>.xml`` has passed all of its sources.
 LAST_DOCUMENT_SUFFIX = ".xml"

@@ -215,7 +215,7 @@ class RepairPart:
     @cached_property
     def identity(self) -> dict[str, Any]:
         """What receipts and fingerprints record: changing any of it recomputes them."""
-        from groundswell.shared.repair.align import SCORER_REVISION
+        from groundswell.shared.repair.params import SCORER_REVISION
 
         return {
             "fingerprint": self.policy.fingerprint,

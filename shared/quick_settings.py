@@ -11,6 +11,7 @@ ignored), then from ``.env`` in the working directory, then the field's default.
 from __future__ import annotations
 
 import os
+import sys
 
 ENV_PREFIX = "GROUNDSWELL_"
 ENV_FILE = ".env"
@@ -19,6 +20,9 @@ ENV_FILE = ".env"
 def default_storage_url() -> str:
     """The per-user data folder (``$XDG_DATA_HOME/groundswell`` on Linux), so that every
     working directory shares one store and one policy registry."""
+    quick = _linux_user_dir("XDG_DATA_HOME", ".local/share")
+    if quick is not None:
+        return quick
     import platformdirs
 
     return str(platformdirs.user_data_path("groundswell"))
@@ -27,9 +31,31 @@ def default_storage_url() -> str:
 def default_cache_dir() -> str:
     """The per-user cache folder (``$XDG_CACHE_HOME/groundswell`` on Linux): files made on this
     machine that can be made again (the Unicode tables)."""
+    quick = _linux_user_dir("XDG_CACHE_HOME", ".cache")
+    if quick is not None:
+        return quick
     import platformdirs
 
     return str(platformdirs.user_cache_path("groundswell"))
+
+
+def _linux_user_dir(xdg_var: str, under_home: str) -> str | None:
+    """platformdirs' answer on plain Linux, without importing it (a tenth of ``verify``'s
+    start-up): ``$XDG_...`` when absolute, else ``$HOME/<under_home>`` when HOME is absolute,
+    with ``groundswell`` appended. None anywhere else (another system, Android, a HOME that is
+    unset or relative): platformdirs decides. ``tests/shared/test_quick_settings.py`` holds
+    the two answers equal."""
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel"):
+        return None
+    base = os.environ.get(xdg_var, "")
+    if not os.path.isabs(base):
+        home = os.environ.get("HOME", "")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, under_home)
+    from pathlib import Path  # loaded already (site imports it): as platformdirs spells it
+
+    return str(Path(base, "groundswell"))
 
 
 def env_setting(name: str) -> str | None:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -245,6 +245,26 @@ class Settings(BaseSettings):
     read_seconds: float = Field(
         default=300.0, gt=0, description="Time limit for reading one document, in seconds."
     )
+
+    # OCR of scanned pages and images (reader ocr-1, Tesseract): which pages, how, and the
+    # confidence under which a recognised page is a read failure rather than text to verify.
+    ocr_mode: Literal["off", "missing", "always"] = Field(
+        default="missing",
+        description="OCR PDF pages: never, those without a text layer, or every page.",
+    )
+    ocr_dpi: int = Field(default=300, ge=72, le=600, description="Resolution pages are OCRed at.")
+    ocr_languages: str = Field(
+        default="eng",
+        pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$",
+        description="Tesseract language packs, joined by + (eng+deu); each one installed.",
+    )
+    ocr_min_confidence: float = Field(
+        default=50.0,
+        ge=0,
+        le=100,
+        description="Mean word confidence (0-100) under which a recognised page fails to read.",
+    )
+    ocr_command: str = Field(default="tesseract", description="The Tesseract program.")
 
     # RabbitMQ closes a channel whose delivery is not acknowledged within its server-wide
     # consumer_timeout (30 min by default): it must exceed the hard task time limit.

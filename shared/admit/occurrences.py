@@ -60,17 +60,28 @@ _KEY = 3  # digits of a run's start or end that the index keys on
 
 def _run_index(index: TextIndex) -> dict[str, list[int]]:
     """Every maximal run of ASCII digits of the text, by its whole text ("X"), its first
-    digits ("S", at the run's start) and its last digits ("E", at the run's end)."""
+    digits ("S", at the run's start) and its last digits ("E", at the run's end); each list
+    ascending."""
     got = index.__dict__.get("_digit_runs")
     if got is None:
-        got = {}
-        for m in _RUN.finditer(index.text):
-            r = m.group()
-            a, b = m.span()
-            got.setdefault("X" + r, []).append(a)
-            for k in range(1, min(_KEY, len(r)) + 1):
-                got.setdefault("S" + r[:k], []).append(a)
-                got.setdefault("E" + r[-k:], []).append(b)
+        # Runs by their text first (one dict step a run); then the first and last digits of
+        # each distinct run (a few thousand, where the runs are tens of thousands), each list
+        # sorted once at the end.
+        matches = list(_RUN.finditer(index.text))
+        whole: dict[str, list[int]] = {}
+        add = whole.setdefault
+        for r, a in zip(map(re.Match.group, matches), map(re.Match.start, matches), strict=True):
+            add(r, []).append(a)
+        got = {"X" + r: starts for r, starts in whole.items()}
+        for r, starts in whole.items():
+            n = len(r)
+            ends = [a + n for a in starts]
+            for k in range(1, min(_KEY, n) + 1):
+                got.setdefault("S" + r[:k], []).extend(starts)
+                got.setdefault("E" + r[-k:], []).extend(ends)
+        for key, places in got.items():
+            if key[0] != "X":
+                places.sort()
         index.__dict__["_digit_runs"] = got
     return got
 

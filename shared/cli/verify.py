@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -44,7 +43,6 @@ from groundswell.shared.verify.report import (
 )
 
 RESULT_KEY = "groundswell"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Show a progress bar from this many records on, when stderr is a terminal.
 PROGRESS_FROM = 200
 
@@ -203,7 +201,15 @@ def policy_options(f: Any) -> Any:
 
 def _surrogate(value: Any) -> bool:
     if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
+        # a lone surrogate is the one str that strict UTF-8 cannot encode (a regex over the
+        # surrogate range costs more to compile than every record's check)
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
     if isinstance(value, dict):
         return any(_surrogate(k) or _surrogate(v) for k, v in value.items())
     if isinstance(value, list):
@@ -247,6 +253,7 @@ class Sources:
         self.root = Path(root) if root else None
         self.texts: dict[str, str] = {}
         self._inline: dict[str, str] = {}
+        self._by_path: dict[str, str] = {}  # source_path as written -> its key
 
     def key_for(self, path: str, line: int, record: dict[str, Any]) -> str:
         has_inline = "source" in record
@@ -269,6 +276,9 @@ class Sources:
                 self.texts[key] = text
             return key
         where = record["source_path"]
+        known = self._by_path.get(where) if isinstance(where, str) else None
+        if known is not None:  # the same file again: no path arithmetic for every record
+            return known
         if not isinstance(where, str) or not where:
             raise InvalidInput(f"{path}:{line}: 'source_path' must be a non-empty string")
         file = Path(where)
@@ -289,6 +299,7 @@ class Sources:
                     f"{path}:{line}: source_path {where}: not valid UTF-8 ({exc.reason}); "
                     "convert the file first"
                 ) from None
+        self._by_path[where] = key
         return key
 
 
@@ -470,6 +481,8 @@ def verify(
         claims, sources, at_offsets=at_offsets, replace_existing=replace_existing
     )
     verifiers: dict[str, Verifier] = {}
+    # one encoder for every line (json.dumps with an option builds one a call)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     profile = LadderProfile(policy.verify)
     lines: list[str] = []
     checked = Counter({"span": 0, "document": 0})
@@ -489,7 +502,7 @@ def verify(
         checked[cert.scope] += 1  # "span": at its offsets; "document": document-wide
         out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
         out[RESULT_KEY] = cert.as_dict()
-        lines.append(json.dumps(out, ensure_ascii=False) + "\n")
+        lines.append(encode(out) + "\n")
     _write_output(output, lines)
     inputs = {
         "input": claims,

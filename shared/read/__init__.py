@@ -37,12 +37,23 @@ SUFFIXES = {
     ".text": "text",
     ".md": "text",
     ".markdown": "text",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
 
 
 def reader_id(options: dict[str, Any]) -> str:
-    """What made a reading: READER_VERSION, and the reader options in name order
-    (``groundswell-read/1;xml_breaks=uslm-1``). Equal ids give equal text for equal bytes."""
+    """What made a reading: READER_VERSION, and the reader options in name order, with the
+    OCR that reads pages without text (``groundswell-read/1;ocr=ocr-1/tesseract-5.3.0/...;
+    xml_breaks=uslm-1``; see ``ocr.ocr_id``). Equal ids give equal text for equal bytes."""
+    settings = get_settings()
+    if settings.ocr_mode != "off":
+        from groundswell.shared.read.ocr import ocr_id
+
+        options = {**options, "ocr": ocr_id(settings)}
     return READER_VERSION + "".join(f";{k}={v}" for k, v in sorted(options.items()))
 
 
@@ -105,19 +116,72 @@ def read_bytes(
         raise ReadError(
             f"{name}: not a PDF (no %PDF- header)" + (f"; it looks like {seems}" if seems else "")
         )
-    if format != "pdf" and (kind := binary_kind(data)):
+    if format not in ("pdf", "image") and (kind := binary_kind(data)):
         raise ReadError(f"{name}: {kind}, not {_FORMAT_NAMES[format]}: is it mislabelled?")
     with time_limit(settings.read_seconds, name):
         if format == "pdf":
             limits = {"max_pages": settings.read_max_pages, "time_limit": settings.read_seconds}
             reading = _pdf(data, name, wanted, limits, options)
+            reading = _recognise(reading, data, name, settings)
+        elif format == "image":
+            reading = _image(data, name, settings, options)
         else:
             reading = _markup(data, name, format, dict(options))
     reading.reader = reader_id(options)
     return reading
 
 
-_FORMAT_NAMES = {"pdf": "a PDF", "html": "HTML", "xml": "XML", "text": "plain text"}
+_FORMAT_NAMES = {
+    "pdf": "a PDF",
+    "html": "HTML",
+    "xml": "XML",
+    "text": "plain text",
+    "image": "an image",
+}
+
+
+def _named(exc: ReadError, name: str) -> ReadError:
+    """The error with the file's name in front of its message, of the same type."""
+    if str(exc).startswith(name):
+        return exc
+    return type(exc)(f"{name}: {exc}")
+
+
+def _recognise(reading: Reading, data: bytes, name: str, settings: Any) -> Reading:
+    """The PDF reading with its pages OCRed (setting ``ocr_mode``): those without a text
+    layer, or all. Without an OCR engine, pages without text stay so, with a warning."""
+    from groundswell.shared.read import ocr
+
+    if settings.ocr_mode == "off":
+        return reading
+    if settings.ocr_mode == "always":
+        chosen = [p["page"] for p in (reading.layout or {}).get("pages", ())]
+    else:
+        chosen = list(reading.pages_without_text)
+    if not chosen:
+        return reading
+    if ocr.engine_version(settings.ocr_command) is None:
+        reading.warnings.append(
+            f"no OCR engine ({settings.ocr_command!r} is not installed): pages without a text "
+            "layer are not recognised"
+        )
+        return reading
+    try:
+        return ocr.splice(reading, ocr.ocr_pdf_pages(data, chosen, settings), settings)
+    except ReadError as exc:
+        raise _named(exc, name) from exc
+
+
+def _image(data: bytes, name: str, settings: Any, options: dict[str, Any]) -> Reading:
+    from groundswell.shared.read import ocr
+
+    if options:
+        raise ValueError(f"no image reader option is called {', '.join(sorted(options))}")
+    try:
+        pages = ocr.ocr_image(data, settings, settings.read_max_pages)
+        return ocr.image_reading(pages, settings)
+    except ReadError as exc:
+        raise _named(exc, name) from exc
 
 
 def _pdf(
@@ -138,9 +202,7 @@ def _pdf(
     try:
         return read_pdf(data, pages=pages, **limits, **options)
     except ReadError as exc:
-        if str(exc).startswith(name):
-            raise
-        raise type(exc)(f"{name}: {exc}") from exc
+        raise _named(exc, name) from exc
 
 
 def _markup(data: bytes, name: str, format: str, options: dict[str, Any]) -> Reading:

@@ -35,6 +35,12 @@ def check_deadline() -> None:
         raise _overdue(current[1], current[2])
 
 
+def remaining_seconds() -> float | None:
+    """The seconds left to the reading in progress (None: no limit), for a program it runs."""
+    current = _CURRENT.get()
+    return None if current is None else max(current[0] - time.monotonic(), 0.01)
+
+
 def _can_alarm() -> bool:
     return (
         hasattr(signal, "setitimer")

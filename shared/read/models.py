@@ -11,7 +11,7 @@ from typing import Any
 
 READER_VERSION = "groundswell-read/1"
 
-FORMATS = ("pdf", "html", "xml", "text")
+FORMATS = ("pdf", "html", "xml", "text", "image")  # image: PNG, JPEG, TIFF, read by OCR
 
 MAX_PAGE = 100_000  # the highest page number a page range may name
 

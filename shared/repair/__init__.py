@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from groundswell.shared.repair.align import Alignment, AlignmentParams
+    from groundswell.shared.repair.align import Alignment
     from groundswell.shared.repair.engine import (
         ACTIONS,
         STAGES,
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         Repairer,
         Salvage,
     )
+    from groundswell.shared.repair.params import AlignmentParams
     from groundswell.shared.repair.policy import (
         DEFAULT_REPAIR_THRESHOLD,
         RepairPolicy,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "Alignment": "align",
-    "AlignmentParams": "align",
+    "AlignmentParams": "params",
     "ACTIONS": "engine",
     "STAGES": "engine",
     "DefaultThresholdWarning": "engine",

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from groundswell.shared.repair.align import (
+from groundswell.shared.repair.params import (
     SCORER_ID,
     SCORER_REVISION,
     AlignmentError,

@@ -132,8 +132,9 @@ def read_source(
             source_sha256, fmt, reader_name, error={"cause": TIMEOUT, "message": str(exc)}
         )
     except ReadError as exc:
+        cause = getattr(exc, "cause", UNREADABLE)  # ocr_low_confidence says why of its own
         stored = StoredReading(
-            source_sha256, fmt, reader_name, error={"cause": UNREADABLE, "message": str(exc)}
+            source_sha256, fmt, reader_name, error={"cause": cause, "message": str(exc)}
         )
     else:
         stored = StoredReading(

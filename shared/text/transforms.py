@@ -14,9 +14,7 @@ transforms; their ``(op, version, params)`` specs are part of the policy fingerp
 
 from __future__ import annotations
 
-import html
 import re
-import signal
 import threading
 import unicodedata
 from array import array
@@ -272,6 +270,8 @@ def _matches(compiled: Any, pattern: str, engine: str, text: str) -> list[Any]:
     ):
         return list(compiled.finditer(text))
 
+    import signal  # only a policy's marker pattern needs it, not every start-up
+
     def on_alarm(*_: Any) -> None:
         raise _SlowPattern
 
@@ -339,6 +339,8 @@ _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]
 
 
 def _decode_entity(m: re.Match[str]) -> str:
+    import html  # its entity table costs a start-up that meets no entity
+
     return html.unescape(m.group())
 
 
@@ -526,6 +528,8 @@ class AlphanumericSkeleton(Transform):
     version = 1
 
     def apply(self, text: str) -> str:
+        if text.isascii():  # the bytes fast path (a twentieth of the regex's time on a claim)
+            return text.encode("ascii").translate(None, _ASCII_NOT_ALNUM).decode("ascii")
         return _NOT_ALNUM.sub("", text)
 
     def project_text(self, text: str) -> tuple[str, Edits]:

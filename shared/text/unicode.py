@@ -17,9 +17,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
+from itertools import compress
 from pathlib import Path
 
 UNICODE_VERSION = unicodedata.unidata_version
@@ -29,6 +31,7 @@ UNICODE_VERSION = unicodedata.unidata_version
 _SCAN_LIMIT = 0x30000
 
 FRACTION_SLASH = "\u2044"
+_DECIMAL = re.compile(r"\d")  # str patterns: Unicode category Nd, which is str.isdecimal
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,9 @@ def cache_path() -> Path | None:
 
 
 def _from_folds(nfkc: dict[str, str], casefold_long: dict[str, str]) -> UnicodeTables:
-    composite = frozenset(
-        ch for ch, out in nfkc.items() if not ch.isdecimal() and any(c.isdecimal() for c in out)
-    )
+    # C-level passes (a regex per fold, str.isdecimal per key): this runs in every process
+    holds_digit = compress(nfkc, map(_DECIMAL.search, nfkc.values()))
+    composite = frozenset(ch for ch in holds_digit if not ch.isdecimal())
     return UnicodeTables(nfkc=nfkc, composite_numeric=composite, casefold_long=casefold_long)
 
 
@@ -87,7 +90,7 @@ def _read(path: Path) -> UnicodeTables | None:
         nfkc, casefold_long = data["nfkc"], data["casefold_long"]
         if data["sha256"] != _digest(nfkc, casefold_long):
             return None  # cut short or changed: an entry could be missing
-        if not all(len(ch) == 1 and _nfkc_fold(ch) == out for ch, out in nfkc.items()):
+        if not _folds_check(nfkc):
             return None
         if not all(
             len(ch) == 1 and ch.casefold() == out and len(out) != 1
@@ -99,10 +102,35 @@ def _read(path: Path) -> UnicodeTables | None:
         return None
 
 
+def _folds_check(nfkc: dict[str, str]) -> bool:
+    """Whether every entry is what :func:`_nfkc_fold` gives for its key, checked in a few
+    C-level passes instead of a call per character: keys are single characters that decompose,
+    none a superscript or subscript, each fold differs from its key, and the NFKC of all keys
+    joined by NUL is all folds joined by NUL. NUL is a stable boundary of normalization (a
+    starter that composes with nothing and stops reordering), so NFKC of the joined keys is the
+    joined NFKC of each; a fold holding a NUL would split into too many parts and fail."""
+    keys = "".join(nfkc)
+    if len(keys) != len(nfkc) or "\x00" in keys:
+        return False
+    decompositions = list(map(unicodedata.decomposition, keys))
+    if not all(decompositions):
+        return False  # a key without a decomposition: the table holds none
+    tags = " ".join(decompositions)  # a tag such as <super> only ever opens a decomposition
+    if "<super>" in tags or "<sub>" in tags:
+        return False
+    if any(map(str.__eq__, nfkc, nfkc.values())):
+        return False
+    joined = unicodedata.normalize("NFKC", "\x00".join(keys))
+    return joined.split("\x00") == list(nfkc.values())
+
+
 def _digest(nfkc: dict[str, str], casefold_long: dict[str, str]) -> str:
-    """A digest of the tables' entries, so that a file missing one is never read."""
-    body = json.dumps([nfkc, casefold_long], ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+    """A digest of the tables' entries, so that a file missing one is never read (keys and
+    folds joined by separators no entry holds, which the reader checks)."""
+    body = "\x01".join(
+        "\x00".join(part) for part in (nfkc, nfkc.values(), casefold_long, casefold_long.values())
+    )
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _write(path: Path, made: UnicodeTables) -> None:

@@ -27,7 +27,8 @@ READ = "read"
 # (bench/read.py: a 10-Q PDF reads at about 150 KB/s, markup at 10 MB/s): read batches stay
 # a second or two of work, so the workers share a corpus of PDFs instead of one of them
 # reading the large ones in a single batch.
-READ_COST = {"pdf": 40, "html": 2, "xml": 2}
+# An image is OCRed (shared/read/ocr.py): about 3 s of a core per 300-dpi page of 0.5-1 MB.
+READ_COST = {"pdf": 40, "html": 2, "xml": 2, "image": 25}
 
 
 def read_unit(runner: UnitRunner, doc_id: str, source: Any) -> dict[str, int]:

@@ -41,9 +41,10 @@ def test_mixed_corpus_pipeline_equals_in_process_and_a_second_run_reads_nothing(
     assert summary["bytes"] == expected["bytes"]
     assert summary["index"]["merkle_root"] == expected["index"]["merkle_root"]
     assert summary["units"]["read"]["computed"] == READ_DOCUMENTS
-    assert summary["counts"]["read.failed.no_text"] == 1
-    assert summary["state"] == "partially_failed"  # the scanned PDF and the doubled id
-    assert any("no text layer on page 1" in e["message"] for e in summary["errors"])
+    # the scanned PDF was read by OCR on the read queue; the doubled id fails alone
+    assert not [k for k in summary["counts"] if k.startswith("read.failed.")]
+    assert summary["state"] == "partially_failed"
+    assert not any("no text layer" in e["message"] for e in summary["errors"])
 
     started = time.monotonic()
     second, _ = pipeline.service.submit(RunSpec(corpus=corpus, policy="default"))

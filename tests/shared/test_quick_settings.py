@@ -33,3 +33,26 @@ def test_the_same_value_as_settings(tmp_path, monkeypatch, env, dotenv):
     settings = Settings()
     assert quick_settings.storage_url() == settings.storage_url
     assert quick_settings.cache_dir() == settings.cache_dir
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"XDG_CACHE_HOME": "/x/cache", "XDG_DATA_HOME": "/x/data"},
+        {"XDG_CACHE_HOME": "relative/cache", "XDG_DATA_HOME": ""},
+        {"HOME": "/home/someone/"},
+        {"HOME": "/"},
+        {"HOME": "/home/a", "XDG_CACHE_HOME": "/c/", "XDG_DATA_HOME": "/d//"},
+    ],
+)
+def test_the_per_user_folders_are_platformdirs(monkeypatch, env):
+    """The folders computed without platformdirs (on Linux) are the ones it gives."""
+    import platformdirs
+
+    for var in ("XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    assert quick_settings.default_cache_dir() == str(platformdirs.user_cache_path("groundswell"))
+    assert quick_settings.default_storage_url() == str(platformdirs.user_data_path("groundswell"))

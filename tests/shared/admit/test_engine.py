@@ -255,3 +255,24 @@ def test_a_unit_form_after_the_value_is_no_unit_place(document, unit, missing):
     assert (got["missing"] == ["unit"]) is missing, got
     assert got["outcome"] == ("needs_verification" if missing else "admitted"), got
     assert ("PART_MISSING" in got["codes"]) is missing
+
+
+def test_the_digit_run_index_is_every_run_by_whole_first_and_last_digits():
+    """Built by distinct runs, it holds what one pass over every run gives, each list sorted."""
+    import re
+
+    from groundswell.shared.admit import occurrences
+    from groundswell.shared.admit.index import TextIndex
+    from groundswell.shared.admit.packet import parse_schema
+
+    text = "In 2024 sales were $1,234 (2023: 1,200); 12 of 120 units, 2024 again, ¾ 7 07 2024."
+    expected: dict[str, list[int]] = {}
+    for m in re.finditer("[0-9]+", text):
+        r, (a, b) = m.group(), m.span()
+        expected.setdefault("X" + r, []).append(a)
+        for k in range(1, min(3, len(r)) + 1):
+            expected.setdefault("S" + r[:k], []).append(a)
+            expected.setdefault("E" + r[-k:], []).append(b)
+    got = occurrences._run_index(TextIndex(text, parse_schema({"fields": {}}).vocabulary))
+    assert got == expected
+    assert got["S2"] == sorted(got["S2"]) and len(got["S2"]) == 6

@@ -282,18 +282,19 @@ def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
 # What `verify` never loads: admission, the services, S3, the ledger's database layer; nor,
 # for a built-in policy on a local store, pydantic and the settings class, or the
 # registry and storage stack unless the store publishes something under the name; nor the
-# repair cascade.
+# repair cascade or its aligner.
 NEVER = ("groundswell.shared.admit", "groundswell.api", "groundswell.workers", "celery",
          "kombu", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
          "pydantic", "groundswell.shared.settings",
-         "groundswell.shared.repair.engine")  # fmt: skip
+         "groundswell.shared.repair.engine", "groundswell.shared.repair.align")  # fmt: skip
 UNPUBLISHED = ("groundswell.shared.policies", "groundswell.shared.storage")
 
 
 def verify_modules(tmp_path, store) -> list[str]:
     (tmp_path / "doc.txt").write_text("Net sales rose 5%.\n")
     (tmp_path / "claims.jsonl").write_text(
-        json.dumps({"id": "a", "claim": "rose 5%", "source_path": "doc.txt"}) + "\n"
+        # grounded at the case tier: the Unicode tables are needed (and their cache's folder)
+        json.dumps({"id": "a", "claim": "net sales rose 5%", "source_path": "doc.txt"}) + "\n"
     )
     code = (
         "import sys\n"
@@ -314,6 +315,8 @@ def verify_modules(tmp_path, store) -> list[str]:
 def test_verify_loads_neither_admission_nor_celery_nor_the_api_nor_settings(tmp_path):
     loaded = verify_modules(tmp_path, tmp_path / "store")
     assert [m for m in loaded if m.startswith(NEVER + UNPUBLISHED)] == []
+    if sys.platform == "linux" and os.path.isabs(os.environ.get("HOME", "")):
+        assert "platformdirs" not in loaded  # the per-user folders are found without it
 
 
 def test_verify_reads_a_local_registry_without_settings_or_s3(tmp_path):
@@ -324,3 +327,18 @@ def test_verify_reads_a_local_registry_without_settings_or_s3(tmp_path):
     loaded = verify_modules(tmp_path, tmp_path / "store")
     assert "groundswell.shared.policies" in loaded  # default@1 is read from the registry
     assert [m for m in loaded if m.startswith(NEVER)] == []
+
+
+def test_an_unpaired_surrogate_is_refused_and_a_pair_is_text(tmp_path: Path) -> None:
+    lone = '{"claim": "a \\ud800 b", "source": "a b", "meta": {"k": ["\\udfff"]}}'
+    pair = '{"claim": "smile \\ud83d\\ude00", "source": "we smile \\ud83d\\ude00 here"}'
+    _write(tmp_path / "lone.jsonl", [lone])
+    _write(tmp_path / "nested.jsonl", ['{"claim": "x", "source": "x", "m": {"\\udc00": 1}}'])
+    _write(tmp_path / "pair.jsonl", [pair])
+    for name in ("lone", "nested"):
+        result = run(tmp_path, "verify", str(tmp_path / f"{name}.jsonl"))
+        assert result.exit_code == 1
+        assert f"{name}.jsonl:1: contains an unpaired surrogate" in result.output
+    result = run(tmp_path, "verify", str(tmp_path / "pair.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert '"verdict": "grounded"' in result.output

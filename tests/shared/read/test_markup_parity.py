@@ -10,7 +10,7 @@ from groundgate.read import markup as groundgate_markup
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundswell.shared.read import ReadError, Reading, read_bytes, read_path
+from groundswell.shared.read import ReadError, Reading, read_bytes, read_path, reader_id
 from groundswell.shared.read.markup import XMLError, html_text, xml_text
 from tests.shared.read.cases import DIFFERENT, SAME, groundgate_read, write
 
@@ -51,7 +51,7 @@ def test_mislabelled_and_empty_files_are_refused_with_a_clear_error(
 
 def test_reading_fields_and_suffixes_without_regard_to_case() -> None:
     reading = read_bytes(b"<R><P>x</P></R>", "dir/Bill.XmL")
-    assert reading == Reading("x", "xml")
+    assert reading == Reading("x", "xml", reader=reader_id({}))
     assert read_bytes(b"<p>y</p>", "a.HTM").format == "html"
     assert read_bytes(b"z", "a.Markdown").format == "text"
     assert read_bytes(b"<p>y</p>", "no-ending", format="html").text == "y"

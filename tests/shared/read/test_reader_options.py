@@ -11,8 +11,12 @@ from click.testing import CliRunner
 
 from groundswell.shared.cli import main
 from groundswell.shared.read import READER_VERSION, read_bytes, read_path, reader_id
+from groundswell.shared.read.ocr import ocr_id
+from groundswell.shared.settings import get_settings
 
 USLM = "http://schemas.gpo.gov/xml/uslm"
+
+OCR = ocr_id(get_settings())  # e.g. ocr-1/tesseract-5.3.0/eng/300dpi/floor-50/missing
 
 
 def uslm(body: str) -> bytes:
@@ -70,7 +74,7 @@ def test_uslm_1_on_the_raw_xml_files_changes_only_whitespace(shared_raw: Path) -
     for path in sorted(shared_raw.glob("*.[xX][mM][lL]")):
         plain = read_path(path)
         better = read_path(path, xml_breaks="uslm-1")
-        assert better.reader == f"{READER_VERSION};xml_breaks=uslm-1"
+        assert better.reader == f"{READER_VERSION};ocr={OCR};xml_breaks=uslm-1"
         assert "".join(better.text.split()) == "".join(plain.text.split()), path
         assert not [word for word in fused if word in better.text], path
         seen |= {word for word in fused if word in plain.text}
@@ -78,8 +82,9 @@ def test_uslm_1_on_the_raw_xml_files_changes_only_whitespace(shared_raw: Path) -
 
 
 def test_options_are_named_and_checked() -> None:
-    assert read_bytes(b"<r/>x", "a.html").reader == READER_VERSION
-    assert reader_id({"b": "2", "a": "1"}) == f"{READER_VERSION};a=1;b=2"
+    # The OCR that reads pages without text is part of every reading's reader, in name order.
+    assert read_bytes(b"<r/>x", "a.html").reader == f"{READER_VERSION};ocr={OCR}"
+    assert reader_id({"b": "2", "a": "1"}) == f"{READER_VERSION};a=1;b=2;ocr={OCR}"
     with pytest.raises(ValueError, match="xml_breaks is one of uslm-1, not 'uslm-2'"):
         read_bytes(uslm(""), "b.xml", xml_breaks="uslm-2")
     with pytest.raises(ValueError, match="no html reader option is called xml_breaks"):

@@ -19,14 +19,14 @@ SOURCES = {
     "filing": ("aapl-10-q-2025-08-01.html", ".html"),
     "bill": ("h1058_enr.XML", ".XML"),  # the ending in any case
 }
-SCANNED = ("NCT06155240_Prot_SAP_000.pdf", "scan")  # one page, no text layer
+SCANNED = ("NCT06155240_Prot_SAP_000.pdf", "scan")  # one page, no text layer: read by OCR
 NOTE = (
     "The board met on 4 March 2024. Revenue rose to 1,250.5 million dollars in the year, "
     "and the dividend was raised to 0.42 dollars a share, as the annual report explains at "
     "length in its second section on capital allocation and shareholder returns.\n"
 )
 
-READ_DOCUMENTS = len(SOURCES) + 1  # the scanned PDF is read too (and fails)
+READ_DOCUMENTS = len(SOURCES) + 1  # the scanned PDF is read too (by OCR)
 
 
 def _write_units(folder: Path, doc_id: str, text: str, rng: random.Random) -> None:

@@ -59,3 +59,26 @@ def test_the_setting_takes_module_paths_comma_separated() -> None:
     with pytest.raises(ValidationError, match="not a module name"):
         Settings(kinds_extra="a/b.py")
     assert kinds.extra_modules("a.b, c d") == ["a.b", "c", "d"]
+
+
+# What the run counts itself, whatever its kinds: planning's counters, and every error.
+MACHINERY_COUNTERS = ("documents.format.", "ignored.", "planning.", "errors")
+
+
+def declared(key: str, names: tuple[str, ...]) -> bool:
+    return any(key == n or (n.endswith(".") and key.startswith(n)) for n in names)
+
+
+def test_every_counter_of_a_run_is_one_its_kinds_declare(tmp_path) -> None:
+    from groundswell.shared.cli.runs import SAMPLE_CORPUS
+    from groundswell.shared.runs.inprocess import run_in_process
+
+    out = str(tmp_path / "out")
+    summary = run_in_process(str(SAMPLE_CORPUS), "default", out, Settings(storage_url=out))
+    names = (*MACHINERY_COUNTERS, *(n for k in kinds.all_kinds() for n in k.counters))
+    assert summary["counts"]["claims"] and summary["counts"]["candidates"]
+    assert [key for key in summary["counts"] if not declared(key, names)] == []
+    # The kinds' own declarations do not overlap: a counter is one kind's.
+    for kind in kinds.all_kinds():
+        others = [n for k in kinds.all_kinds() if k is not kind for n in k.counters]
+        assert not [n for n in kind.counters if declared(n, tuple(others))], kind.name

@@ -70,12 +70,13 @@ def test_mixed_corpus_in_process_reads_once_and_a_second_run_reads_nothing(mixed
         "documents.format.conflict": 1,
     }
     assert units["read"]["computed"] == READ_DOCUMENTS and units["read"]["cached"] == 0
-    assert counts["read.failed.no_text"] == 1
+    # The scan's one page has no text layer: OCR read it (reader ocr-1), nothing failed
+    assert not [k for k in counts if k.startswith("read.failed.")]
     assert counts["read.pages"] == 3  # the protocol's two pages and the scan's one
     assert counts["claims"] >= 4 * 5  # the four readable documents' claims were verified
-    assert units["verify"]["failed"] == 2 and units["admit"]["failed"] == 1  # scan; twice
+    assert units["verify"]["failed"] == 1 and units["admit"]["failed"] == 0  # twice (no candidates)
     messages = [e["message"] for e in summary["errors"]]
-    assert any("no text layer on page 1 of 1" in m for m in messages), messages
+    assert not any("no text layer" in m for m in messages), messages
     assert any("2 source files" in m for m in messages), messages
 
     out = open_store(output, settings)
@@ -101,7 +102,13 @@ def test_mixed_corpus_in_process_reads_once_and_a_second_run_reads_nothing(mixed
     located = [r for r in receipt["records"] if r["certificate"]["start"] is not None]
     assert located and all(r["pages"][0] in (1, 2) for r in located)
     failed = [r for r in receipts if "failure" in r]
-    assert any("no text layer on page 1" in r["failure"]["message"] for r in failed)
+    assert not any("no text layer" in r["failure"]["message"] for r in failed)
+    # the scan's claim ("Protocol", its title's last word) is verified on the recognised text
+    scan_sha = hashlib.sha256((folder / "documents" / "scan.pdf").read_bytes()).hexdigest()
+    scan = by_source[scan_sha]
+    assert scan["source"]["reader"] == reader() and "ocr=ocr-1/" in reader()
+    assert [r["certificate"]["verdict"] for r in scan["records"]] == ["grounded"]
+    assert scan["records"][0]["pages"] == [1]
 
     again = run_in_process(str(folder), "default", output, settings)
     assert again["units"]["read"]["computed"] == 0
@@ -119,7 +126,7 @@ def test_a_new_policy_reads_nothing_again(mixed, tmp_path):
     strict = run_in_process(str(folder), "strict", output, settings)
     assert strict["units"]["read"]["computed"] == 0
     assert strict["units"]["verify"]["computed"] > 0  # a new policy part: recomputed
-    assert strict["counts"]["read.failed.no_text"] == 1
+    assert strict["counts"]["read.pages"] == 3
 
 
 def test_held_batches_are_sent_once_by_the_record_of_their_read_batch(

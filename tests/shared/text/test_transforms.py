@@ -71,3 +71,15 @@ def test_a_new_registered_transform_can_be_used_in_a_ladder() -> None:
     assert [proj.map.start(i) for i in range(3)] == [0, 2, 5]
     with pytest.raises(LadderError, match="unsound one"):
         Ladder((Tier("exact", (), False), Tier("ws", (CollapseWhitespace(),), True)))
+
+
+def test_the_skeleton_of_ascii_text_is_the_regex_one():
+    """ASCII text takes a bytes fast path; it keeps exactly what ``[\\W_]+`` removal keeps."""
+    import re
+
+    from groundswell.shared.text.transforms import AlphanumericSkeleton
+
+    every = "".join(map(chr, range(128)))
+    for text in (every, every[::-1] * 3, "Net sales: $1,234.5 (up 2%) -- a_b", ""):
+        assert AlphanumericSkeleton().apply(text) == re.sub(r"[\W_]+", "", text)
+    assert AlphanumericSkeleton().apply("Caf\u00e9 \u00bd_x") == "Caf\u00e9\u00bdx"

@@ -85,3 +85,20 @@ def test_a_cache_folder_that_cannot_be_written_costs_the_scan(tmp_path, monkeypa
     finally:
         unicode.tables.cache_clear()
     assert list(tmp_path.iterdir()) == [blocker]
+
+
+def test_the_quick_checks_agree_with_the_per_character_derivation():
+    """The reader's checks in bulk (one NFKC of all keys joined by NUL) accept exactly the
+    derived tables, and the composite numerals found with a regex are those of the per-character
+    rule."""
+    made = unicode.build_tables()
+    assert unicode._folds_check(made.nfkc)
+    for ch, out in made.nfkc.items():
+        assert unicode._nfkc_fold(ch) == out
+    assert made.composite_numeric == frozenset(
+        ch
+        for ch, out in made.nfkc.items()
+        if not ch.isdecimal() and any(c.isdecimal() for c in out)
+    )
+    for spoil in ({"\u00b2": "2"}, {"a": "a"}, {"\ufb01": "f\x00i"}, {"ab": "ab"}):
+        assert not unicode._folds_check({**made.nfkc, **spoil})
