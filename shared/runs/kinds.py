@@ -139,8 +139,9 @@ def each_document(
     def execute(work: Work) -> Segment:
         from groundswell.shared.runs.segments import unit_segment
 
-        spec = work.spec
-        return unit_segment(spec, [unit(work.runner, d, spec.source(d)) for d in spec.doc_ids])
+        spec, runner = work.spec, work.runner
+        with runner.listed(spec.listing):
+            return unit_segment(spec, [unit(runner, d, spec.source(d)) for d in spec.doc_ids])
 
     execute.__module__ = unit.__module__  # the kind's, as register checks
     return execute
