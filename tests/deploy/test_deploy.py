@@ -521,6 +521,15 @@ def test_the_image_has_the_runtime_install_without_the_demo_extra() -> None:
     assert re.search(r"^\t@\$\(call QUIET_PIP,-e '\.\[demo\]'\)", makefile, flags=re.M)
 
 
+def test_the_image_and_ci_install_tesseract_for_the_ocr_reader() -> None:
+    """Reader ocr-1 runs Debian's Tesseract: the runtime image has it, and CI installs it."""
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    runtime = text[text.rindex("FROM ") :]  # the last stage, the image that runs
+    assert re.search(r"apt-get install[^\n]*tesseract-ocr tesseract-ocr-eng", runtime), runtime
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "command -v tesseract" in ci and "tesseract-ocr-eng" in ci
+
+
 def test_dockerfile_builds_the_package_as_a_non_root_user(services: dict) -> None:
     text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
     stages = re.findall(r"^FROM\s+(\S+)", text, flags=re.M)
