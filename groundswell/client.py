@@ -175,14 +175,18 @@ class Client:
         dry_run: bool = False,
         idempotency_key: str | None = None,
         ledger: bool = False,
+        verify_inputs: bool = False,
     ) -> Run:
         """Start a run of ``corpus`` (a path the server can read, or s3://bucket/prefix);
-        ``ledger`` also loads its admitted facts and grounded quotations into the ledger."""
+        ``ledger`` also loads its admitted facts and grounded quotations into the ledger;
+        ``verify_inputs`` reads and hashes every input, even those listed as before."""
         body: dict[str, Any] = {"corpus": corpus, "only": only, "dry_run": dry_run}
         if policy:
             body["policy"] = policy
         if ledger:  # sent only when asked: a server without the ledger takes the rest
             body["ledger"] = True
+        if verify_inputs:  # likewise
+            body["verify_inputs"] = True
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Run.model_validate(self._json("POST", "/v1/runs", json=body, headers=headers))
 

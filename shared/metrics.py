@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -281,14 +281,22 @@ def computed_now(row: dict[str, Any]) -> bool:
 
 
 def observe_batch(
-    kind: str, rows: list[dict[str, Any]], fresh: dict[str, int], policy: dict[str, Any]
+    kind: str,
+    rows: list[dict[str, Any]],
+    fresh: dict[str, int],
+    policy: dict[str, Any],
+    *,
+    rowless: bool = False,
+    observe: Callable[[str, str, dict[str, int]], None] | None = None,
 ) -> None:
     """Export one batch (once, when its recording was fresh).
 
     Every unit counts in ``groundswell_units_total`` by status (``cached`` is the cache hit)
     and its document in the documents read. The domain counters take ``fresh``, the summed
     counters of the units computed now, and input errors only the rows computed now: a run
-    that finds every receipt moves none of them.
+    that finds every receipt moves none of them. ``rowless``: the kind's computed units leave
+    no row (its batch's counters count them); ``observe``: the kind's own domain counters
+    (policy name, version, ``fresh``), as its declaration names them.
     """
     name, version = policy.get("name", "?"), str(policy.get("version", "?"))
     for row in rows:
@@ -300,27 +308,39 @@ def observe_batch(
         if errors and computed_now(row):
             scope = "unit" if row.get("status") == "failed" else "record"
             INPUT_ERRORS.labels(kind, scope).inc(errors)
-    if kind == "ledger" and fresh.get("units.ledger.computed"):
-        # A ledger unit that loads has no row (one that fails has): its batch counts it.
-        UNITS.labels(kind, "computed").inc(fresh["units.ledger.computed"])
-    if kind == "verify":
-        for key, value in fresh.items():
-            if key.startswith("claims.at."):
-                verdict, _, tier = key[len("claims.at.") :].partition(".")
-                CLAIMS.labels(name, version, verdict, tier).inc(value)
-        if fresh.get("repairs"):
-            _observe_repairs(name, version, fresh)
-    else:
-        for key, value in fresh.items():
-            if key.startswith("candidates.outcome."):
-                CANDIDATES.labels(name, version, key[len("candidates.outcome.") :]).inc(value)
-            elif key.startswith("candidates.code."):
-                DECISION_CODES.labels(name, version, key[len("candidates.code.") :]).inc(value)
-        for (gold, outcome), key in GOLD_OUTCOMES.items():
-            if fresh.get(key):
-                LABELLED_CANDIDATES.labels(name, version, gold, outcome).inc(fresh[key])
-    prefix = "claims" if kind == "verify" else "candidates"
-    label_kind = "claim" if kind == "verify" else "candidate"
+    if rowless and fresh.get(f"units.{kind}.computed"):
+        UNITS.labels(kind, "computed").inc(fresh[f"units.{kind}.computed"])
+    if observe is not None:
+        observe(name, version, fresh)
+
+
+def observe_claims(name: str, version: str, fresh: dict[str, int]) -> None:
+    """A verification batch's claims by verdict and tier, repairs, labels and escapes."""
+    for key, value in fresh.items():
+        if key.startswith("claims.at."):
+            verdict, _, tier = key[len("claims.at.") :].partition(".")
+            CLAIMS.labels(name, version, verdict, tier).inc(value)
+    if fresh.get("repairs"):
+        _observe_repairs(name, version, fresh)
+    _observe_labels(name, version, fresh, "claims", "claim")
+
+
+def observe_candidates(name: str, version: str, fresh: dict[str, int]) -> None:
+    """An admission batch's candidates by outcome and code, by gold label, and escapes."""
+    for key, value in fresh.items():
+        if key.startswith("candidates.outcome."):
+            CANDIDATES.labels(name, version, key[len("candidates.outcome.") :]).inc(value)
+        elif key.startswith("candidates.code."):
+            DECISION_CODES.labels(name, version, key[len("candidates.code.") :]).inc(value)
+    for (gold, outcome), key in GOLD_OUTCOMES.items():
+        if fresh.get(key):
+            LABELLED_CANDIDATES.labels(name, version, gold, outcome).inc(fresh[key])
+    _observe_labels(name, version, fresh, "candidates", "candidate")
+
+
+def _observe_labels(
+    name: str, version: str, fresh: dict[str, int], prefix: str, label_kind: str
+) -> None:
     if fresh.get(f"{prefix}.labelled"):
         LABELLED.labels(name, version, label_kind).inc(fresh[f"{prefix}.labelled"])
     if fresh.get(f"{prefix}.escapes"):

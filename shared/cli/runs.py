@@ -687,6 +687,12 @@ ledger_option = click.option(
     help="Also load the admitted facts and grounded quotations into the claims ledger "
     "(GROUNDSWELL_LEDGER_URL; see docs/ledger.md).",
 )
+verify_inputs_option = click.option(
+    "--verify-inputs",
+    is_flag=True,
+    help="Read and hash every input, even those listed (size, ETag or mtime) as in the "
+    "previous run, whose units are otherwise reused unread.",
+)
 
 
 @main.command()
@@ -710,6 +716,7 @@ ledger_option = click.option(
     "-q", "--quiet", is_flag=True, help="Print only the run id (for scripts: RUN=$(...))."
 )
 @ledger_option
+@verify_inputs_option
 @click.option(
     "--gate",
     "gate_file",
@@ -728,6 +735,7 @@ def run(
     as_json: bool,
     quiet: bool,
     ledger: bool,
+    verify_inputs: bool,
     gate_file: str | None,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
@@ -745,7 +753,10 @@ def run(
 
     settings = _settings()
     spec = RunSpec(
-        corpus=_check_corpus(corpus), policy=policy or settings.default_policy, ledger=ledger
+        corpus=_check_corpus(corpus),
+        policy=policy or settings.default_policy,
+        ledger=ledger,
+        verify_inputs=verify_inputs,
     )
     check_policy(settings, spec.policy)
     gate = None
@@ -855,7 +866,10 @@ def server_corpus(corpus: str) -> tuple[str, str]:
 )
 @click.option("--idempotency-key", default=None, help="The same key returns the same run.")
 @ledger_option
-def submit(corpus: str, policy: str | None, idempotency_key: str | None, ledger: bool) -> None:
+@verify_inputs_option
+def submit(
+    corpus: str, policy: str | None, idempotency_key: str | None, ledger: bool, verify_inputs: bool
+) -> None:
     """Submit a run to the API; print its id.
 
     A local folder is sent as its absolute path (the server reads it there); an
@@ -864,7 +878,13 @@ def submit(corpus: str, policy: str | None, idempotency_key: str | None, ledger:
     sent, note = server_corpus(corpus)
     click.echo(note, err=True)
     run = _api_call(
-        lambda c: c.submit(sent, policy, idempotency_key=idempotency_key, ledger=ledger)
+        lambda c: c.submit(
+            sent,
+            policy,
+            idempotency_key=idempotency_key,
+            ledger=ledger,
+            verify_inputs=verify_inputs,
+        )
     )
     click.echo(run.id)
 

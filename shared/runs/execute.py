@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from groundswell.shared import metrics, tracing
@@ -64,6 +64,7 @@ def context(service: RunService, record: RunRecord) -> RunContext:
             only=record.only,
             dry_run=record.dry_run,
             previous=previous,
+            verify_inputs=record.verify_inputs,
             max_bytes=service.settings.max_document_bytes,
         )
         ctx = RunContext(record, policy, corpus, output, runner)
@@ -124,7 +125,9 @@ def halves(spec: BatchSpec) -> list[BatchSpec]:
     out = []
     for suffix, ids in ((".0", spec.doc_ids[:middle]), (".1", spec.doc_ids[middle:])):
         sources = {d: spec.sources[d] for d in ids if d in spec.sources} if spec.sources else {}
-        out.append(BatchSpec(spec.batch + suffix, spec.kind, ids, sources or None, spec.then))
+        listing = {d: spec.listing[d] for d in ids if d in spec.listing} if spec.listing else {}
+        child = BatchSpec(spec.batch + suffix, spec.kind, ids, sources or None, spec.then)
+        out.append(replace(child, listing=listing or None))
     return out
 
 
@@ -209,7 +212,15 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
     for spec in recorded.released:
         service.enqueue(spec.kind, [run_id, spec.batch])
     fresh = segment.counters if segment.fresh is None else segment.fresh
-    metrics.observe_batch(segment.kind, segment.rows, fresh, ctx.record.policy)
+    declared = kinds.get(segment.kind)
+    metrics.observe_batch(
+        segment.kind,
+        segment.rows,
+        fresh,
+        ctx.record.policy,
+        rowless=declared.rows != "every",
+        observe=declared.observe,
+    )
     if recorded.resume_planning:
         service.enqueue(PLAN, [run_id])
     if recorded.run_complete:

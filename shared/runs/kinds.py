@@ -99,6 +99,8 @@ class Kind:
       has (or will have) from its inputs alone, for kinds whose units make receipts;
       ``row_fields``: what its index rows carry beyond every row's fields, from the unit's
       counts.
+    - ``observe``: its own metrics from a batch computed now (policy name, version, the
+      batch's fresh counters); the unit, document and input-error counts are every kind's.
     """
 
     name: str
@@ -118,6 +120,7 @@ class Kind:
     unit: Callable[[UnitRunner, str, Any], UnitResult] | None = None
     locate: Callable[[UnitRunner, str], str | None] | None = None
     row_fields: Callable[[Counter[str]], dict[str, Any]] | None = None
+    observe: Callable[[str, str, dict[str, int]], None] | None = None
 
     @property
     def task(self) -> str:
@@ -136,8 +139,9 @@ def each_document(
     def execute(work: Work) -> Segment:
         from groundswell.shared.runs.segments import unit_segment
 
-        spec = work.spec
-        return unit_segment(spec, [unit(work.runner, d, spec.source(d)) for d in spec.doc_ids])
+        spec, runner = work.spec, work.runner
+        with runner.listed(spec.listing):
+            return unit_segment(spec, [unit(runner, d, spec.source(d)) for d in spec.doc_ids])
 
     execute.__module__ = unit.__module__  # the kind's, as register checks
     return execute

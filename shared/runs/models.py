@@ -83,6 +83,11 @@ class RunSpec(BaseModel):
     dry_run: bool = Field(
         default=False, description="Report what would be computed and why; compute nothing."
     )
+    verify_inputs: bool = Field(
+        default=False,
+        description="Read and hash every input, even one listed (size, ETag or mtime) as in the "
+        "previous run, whose unit is otherwise reused without reading it.",
+    )
     ledger: bool = Field(
         default=False,
         description="Also load the run's admitted facts and grounded quotations into the claims "
@@ -132,6 +137,7 @@ class RunRecord(BaseModel):
     idempotency_key_sha256: str | None = None
     error: str | None = None
     ledger: bool = False  # load the ledger (left out of the record when off: see below)
+    verify_inputs: bool = False  # read every input (left out of the record when off)
     # The GROUNDSWELL_ALLOWED_CORPORA root the API found the corpus under (absolute): the
     # plan task checks again that the corpus still lies there before it lists (unset: a run
     # of the command line, which reads what its user names).
@@ -141,8 +147,9 @@ class RunRecord(BaseModel):
     def _dump(self, handler: Any) -> dict[str, Any]:
         # A run without the ledger is recorded (run.json, summaries) as before it existed.
         out = handler(self)
-        if not out.get("ledger"):
-            out.pop("ledger", None)
+        for flag in ("ledger", "verify_inputs"):
+            if not out.get(flag):
+                out.pop(flag, None)
         if out.get("allowed_under") is None:
             out.pop("allowed_under", None)
         return out

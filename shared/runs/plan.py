@@ -57,6 +57,9 @@ class PlannedUnit:
     weight: int  # bytes the unit reads: document plus claims or candidates
     # The source file when it is not documents/<id>.txt; a list when the id has several.
     source: str | list[str] | None = None
+    # The document's files as listed, key -> [size, etag]: a rerun compares them with the
+    # previous run's row to reuse a unit without reading its inputs.
+    listing: dict[str, list[Any]] | None = None
 
     @property
     def key(self) -> str:
@@ -129,6 +132,7 @@ class CorpusPlanner:
         # Documents by format (``documents.format.pdf``), counted once each like ``ignored``.
         self.formats: dict[str, int] = {}
         self.sources: dict[str, list[str]] = {}  # source keys of the pending ids
+        self.entries: dict[str, dict[str, list[Any]]] = {}  # listing entries of the pending ids
         # The kinds planned from the listings, a reading kind last (it plans for the others).
         planning = [k for k in kinds.all_kinds() if k.plan is not None and k.follow is None]
         self.planning = sorted(planning, key=lambda k: k.reading)
@@ -166,6 +170,7 @@ class CorpusPlanner:
                 continue
             stream.read.append((info.key, doc_id))
             self.pending.setdefault(doc_id, {})[stream.prefix] = info.size
+            self.entries.setdefault(doc_id, {})[info.key] = [info.size, info.etag]
             if stream.prefix == DOCUMENTS:
                 self.sources.setdefault(doc_id, []).append(info.key)
         return True
@@ -183,6 +188,7 @@ class CorpusPlanner:
                 self.skip.discard(doc_id)
                 del self.pending[doc_id]
                 self.sources.pop(doc_id, None)
+                self.entries.pop(doc_id, None)
                 self.emitted[doc_id] = entries
                 continue
             source: str | list[str] | None = None
@@ -196,6 +202,7 @@ class CorpusPlanner:
                 break
             del self.pending[doc_id]
             self.sources.pop(doc_id, None)
+            self.entries.pop(doc_id, None)
             self.emitted[doc_id] = entries
             if DOCUMENTS in seen:
                 self.documents += 1
@@ -223,11 +230,12 @@ class CorpusPlanner:
         first (it plans for the others, and they wait for it)."""
         mine: list[PlannedUnit] = []
         listed = kinds.Listed(doc_id, seen, source, mine)
+        entries = self.entries.get(doc_id)
         for kind in self.planning:
             assert kind.plan is not None
             weight = kind.plan(listed)
             if weight is not None:
-                unit = PlannedUnit(kind.name, doc_id, weight, source)
+                unit = PlannedUnit(kind.name, doc_id, weight, source, entries)
                 mine.insert(0, unit) if kind.reading else mine.append(unit)
         return mine
 
@@ -330,6 +338,7 @@ class StepBatcher:
         self.reads = Batcher(max_bytes, max_units)
         self.waiting: dict[str, set[str]] = {}  # doc_id -> kinds that wait for its reading
         self.sources: dict[str, Any] = {}
+        self.listing: dict[str, dict[str, list[Any]]] = {}
         reading = kinds.reading_kind()
         self.reading = reading.name if reading is not None else None
         self.waiters = [k.name for k in kinds.all_kinds() if k.waits_for_reading]
@@ -337,6 +346,8 @@ class StepBatcher:
     def add(self, unit: PlannedUnit) -> None:
         if unit.source is not None:
             self.sources[unit.doc_id] = unit.source
+        if unit.listing:
+            self.listing[unit.doc_id] = unit.listing
         if unit.kind == self.reading:
             self.reads.add(unit)
             self.waiting[unit.doc_id] = set()
@@ -354,7 +365,8 @@ class StepBatcher:
 
     def _spec(self, batch: str, kind: str, ids: list[str], **extra: Any) -> BatchSpec:
         sources = {d: self.sources[d] for d in ids if d in self.sources}
-        return BatchSpec(batch, kind, ids, sources or None, **extra)
+        listing = {d: self.listing[d] for d in ids if d in self.listing}
+        return BatchSpec(batch, kind, ids, sources or None, listing=listing or None, **extra)
 
     def finish(self, seq: int, spread: int = 0) -> tuple[list[BatchSpec], int]:
         """The step's batches numbered from ``seq``, and the next number."""
@@ -374,7 +386,7 @@ class StepBatcher:
             then = [h.batch for h in held] or None
             specs.append(self._spec(read, self.reading, ids, then=then))
             seq = self._hold_followers(held, seq, specs, numbered=True)
-        self.waiting, self.sources = {}, {}
+        self.waiting, self.sources, self.listing = {}, {}, {}
         return specs, seq
 
     def _hold_followers(

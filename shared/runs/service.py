@@ -163,6 +163,7 @@ class RunService:
             only=spec.only,
             dry_run=spec.dry_run,
             ledger=spec.ledger,
+            verify_inputs=spec.verify_inputs,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
             allowed_under=allowed_under,

@@ -324,7 +324,8 @@ class BatchSpec:
 
     ``sources`` names each document's source file where it is not ``documents/<id>.txt``
     (a list when an id has several: an input error of that id). A ``read`` batch lists in
-    ``then`` the batches that wait for it; each of those names it in ``after``.
+    ``then`` the batches that wait for it; each of those names it in ``after``. ``listing``
+    holds each document's files as planning listed them (key -> [size, etag]).
     """
 
     batch: str
@@ -333,6 +334,7 @@ class BatchSpec:
     sources: dict[str, Any] | None = None
     then: list[str] | None = None
     after: str | None = None
+    listing: dict[str, dict[str, list[Any]]] | None = None
 
     def extras(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -342,6 +344,8 @@ class BatchSpec:
             out["then"] = self.then
         if self.after:
             out["after"] = self.after
+        if self.listing:
+            out["listing"] = self.listing
         return out
 
     @property
@@ -361,7 +365,13 @@ class BatchSpec:
     @classmethod
     def make(cls, batch: str, kind: str, doc_ids: list[str], extras: dict[str, Any]) -> BatchSpec:
         return cls(
-            batch, kind, doc_ids, extras.get("sources"), extras.get("then"), extras.get("after")
+            batch,
+            kind,
+            doc_ids,
+            extras.get("sources"),
+            extras.get("then"),
+            extras.get("after"),
+            extras.get("listing"),
         )
 
     def source(self, doc_id: str) -> Any:

@@ -11,7 +11,9 @@ so the pipeline and the in-process core compute the same receipts and the same c
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +54,12 @@ from groundswell.shared.storage import ObjectStore, StorageRefused
 # Keep the result small: a run's error list is for reading, the counters carry the totals.
 MAX_ERRORS_PER_UNIT = 50
 
+# The listing entries (doc_id -> key -> [size, etag]) of the batch this context runs: a
+# context variable, as one runner serves every batch of its run in a process.
+_LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
+    "groundswell_listing", default=None
+)
+
 
 def unit_key(kind: str, doc_id: str) -> str:
     return f"{kind}/{doc_id}"
@@ -75,6 +83,7 @@ class UnitResult:
     inputs: dict[str, str] | None = None  # sha256 of each input the receipt depends on
     policy_fingerprint: str | None = None
     reason: str | None = None  # why it was (or would be) computed
+    listing: dict[str, list[Any]] | None = None  # its inputs as listed: key -> [size, etag]
 
     @property
     def unit(self) -> str:
@@ -96,6 +105,8 @@ class UnitResult:
             "policy_fingerprint": self.policy_fingerprint,
             "reason": self.reason,
         }
+        if self.listing is not None:  # what the next run compares to reuse it unread
+            row["listing"] = self.listing
         # What the report filters and counts a document by, without reading its receipt.
         row["tally"] = {k: v for k, v in sorted(self.counts.items()) if k.startswith(TALLIED)}
         kind = kinds.find(self.kind)
@@ -166,6 +177,7 @@ class UnitRunner:
         dry_run: bool = False,
         previous: Callable[[str, str], dict[str, Any] | None] | None = None,
         max_bytes: int | None = None,
+        verify_inputs: bool = False,
     ) -> None:
         self.corpus = corpus
         self.output = output
@@ -174,6 +186,8 @@ class UnitRunner:
         self.dry_run = dry_run
         self._previous = previous  # (kind, doc_id) -> the unit's row in the previous run
         self.max_bytes = max_bytes  # an input larger than this fails its unit, unread
+        # Read and hash every input, even one whose listing entry is the previous run's.
+        self.verify_inputs = verify_inputs
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
         # What a kind parses once per runner (the admission schema and policy, say), by name.
         self.cache: dict[str, Any] = {}
@@ -278,6 +292,74 @@ class UnitRunner:
         if isinstance(self._schema, InputFileError):
             raise self._schema
         return self._schema
+
+    # -- reuse by listing --------------------------------------------------------------
+
+    @staticmethod
+    @contextmanager
+    def listed(listing: dict[str, dict[str, list[Any]]] | None) -> Iterator[None]:
+        """Run a batch's units with its documents' listing entries (``BatchSpec.listing``)."""
+        token = _LISTING.set(listing)
+        try:
+            yield
+        finally:
+            _LISTING.reset(token)
+
+    def entries(self, doc_id: str, keys: tuple[str, ...]) -> dict[str, list[Any]] | None:
+        """The listing entries of a unit's input files, None unless planning listed each."""
+        listing = (_LISTING.get() or {}).get(doc_id) or {}
+        if not all(k in listing for k in keys):
+            return None
+        return {k: list(listing[k]) for k in keys}
+
+    def with_listing(self, result: UnitResult, keys: tuple[str, ...]) -> UnitResult:
+        """``result`` carrying its inputs' listing entries in its row (not a failed one's:
+        a failure is never reused by listing)."""
+        if result.status != "failed":
+            result.listing = self.entries(result.doc_id, keys)
+        return result
+
+    def reuse_listed(
+        self,
+        kind: str,
+        doc_id: str,
+        keys: tuple[str, ...],
+        fingerprint: Callable[[dict[str, str]], str | None],
+        tally: Callable[[dict[str, Any]], tuple[Counter[str], list[InputError]]],
+        policy_fp: str,
+    ) -> UnitResult | None:
+        """The unit reused from the previous run without reading its inputs, or None (then
+        it is run as usual). Exact: only when each input's listing entry (``keys``: the
+        document's file first) is the one the previous run's row recorded, that row's
+        receipt is a result (not a failure), and ``fingerprint`` of the row's input digests
+        under this policy and engine (None: they do not fit) names a stored receipt."""
+        if self.verify_inputs or self.only == "all" or self.dry_run or not self._previous:
+            return None
+        listing = self.entries(doc_id, keys)
+        if listing is None:
+            return None
+        if self.max_bytes is not None and any(e[0] > self.max_bytes for e in listing.values()):
+            return None  # it fails unread, as when it is read
+        previous = self._previous(kind, doc_id)
+        if not previous or previous.get("status") == "failed":
+            return None
+        inputs = previous.get("inputs")
+        if previous.get("listing") != listing or not isinstance(inputs, dict):
+            return None
+        fp = fingerprint(inputs)
+        if fp is None:
+            return None
+        key = receipt_key(kind, fp)
+        receipt = self._reuse(key)
+        if receipt is None or "failure" in receipt:
+            return None
+        counts, errors = tally(receipt)
+        size = listing[keys[0]][0]
+        out = UnitResult(
+            kind, doc_id, "cached", key, receipt["receipt_sha256"], size, counts, errors
+        )
+        out.inputs, out.policy_fingerprint, out.listing = inputs, policy_fp, listing
+        return out
 
     def failed(self, kind: str, doc_id: str, error: InputError, **kw: Any) -> UnitResult:
         return UnitResult(kind, doc_id, "failed", errors=[error], **kw)

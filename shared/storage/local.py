@@ -48,6 +48,12 @@ def _snapshot_dir() -> Path:
     return folder
 
 
+def _etag(st: os.stat_result) -> str:
+    """A file's change hint: its mtime, inode and size (a rerun reuses a unit whose inputs'
+    hints are unchanged; a file replaced by a rename gets a new inode even at the same mtime)."""
+    return f"{st.st_mtime_ns:x}-{st.st_ino:x}-{st.st_size:x}"
+
+
 class LocalStore:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
@@ -129,7 +135,7 @@ class LocalStore:
             st = self._path(key).stat()
         except (FileNotFoundError, NotADirectoryError):
             return None
-        return ObjectInfo(key, st.st_size, f"{st.st_mtime_ns:x}-{st.st_size:x}")
+        return ObjectInfo(key, st.st_size, _etag(st))
 
     def delete(self, key: str) -> None:
         path = self._path(key)
@@ -181,7 +187,7 @@ class LocalStore:
         if not top.is_dir():
             return
         for key, st in _walk_sorted(top, rel, prefix.encode(), after):
-            yield ObjectInfo(key, st.st_size, f"{st.st_mtime_ns:x}-{st.st_size:x}")
+            yield ObjectInfo(key, st.st_size, _etag(st))
 
     # A snapshot file holds one line per key: ``key \t size \t etag``, sorted by key bytes.
 
@@ -224,7 +230,7 @@ class LocalStore:
         top, rel = self._listing_top(prefix)
         try:
             for key, st in _walk_any_order(top, rel, prefix):
-                etag = f"{st.st_mtime_ns:x}-{st.st_size:x}"
+                etag = _etag(st)
                 buffer.append(f"{key}\t{st.st_size}\t{etag}\n".encode())
                 if len(buffer) >= SNAPSHOT_SORT_CHUNK:
                     spill()

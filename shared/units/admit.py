@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from groundswell.shared import metrics
 from groundswell.shared.corpus import (
     CANDIDATES,
     SCHEMA_KEY,
@@ -37,10 +38,36 @@ ADMIT = "admit"
 
 def admit_unit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
     """``source``: the document's file when it is not ``documents/<id>.txt``."""
+    keys = (source if isinstance(source, str) else document_key(doc_id), candidates_key(doc_id))
     try:
-        return _admit(runner, doc_id, source)
+        reused = None if source is not None else _reuse_listed(runner, doc_id, keys)
+        return reused or runner.with_listing(_admit(runner, doc_id, source), keys)
     except InputFileError as exc:
         return runner.failed(ADMIT, doc_id, exc.error)
+
+
+def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> UnitResult | None:
+    """The unit reused unread (a text document whose inputs are listed as before, under the
+    same schema: read once per runner, it is compared by its digest)."""
+
+    def fp(inputs: dict[str, str]) -> str | None:
+        if "source" in inputs or not inputs.get("candidates"):
+            return None
+        try:
+            schema_sha = content_sha256(runner.schema_once()[0])
+        except InputFileError:
+            return None
+        if inputs.get("schema") != schema_sha:
+            return None
+        policy = runner.policy.admit_fingerprint
+        return admit_fingerprint(inputs.get("document"), inputs["candidates"], schema_sha, policy)
+
+    def tally(receipt: dict[str, Any]) -> tuple[Counter[str], list[InputError]]:
+        labels, label_errors = runner.labels(doc_id, candidates=True)
+        errors = [error_from_body(e, keys[1]) for e in receipt.get("errors", [])]
+        return admit_unit_counts(receipt["receipt"], labels), errors + label_errors
+
+    return runner.reuse_listed(ADMIT, doc_id, keys, fp, tally, runner.policy.admit_fingerprint)
 
 
 def _admit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
@@ -240,6 +267,7 @@ KIND = kinds.register(
         engines=engines,
         unit=admit_unit,
         locate=locate,
+        observe=metrics.observe_candidates,
         row_fields=flagged,
     )
 )

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from groundswell.shared import metrics
 from groundswell.shared.corpus import (
     CLAIMS,
     InputError,
     InputFileError,
     Labels,
     claims_key,
+    document_key,
     parse_claims,
 )
 from groundswell.shared.read.regions import recognised, utf8_offsets
@@ -36,10 +38,29 @@ VERIFY = "verify"
 
 def verify_unit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
     """``source``: the document's file when it is not ``documents/<id>.txt``."""
+    keys = (source if isinstance(source, str) else document_key(doc_id), claims_key(doc_id))
     try:
-        return _verify(runner, doc_id, source)
+        reused = None if source is not None else _reuse_listed(runner, doc_id, keys)
+        return reused or runner.with_listing(_verify(runner, doc_id, source), keys)
     except InputFileError as exc:
         return runner.failed(VERIFY, doc_id, exc.error)
+
+
+def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> UnitResult | None:
+    """The unit reused unread (a text document whose inputs are listed as before)."""
+
+    def fp(inputs: dict[str, str]) -> str | None:
+        if "source" in inputs or not inputs.get("claims"):
+            return None
+        policy = runner.policy.verify_fingerprint
+        return verify_fingerprint(inputs.get("document"), inputs["claims"], policy)
+
+    def tally(receipt: dict[str, Any]) -> tuple[Counter[str], list[InputError]]:
+        labels, label_errors = runner.labels(doc_id, candidates=False)
+        errors = [error_from_body(e, keys[1]) for e in receipt.get("errors", [])]
+        return _verify_counts(receipt.get("records", []), labels), errors + label_errors
+
+    return runner.reuse_listed(VERIFY, doc_id, keys, fp, tally, runner.policy.verify_fingerprint)
 
 
 def _verify(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
@@ -225,5 +246,6 @@ KIND = kinds.register(
         engines=engines,
         unit=verify_unit,
         locate=locate,
+        observe=metrics.observe_claims,
     )
 )

@@ -66,6 +66,7 @@ def test_repair_actions_by_stage_and_wrong_repairs_are_exported_with_bounded_lab
     from prometheus_client import REGISTRY
 
     from groundswell.shared.metrics import observe_batch
+    from groundswell.shared.runs import kinds
 
     fresh = {
         "claims": 4,
@@ -86,8 +87,10 @@ def test_repair_actions_by_stage_and_wrong_repairs_are_exported_with_bounded_lab
             name, {"policy": "metrics-repair", "version": "3", **labels}
         )
 
-    observe_batch("verify", [], fresh, policy)
-    observe_batch("verify", [], {"claims": 1}, policy)  # a batch without repair adds nothing
+    # The verify kind declares its own metrics (the registry's observe), as execute passes them.
+    observe = kinds.get("verify").observe
+    observe_batch("verify", [], fresh, policy, observe=observe)
+    observe_batch("verify", [], {"claims": 1}, policy, observe=observe)  # no repair: nothing
     assert value("groundswell_repairs_total", action="substituted", stage="alignment") == 2
     assert value("groundswell_repairs_total", action="rejected", stage="numeric_guard") == 1
     assert value("groundswell_repairs_total", action="rejected", stage="run-1234") is None
@@ -100,6 +103,7 @@ def test_labelled_candidates_are_exported_by_gold_label_and_outcome_per_policy_v
     from prometheus_client import REGISTRY
 
     from groundswell.shared.metrics import observe_batch
+    from groundswell.shared.runs import kinds
 
     fresh = {
         "candidates": 9,
@@ -113,7 +117,9 @@ def test_labelled_candidates_are_exported_by_gold_label_and_outcome_per_policy_v
         "candidates.wrong_rejected": 1,
     }
     for name in ("metrics-gold-a", "metrics-gold-b"):
-        observe_batch("admit", [], fresh, {"name": name, "version": 2})
+        observe_batch(
+            "admit", [], fresh, {"name": name, "version": 2}, observe=kinds.get("admit").observe
+        )
 
     def value(policy: str, gold: str, outcome: str) -> float | None:
         return REGISTRY.get_sample_value(
@@ -135,3 +141,24 @@ def test_labelled_candidates_are_exported_by_gold_label_and_outcome_per_policy_v
         )
         == 2
     )
+
+
+def test_a_kind_without_rows_counts_its_computed_units_from_its_batch():
+    """A ledger unit that loads leaves no index row: its batch's counters count it, as the
+    kind's declaration (rows "failed") tells execute."""
+    from prometheus_client import REGISTRY
+
+    from groundswell.shared.metrics import observe_batch
+    from groundswell.shared.runs import kinds
+
+    def computed() -> float:
+        labels = {"kind": "ledger", "status": "computed"}
+        return REGISTRY.get_sample_value("groundswell_units_total", labels) or 0.0
+
+    rowless = kinds.get("ledger").rows != "every"
+    assert rowless
+    before = computed()
+    observe_batch("ledger", [], {"units.ledger.computed": 3}, {}, rowless=rowless)
+    assert computed() == before + 3
+    observe_batch("ledger", [], {"units.ledger.computed": 3}, {})  # a kind with rows: by rows
+    assert computed() == before + 3

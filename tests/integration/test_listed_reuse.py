@@ -1,0 +1,165 @@
+"""An unchanged rerun reuses its units by their inputs' listing entries, reading no body.
+
+Runs are driven in this process (real Redis, the pipeline's own operations), so a counting
+wrapper over the stores' ``get`` sees every body read: the corpus on moto's S3 server (ETags)
+and in a local folder (mtime, inode and size).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from groundswell.shared.runs.inprocess import run_in_process
+from groundswell.shared.runs.models import RunSpec
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage.local import LocalStore
+from groundswell.shared.storage.s3 import S3Store
+from tests.conftest import S3_CREDENTIALS, s3_client
+from tests.integration.corpus_gen import pick_documents, upload, write_corpus
+from tests.shared.runs.driving import drive
+
+pytestmark = pytest.mark.integration
+
+DOCUMENTS = 12
+BODIES = ("documents/", "claims/", "candidates/")
+
+
+@pytest.fixture
+def gets(monkeypatch) -> Counter:
+    """Corpus keys read (``documents/x.txt``...), counted at both store backends' ``get``."""
+    counted: Counter = Counter()
+    for cls in (S3Store, LocalStore):
+        original = cls.get
+
+        def get(self, key, *, max_bytes=None, _original=original):
+            counted[key] += 1
+            return _original(self, key, max_bytes=max_bytes)
+
+        monkeypatch.setattr(cls, "get", get)
+    return counted
+
+
+def _bodies(gets: Counter) -> dict[str, int]:
+    """The document, claims and candidates bodies read (of any store: receipts never match)."""
+    return {k: n for k, n in gets.items() if k.startswith(BODIES)}
+
+
+def _run(settings: Settings, gets: Counter, corpus: str, **spec) -> tuple[dict, dict[str, int]]:
+    gets.clear()
+    service, record, _ = drive(settings, RunSpec(corpus=corpus, **spec))
+    assert record.state == "succeeded", record
+    return service.summary(record.id), _bodies(gets)
+
+
+def _done(summary: dict, kind: str) -> tuple[int, int]:
+    units = summary["units"][kind]
+    assert units["failed"] == 0 and units["done"] == DOCUMENTS
+    return units["computed"], units["cached"]
+
+
+def _same_results(a: dict, b: dict) -> None:
+    assert a["counts"] == b["counts"]
+    assert a["documents"] == b["documents"]
+    assert a["index"]["merkle_root"] == b["index"]["merkle_root"]
+
+
+@pytest.fixture
+def corpus_dir(shared_corpus, corpus_index, tmp_path) -> Path:
+    folder = tmp_path / "corpus"
+    write_corpus(folder, shared_corpus, pick_documents(shared_corpus, corpus_index, DOCUMENTS))
+    return folder
+
+
+@pytest.fixture
+def settings(redis_server, s3_endpoint, tmp_path) -> Settings:
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    return Settings(
+        broker_url=redis_server.url,
+        storage_url=str(tmp_path / "out"),
+        s3_endpoint_url=s3_endpoint,
+        **S3_CREDENTIALS,
+    )
+
+
+def _changed_claims(path: Path) -> bytes:
+    """The claims file without its last record: new content, so a new ETag and size."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert len(lines) > 1
+    return b"".join(lines[:-1])
+
+
+def test_unchanged_rerun_on_s3_reads_no_body(settings, gets, corpus_dir, s3_endpoint, tmp_path):
+    client = s3_client(s3_endpoint)
+    bucket = f"corpus-{os.urandom(4).hex()}"
+    client.create_bucket(Bucket=bucket)
+    upload(corpus_dir, client, bucket, "corpus")
+    corpus = f"s3://{bucket}/corpus"
+
+    first, read_first = _run(settings, gets, corpus)
+    assert first["units"]["verify"]["computed"] == DOCUMENTS
+    # Each document is read by its verify and its admit unit; claims and candidates once.
+    assert sum(read_first.values()) == 4 * DOCUMENTS
+
+    again, read_again = _run(settings, gets, corpus)
+    assert read_again == {}
+    assert _done(again, "verify") == _done(again, "admit") == (0, DOCUMENTS)
+    _same_results(first, again)
+
+    # --verify-inputs reads and hashes everything, with the same results.
+    verified, read_verified = _run(settings, gets, corpus, verify_inputs=True)
+    assert read_verified == read_first
+    assert _done(verified, "verify") == (0, DOCUMENTS)
+    _same_results(first, verified)
+
+    # A claims file rewritten under the same key (new content, new ETag) is recomputed:
+    # only its unit reads, the document's admission is still reused unread.
+    doc_id = sorted(p.stem for p in (corpus_dir / "claims").glob("*.jsonl"))[3]
+    claims = corpus_dir / "claims" / f"{doc_id}.jsonl"
+    claims.write_bytes(_changed_claims(claims))
+    client.put_object(Bucket=bucket, Key=f"corpus/claims/{doc_id}.jsonl", Body=claims.read_bytes())
+    changed, read_changed = _run(settings, gets, corpus)
+    assert read_changed == {f"documents/{doc_id}.txt": 1, f"claims/{doc_id}.jsonl": 1}
+    assert _done(changed, "verify") == (1, DOCUMENTS - 1)
+    assert _done(changed, "admit") == (0, DOCUMENTS)
+    assert changed["reasons"] == {"verify": {"changed input": 1}}
+    # The same answer as a fresh in-process run over the corpus as it is now.
+    fresh = run_in_process(corpus, "default", str(tmp_path / "fresh"), settings)
+    _same_results(fresh, changed)
+    assert changed["counts"] != first["counts"]
+
+
+def test_unchanged_rerun_of_a_folder_compares_mtime_inode_and_size(settings, gets, corpus_dir):
+    corpus = str(corpus_dir)
+    first, read_first = _run(settings, gets, corpus)
+    assert sum(read_first.values()) == 4 * DOCUMENTS
+
+    again, read_again = _run(settings, gets, corpus)
+    assert read_again == {}
+    assert _done(again, "verify") == _done(again, "admit") == (0, DOCUMENTS)
+    _same_results(first, again)
+
+    # New content of the same size and mtime, put in place by a rename (a new inode): a
+    # listing that compared only mtime and size would wrongly reuse the unit.
+    doc_id = sorted(p.stem for p in (corpus_dir / "candidates").glob("*.json"))[0]
+    path = corpus_dir / "candidates" / f"{doc_id}.json"
+    old = path.read_bytes()
+    new = b" " + old[:-1] if old.endswith(b"\n") else old.replace(b", ", b",\n", 1)
+    assert len(new) == len(old) and new != old
+    stat = path.stat()
+    replacement = path.with_suffix(".tmp")
+    replacement.write_bytes(new)
+    os.utime(replacement, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    os.replace(replacement, path)
+    assert path.stat().st_mtime_ns == stat.st_mtime_ns and path.stat().st_size == stat.st_size
+    assert path.stat().st_ino != stat.st_ino
+
+    changed, read_changed = _run(settings, gets, corpus)
+    assert read_changed == {f"documents/{doc_id}.txt": 1, f"candidates/{doc_id}.json": 1}
+    assert _done(changed, "verify") == (0, DOCUMENTS)
+    assert _done(changed, "admit") == (1, DOCUMENTS - 1)
