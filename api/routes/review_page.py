@@ -662,7 +662,10 @@ def page_png(service: Any, record: Any, doc_id: str, page: int) -> Response:
     ctx = context(service, record)
     runner = ctx.runner
     source = runner.find_source(doc_id)
-    if not isinstance(source, str) or not source.lower().endswith(".pdf"):
+    from groundswell.shared.corpus import source_format
+
+    # a PDF's pages, or a scan's (an image read by OCR)
+    if not isinstance(source, str) or source_format(source) not in ("pdf", "image"):
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"document {doc_id} of run {record.id} is not a PDF"
         )

@@ -264,7 +264,7 @@ def ocr_image(data: bytes, settings: Settings, max_pages: int | None = None) -> 
                 raise ReadError(
                     f"page {number}: {frame.width} x {frame.height} pixels is too large"
                 )
-            dpi = _image_dpi(frame.info.get("dpi"), settings.ocr_dpi)
+            dpi = image_dpi(frame.info.get("dpi"), settings.ocr_dpi)
             gray = frame.convert("L")
             out.append(
                 recognise_pixels(gray.tobytes(), gray.width, gray.height, dpi, number, settings)
@@ -272,7 +272,7 @@ def ocr_image(data: bytes, settings: Settings, max_pages: int | None = None) -> 
     return out
 
 
-def _image_dpi(found: Any, default: int) -> float:
+def image_dpi(found: Any, default: int) -> float:
     """The image's own resolution (its x resolution), else ``default``: many scanners write
     none, or a meaningless 1 or 72 for screen images."""
     try:

@@ -39,6 +39,10 @@ class RenderBusy(RuntimeError):
     """Every render slot stayed taken for the wait allowed: come back shortly."""
 
 
+# The first bytes of the images a scan may be (PNG, JPEG, TIFF either way round).
+IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")
+
+
 def render_key(source_sha256: str, page: int, dpi: int) -> str:
     return f"{RENDERS}{source_sha256[:2]}/{source_sha256}/{page}-{dpi}.png"
 
@@ -86,11 +90,14 @@ def page_count(pdf: bytes) -> int:
 
 
 def render_page(pdf: bytes, page: int, dpi: int) -> bytes:
-    """Page ``page`` (1-based) of the PDF as a PNG at ``dpi`` dots per inch."""
+    """Page ``page`` (1-based) of the PDF as a PNG at ``dpi`` dots per inch; of a scan's
+    image (PNG, JPEG, TIFF: read by OCR), its frame ``page`` at ``dpi``."""
     import pypdfium2 as pdfium
 
     if not MIN_DPI <= dpi <= MAX_DPI:
         raise RenderError(f"dpi {dpi}: from {MIN_DPI} to {MAX_DPI}")
+    if pdf.startswith(IMAGE_MAGIC):
+        return _image_page(pdf, page, dpi)
     try:
         document = pdfium.PdfDocument(pdf)
     except pdfium.PdfiumError as exc:
@@ -121,6 +128,40 @@ def render_page(pdf: bytes, page: int, dpi: int) -> bytes:
             sheet.close()
     finally:
         document.close()
+
+
+def _image_page(data: bytes, page: int, dpi: int) -> bytes:
+    """A frame of an image, scaled from its own resolution (as the OCR reader took it, so
+    the layout's boxes in points fall on it) to ``dpi``, as a PNG."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    from groundswell.shared.read.ocr import image_dpi
+    from groundswell.shared.settings import get_settings
+
+    bad = (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError)
+    try:
+        image = Image.open(io.BytesIO(data))
+        frames = getattr(image, "n_frames", 1)
+    except bad as exc:
+        raise RenderError(f"not an image that can be shown ({exc})") from None
+    if not 1 <= page <= frames:
+        raise RenderError(f"page {page}: the image has {frames} pages")
+    try:
+        image.seek(page - 1)  # the frame's own size and resolution
+    except bad as exc:
+        raise RenderError(f"page {page} of the image cannot be shown ({exc})") from None
+    scale = dpi / image_dpi(image.info.get("dpi"), get_settings().ocr_dpi)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    if size[0] * size[1] > MAX_PIXELS:
+        raise RenderError(f"page {page}: too large at {dpi} dpi")
+    out = io.BytesIO()
+    try:
+        image.convert("L").resize(size, Image.Resampling.LANCZOS).save(out, "PNG")
+    except bad as exc:
+        raise RenderError(f"page {page} of the image cannot be shown ({exc})") from None
+    return out.getvalue()
 
 
 @dataclass

@@ -275,3 +275,21 @@ def test_ocr_mode_always_recognises_pages_that_have_text(shared_raw: Path, ocr_s
 def test_an_image_that_is_not_one_is_a_read_error():
     with pytest.raises(ReadError, match=r"x\.tiff: not a readable image"):
         read_bytes(b"II*\x00garbage", "x.tiff")
+
+
+def test_a_scans_image_pages_are_shown_in_the_layouts_points(shared_raw: Path):
+    """The review page draws the layout's boxes (points) over page images: an image source's
+    frame is scaled from its own resolution, as the OCR reader measured it."""
+    from groundswell.shared.read.render import RenderError, png_size, render_page
+
+    pages = [render(shared_raw / name, n, 150) for name, n in PAGES]
+    tiff = io.BytesIO()
+    pages[0].save(tiff, "TIFF", dpi=(150, 150), save_all=True, append_images=pages[1:])
+    document = pdfium.PdfDocument((shared_raw / PAGES[1][0]).read_bytes())
+    width, height = document[PAGES[1][1] - 1].get_size()
+    shown = render_page(tiff.getvalue(), 2, 100)
+    assert png_size(shown) == pytest.approx((width * 100 / 72, height * 100 / 72), abs=1)
+    with pytest.raises(RenderError, match="page 3: the image has 2 pages"):
+        render_page(tiff.getvalue(), 3, 100)
+    with pytest.raises(RenderError, match="not an image that can be shown"):
+        render_page(b"\x89PNG\r\n\x1a\n broken", 1, 100)
