@@ -176,10 +176,14 @@ class Client:
         idempotency_key: str | None = None,
         ledger: bool = False,
         verify_inputs: bool = False,
+        changed: list[str] | str | None = None,
+        changed_name: str | None = None,
     ) -> Run:
         """Start a run of ``corpus`` (a path the server can read, or s3://bucket/prefix);
         ``ledger`` also loads its admitted facts and grounded quotations into the ledger;
-        ``verify_inputs`` reads and hashes every input, even those listed as before."""
+        ``verify_inputs`` reads and hashes every input, even those listed as before;
+        ``changed`` (keys, or the corpus key of a file of them) checks only the documents they
+        name and reuses the rest from the corpus's latest run."""
         body: dict[str, Any] = {"corpus": corpus, "only": only, "dry_run": dry_run}
         if policy:
             body["policy"] = policy
@@ -187,6 +191,10 @@ class Client:
             body["ledger"] = True
         if verify_inputs:  # likewise
             body["verify_inputs"] = True
+        if changed is not None:
+            body["changed"] = changed
+            if changed_name:
+                body["changed_name"] = changed_name
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Run.model_validate(self._json("POST", "/v1/runs", json=body, headers=headers))
 

@@ -351,3 +351,36 @@ def _line_of(text: str, key: str) -> int | None:
     """The line of the first ``"key":`` in a JSON text (for naming a bad entry)."""
     match = re.search(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text)
     return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def changed_documents(
+    lines: list[str], name: str, corpus: str = ""
+) -> tuple[list[str], list[InputError]]:
+    """The documents a list of changed keys names (``run --changed``), and an error naming
+    ``name``:line for each line that names no corpus file. A key is relative to the corpus,
+    or starts with the corpus (its URL or folder) or with its S3 prefix, as S3 Inventory
+    writes it. Existence is not checked: a named key that was deleted names its document."""
+    heads = [corpus.rstrip("/") + "/"] if corpus else []
+    if corpus.startswith("s3://"):
+        bucket_and_prefix = corpus[5:].rstrip("/").split("/", 1)
+        if len(bucket_and_prefix) == 2:
+            heads.append(bucket_and_prefix[1] + "/")
+    found: set[str] = set()
+    errors: list[InputError] = []
+    for number, line in enumerate(lines, 1):
+        key = line.strip()
+        if not key or key.startswith("#"):
+            continue
+        for head in heads:
+            if key.startswith(head):
+                key = key[len(head) :]
+                break
+        prefix = next((p for p in SUFFIX if key.startswith(p)), None)
+        doc_id = doc_id_of(key, prefix) if prefix is not None else None
+        if doc_id is None:
+            errors.append(
+                InputError(name, f"names no corpus file: {json.dumps(key[:200])}", number)
+            )
+            continue
+        found.add(doc_id)
+    return sorted(found), errors

@@ -27,7 +27,7 @@ from groundswell.shared.report.service import run_report
 from groundswell.shared.results.models import RunsNotComparable
 from groundswell.shared.results.service import RunResults
 from groundswell.shared.runs.finalize import unit_counts
-from groundswell.shared.runs.models import RunNotFinished, RunRecord
+from groundswell.shared.runs.models import ChangedListMissing, RunNotFinished, RunRecord
 from groundswell.shared.runs.service import RunService, RunUnreadable
 from groundswell.shared.settings import ApiKey, Settings
 
@@ -123,7 +123,10 @@ def create_run(
         policy = service.policies.resolve(body.policy)
     except PolicyError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
-    record, created = service.submit(body, idempotency_key, allowed_under=root)
+    try:
+        record, created = service.submit(body, idempotency_key, allowed_under=root)
+    except ChangedListMissing as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
     if not created:
         if record.corpus != body.corpus or record.policy.get("ref") != policy.ref:
             # Another team's run is not named: its id and corpus are not this key's to see.

@@ -687,6 +687,15 @@ ledger_option = click.option(
     help="Also load the admitted facts and grounded quotations into the claims ledger "
     "(GROUNDSWELL_LEDGER_URL; see docs/ledger.md).",
 )
+changed_option = click.option(
+    "--changed",
+    "changed_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Check only the documents the keys in FILE name (one a line: documents/, claims/, "
+    "candidates/ or labels/ files, e.g. from S3 Inventory); the rest are reused from the "
+    "corpus's latest run unread, and the run still covers the whole corpus.",
+)
 verify_inputs_option = click.option(
     "--verify-inputs",
     is_flag=True,
@@ -717,6 +726,7 @@ verify_inputs_option = click.option(
 )
 @ledger_option
 @verify_inputs_option
+@changed_option
 @click.option(
     "--gate",
     "gate_file",
@@ -736,6 +746,7 @@ def run(
     quiet: bool,
     ledger: bool,
     verify_inputs: bool,
+    changed_file: str | None,
     gate_file: str | None,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
@@ -757,6 +768,8 @@ def run(
         policy=policy or settings.default_policy,
         ledger=ledger,
         verify_inputs=verify_inputs,
+        changed=_changed_lines(changed_file),
+        changed_name=changed_file,
     )
     check_policy(settings, spec.policy)
     gate = None
@@ -767,6 +780,17 @@ def run(
             _fail("--gate checks the finished run: it needs --wait", 2)
         gate = load_gate_or_exit(gate_file, 2)  # a bad gate file: nothing runs
     run_spec(settings, spec, embedded, workers, wait, timeout, as_json, quiet, gate)
+
+
+def _changed_lines(path: str | None) -> list[str] | None:
+    """The lines of a --changed FILE (its lines naming no corpus file are the run's errors)."""
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        _fail(f"{path}: the list of changed keys cannot be read: {exc.strerror or exc}", 2)
+        raise  # _fail exits
 
 
 def run_spec(
@@ -867,8 +891,14 @@ def server_corpus(corpus: str) -> tuple[str, str]:
 @click.option("--idempotency-key", default=None, help="The same key returns the same run.")
 @ledger_option
 @verify_inputs_option
+@changed_option
 def submit(
-    corpus: str, policy: str | None, idempotency_key: str | None, ledger: bool, verify_inputs: bool
+    corpus: str,
+    policy: str | None,
+    idempotency_key: str | None,
+    ledger: bool,
+    verify_inputs: bool,
+    changed_file: str | None,
 ) -> None:
     """Submit a run to the API; print its id.
 
@@ -884,6 +914,8 @@ def submit(
             idempotency_key=idempotency_key,
             ledger=ledger,
             verify_inputs=verify_inputs,
+            changed=_changed_lines(changed_file),
+            changed_name=changed_file,
         )
     )
     click.echo(run.id)

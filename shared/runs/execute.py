@@ -65,6 +65,7 @@ def context(service: RunService, record: RunRecord) -> RunContext:
             dry_run=record.dry_run,
             previous=previous,
             verify_inputs=record.verify_inputs,
+            changed=frozenset(record.changed) if record.changed is not None else None,
             max_bytes=service.settings.max_document_bytes,
         )
         ctx = RunContext(record, policy, corpus, output, runner)

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from groundswell.shared.runs import kinds
-from groundswell.shared.runs.index import IndexWriter, Key, row_key, row_line
+from groundswell.shared.runs.index import MAX_SUMMARY_ERRORS, IndexWriter, Key, row_key, row_line
 from groundswell.shared.runs.layout import (
     finalize_prefix,
     finalize_state_key,
@@ -71,7 +71,11 @@ def unit_counts(counters: dict[str, int]) -> dict[str, dict[str, int]]:
 def build_summary(
     run: dict[str, Any], counters: dict[str, int], manifest: dict[str, Any]
 ) -> dict[str, Any]:
-    """The summary of a run from its counters and its index manifest."""
+    """The summary of a run from its counters and its index manifest (and the lines of a
+    --changed run's list that named no corpus file, first among its errors)."""
+    listed = run.get("changed_errors") or []
+    if listed:
+        counters = {**counters, "errors": counters.get("errors", 0) + len(listed)}
     counts = {
         k: v for k, v in sorted(counters.items()) if v and not k.startswith(("units.", "reasons."))
     }
@@ -95,7 +99,7 @@ def build_summary(
         "counts": counts,
         "rates": rates(counts),
         "errors_total": counts.get("errors", 0),
-        "errors": manifest["errors"],
+        "errors": [*listed, *manifest["errors"]][:MAX_SUMMARY_ERRORS],
         "index": {
             "format": manifest["format"],
             "manifest": f"runs/{run_id}/index/manifest.json" if run_id else None,

@@ -68,6 +68,10 @@ class RunNotFinished(RuntimeError):
     """What was asked of a run (its summary, report, diff) exists once it has finished."""
 
 
+class ChangedListMissing(ValueError):
+    """A --changed run's list of keys, named by its corpus key, cannot be read."""
+
+
 class RunSpec(BaseModel):
     """What a caller asks for: a corpus under a policy."""
 
@@ -92,6 +96,19 @@ class RunSpec(BaseModel):
         default=False,
         description="Also load the run's admitted facts and grounded quotations into the claims "
         "ledger (settings.ledger_url): one ledger unit per document, after its admission.",
+    )
+    changed: list[str] | str | None = Field(
+        default=None,
+        description="Check only the documents these keys name (documents/, claims/, candidates/ "
+        "or labels/ files; a list, or the corpus key of a file of keys one a line); every "
+        "other document's units are reused from the corpus's latest run unread, so the run "
+        "still covers the whole corpus. A line naming no corpus file is an input error.",
+    )
+    changed_name: str | None = Field(
+        default=None,
+        description="What input errors call the list of changed keys (default: its key, or "
+        "'changed').",
+        max_length=1000,
     )
 
     @field_validator("corpus")
@@ -138,6 +155,10 @@ class RunRecord(BaseModel):
     error: str | None = None
     ledger: bool = False  # load the ledger (left out of the record when off: see below)
     verify_inputs: bool = False  # read every input (left out of the record when off)
+    # run --changed: the documents named (the others are reused unread), and the lines that
+    # named no corpus file (left out of the record when not a --changed run).
+    changed: list[str] | None = None
+    changed_errors: list[dict[str, Any]] | None = None
     # The GROUNDSWELL_ALLOWED_CORPORA root the API found the corpus under (absolute): the
     # plan task checks again that the corpus still lies there before it lists (unset: a run
     # of the command line, which reads what its user names).
@@ -150,8 +171,9 @@ class RunRecord(BaseModel):
         for flag in ("ledger", "verify_inputs"):
             if not out.get(flag):
                 out.pop(flag, None)
-        if out.get("allowed_under") is None:
-            out.pop("allowed_under", None)
+        for optional in ("allowed_under", "changed", "changed_errors"):
+            if out.get(optional) is None:
+                out.pop(optional, None)
         return out
 
     @property

@@ -22,6 +22,7 @@ from groundswell.shared import __version__, metrics, tracing
 from groundswell.shared.policies import PolicyRegistry, PolicyVersion
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.models import (
+    ChangedListMissing,
     RunNotFound,
     RunRecord,
     RunSpec,
@@ -32,7 +33,7 @@ from groundswell.shared.runs.models import (
 from groundswell.shared.runs.schedules import ScheduleStore, UnreadableSchedule
 from groundswell.shared.runs.state import Progress, RunStore, StorageOnly
 from groundswell.shared.settings import ApiKey, Settings
-from groundswell.shared.storage import ObjectStore, open_store
+from groundswell.shared.storage import ObjectStore, StorageRefused, open_store
 
 log = logging.getLogger("groundswell.runs")
 
@@ -152,6 +153,7 @@ class RunService:
         sync_catalog(self)
         policy = self.policies.resolve(spec.policy)
         key_hash = hashlib.sha256(idempotency_key.encode()).hexdigest() if idempotency_key else None
+        changed, changed_errors = self.changed_documents(spec)
         record = RunRecord(
             id=new_run_id(),
             corpus=spec.corpus,
@@ -164,6 +166,8 @@ class RunService:
             dry_run=spec.dry_run,
             ledger=spec.ledger,
             verify_inputs=spec.verify_inputs,
+            changed=changed,
+            changed_errors=changed_errors,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
             allowed_under=allowed_under,
@@ -177,6 +181,27 @@ class RunService:
         if self.settings.openlineage_url and not record.dry_run:
             self.enqueue(LINEAGE, [record.id, "START"])
         return record, True
+
+    def changed_documents(
+        self, spec: RunSpec
+    ) -> tuple[list[str] | None, list[dict[str, Any]] | None]:
+        """A --changed run's documents and the lines naming no corpus file, read once at
+        submission (a corpus key names a file of keys); (None, None) for any other run."""
+        from groundswell.shared.corpus import changed_documents
+
+        if spec.changed is None:
+            return None, None
+        if isinstance(spec.changed, str):
+            name = spec.changed_name or spec.changed
+            try:
+                text = self.store(spec.corpus).get(spec.changed).decode("utf-8", "replace")
+            except (KeyError, ValueError, StorageRefused) as exc:
+                raise ChangedListMissing(f"{name}: the list of changed keys: {exc}") from None
+            lines = text.splitlines()
+        else:
+            name, lines = spec.changed_name or "changed", spec.changed
+        doc_ids, errors = changed_documents(lines, name, spec.corpus)
+        return doc_ids, [e.as_dict() for e in errors]
 
     def get_or_none(self, run_id: str) -> RunRecord | None:
         """From Redis, else from storage (a finished run whose state expired, or a lost Redis).

@@ -178,6 +178,7 @@ class UnitRunner:
         previous: Callable[[str, str], dict[str, Any] | None] | None = None,
         max_bytes: int | None = None,
         verify_inputs: bool = False,
+        changed: frozenset[str] | None = None,
     ) -> None:
         self.corpus = corpus
         self.output = output
@@ -188,6 +189,9 @@ class UnitRunner:
         self.max_bytes = max_bytes  # an input larger than this fails its unit, unread
         # Read and hash every input, even one whose listing entry is the previous run's.
         self.verify_inputs = verify_inputs
+        # run --changed: the documents named, read and checked; any other document's unit
+        # is taken as unchanged (its previous row reused without comparing listing entries).
+        self.changed = changed
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
         # What a kind parses once per runner (the admission schema and policy, say), by name.
         self.cache: dict[str, Any] = {}
@@ -335,6 +339,8 @@ class UnitRunner:
         under this policy and engine (None: they do not fit) names a stored receipt."""
         if self.verify_inputs or self.only == "all" or self.dry_run or not self._previous:
             return None
+        if self.changed is not None and doc_id in self.changed:
+            return None  # named as changed: read and checked
         listing = self.entries(doc_id, keys)
         if listing is None:
             return None
@@ -344,7 +350,14 @@ class UnitRunner:
         if not previous or previous.get("status") == "failed":
             return None
         inputs = previous.get("inputs")
-        if previous.get("listing") != listing or not isinstance(inputs, dict):
+        recorded = previous.get("listing")
+        if (
+            self.changed is not None
+            and isinstance(recorded, dict)
+            and recorded.keys() == listing.keys()
+        ):
+            listing = recorded  # not named: unchanged by the list's word, recorded as it was
+        if recorded != listing or not isinstance(inputs, dict):
             return None
         fp = fingerprint(inputs)
         if fp is None:

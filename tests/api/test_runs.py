@@ -40,6 +40,14 @@ def test_invalid_requests_say_what_is_wrong(client):
     assert client.get("/v1/runs/nope").status_code == 404
     assert client.get("/v1/runs", params={"limit": 0}).status_code == 422
     assert client.get("/v1/runs/nope/receipts").status_code == 404
+    # --changed by a corpus key that names no file: refused, saying which.
+    unlisted = client.post(
+        "/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "changed": "changes/nope.txt"}
+    )
+    assert unlisted.status_code == 422
+    assert "changes/nope.txt: the list of changed keys" in unlisted.json()["detail"]
+    shape = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "changed": 3})
+    assert shape.status_code == 422 and "changed" in shape.text
 
 
 def test_run_round_trip(client, pipeline):
