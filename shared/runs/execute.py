@@ -13,6 +13,7 @@ earlier delivery died without recording it:
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -65,7 +66,7 @@ def context(service: RunService, record: RunRecord) -> RunContext:
             dry_run=record.dry_run,
             previous=previous,
             verify_inputs=record.verify_inputs,
-            changed=frozenset(record.changed) if record.changed is not None else None,
+            changed=_changed(output, record),
             max_bytes=service.settings.max_document_bytes,
         )
         ctx = RunContext(record, policy, corpus, output, runner)
@@ -73,6 +74,15 @@ def context(service: RunService, record: RunRecord) -> RunContext:
         while len(_contexts) > 4:
             _contexts.popitem(last=False)
     return ctx
+
+
+def _changed(output: ObjectStore, record: RunRecord) -> frozenset[str] | None:
+    """The documents a --changed run names (read once per run context), None for another run."""
+    if record.changed is None:
+        return None
+    from groundswell.shared.runs.layout import changed_key
+
+    return frozenset(json.loads(output.get(changed_key(record.id))))
 
 
 def _previous_lookup(service: RunService, record: RunRecord):

@@ -75,7 +75,8 @@ def build_summary(
     --changed run's list that named no corpus file, first among its errors)."""
     listed = run.get("changed_errors") or []
     if listed:
-        counters = {**counters, "errors": counters.get("errors", 0) + len(listed)}
+        more = run.get("changed_errors_total") or len(listed)
+        counters = {**counters, "errors": counters.get("errors", 0) + more}
     counts = {
         k: v for k, v in sorted(counters.items()) if v and not k.startswith(("units.", "reasons."))
     }

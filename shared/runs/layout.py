@@ -29,6 +29,12 @@ def run_json(run_id: str) -> str:
     return f"runs/{run_id}/run.json"
 
 
+def changed_key(run_id: str) -> str:
+    """The documents a ``run --changed`` run names (a sorted JSON list), kept beside the run
+    rather than on its record, so no record in Redis grows with the list."""
+    return f"{run_prefix(run_id)}changed.json"
+
+
 def summary_key(run_id: str) -> str:
     return f"runs/{run_id}/summary.json"
 

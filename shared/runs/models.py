@@ -155,10 +155,12 @@ class RunRecord(BaseModel):
     error: str | None = None
     ledger: bool = False  # load the ledger (left out of the record when off: see below)
     verify_inputs: bool = False  # read every input (left out of the record when off)
-    # run --changed: the documents named (the others are reused unread), and the lines that
-    # named no corpus file (left out of the record when not a --changed run).
-    changed: list[str] | None = None
+    # run --changed: how many documents it names (the list is runs/<id>/changed.json; the
+    # others are reused unread), the first lines that named no corpus file and how many did
+    # (left out of the record when not a --changed run).
+    changed: int | None = None
     changed_errors: list[dict[str, Any]] | None = None
+    changed_errors_total: int | None = None
     # The GROUNDSWELL_ALLOWED_CORPORA root the API found the corpus under (absolute): the
     # plan task checks again that the corpus still lies there before it lists (unset: a run
     # of the command line, which reads what its user names).
@@ -171,7 +173,7 @@ class RunRecord(BaseModel):
         for flag in ("ledger", "verify_inputs"):
             if not out.get(flag):
                 out.pop(flag, None)
-        for optional in ("allowed_under", "changed", "changed_errors"):
+        for optional in ("allowed_under", "changed", "changed_errors", "changed_errors_total"):
             if out.get(optional) is None:
                 out.pop(optional, None)
         return out

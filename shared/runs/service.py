@@ -9,6 +9,7 @@ this class holds what they share and is the one door to them.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import time
@@ -148,6 +149,8 @@ class RunService:
         """Record a run and enqueue its planning. Returns (run, created). ``allowed_under``:
         the allowed root the API checked the corpus under, checked again by the plan task."""
         from groundswell.shared.runs.finish import write_record
+        from groundswell.shared.runs.index import MAX_SUMMARY_ERRORS
+        from groundswell.shared.runs.layout import changed_key
         from groundswell.shared.runs.recover import sync_catalog
 
         sync_catalog(self)
@@ -166,8 +169,10 @@ class RunService:
             dry_run=spec.dry_run,
             ledger=spec.ledger,
             verify_inputs=spec.verify_inputs,
-            changed=changed,
-            changed_errors=changed_errors,
+            changed=len(changed) if changed is not None else None,
+            # The first lines naming no corpus file, and how many: the summary lists as many.
+            changed_errors=changed_errors[:MAX_SUMMARY_ERRORS] if changed_errors else None,
+            changed_errors_total=len(changed_errors) if changed_errors else None,
             previous_run=self.runs.latest_run_of_corpus(spec.corpus),
             schedule=schedule,
             allowed_under=allowed_under,
@@ -175,7 +180,10 @@ class RunService:
         stored = self.runs.create(record, key_hash)
         if stored.id != record.id:
             return stored, False
-        write_record(self.store(record.output), record)
+        output = self.store(record.output)
+        if changed is not None:  # before planning: its batches read the list
+            output.put(changed_key(record.id), json.dumps(changed).encode())
+        write_record(output, record)
         with tracing.span("groundswell.submit", run_id=record.id, corpus=record.corpus):
             self.enqueue(PLAN, [record.id])
         if self.settings.openlineage_url and not record.dry_run:
