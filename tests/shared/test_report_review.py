@@ -104,12 +104,13 @@ def test_review_page_of_a_conformance_vector(tmp_path: Path):
 
 def test_the_run_form_still_takes_one_run_id(tmp_path: Path, monkeypatch):
     from groundswell.shared.cli import policies
+    from groundswell.shared.report import service as report_service
 
-    class Service:
-        def report(self, run_id: str, documents: int) -> str:
-            return f"<p>{run_id} {documents}</p>"
+    def run_report(service, run_id: str, documents: int) -> str:
+        return f"<p>{run_id} {documents}</p>"
 
-    monkeypatch.setattr(policies, "_registry_service", lambda: (Service(), None))
+    monkeypatch.setattr(policies, "_registry_service", lambda: (object(), None))
+    monkeypatch.setattr(report_service, "run_report", run_report)
     out = tmp_path / "run.html"
     done = _report("r1", "--documents", "3", "-o", str(out))
     assert done.exit_code == 0 and out.read_text() == "<p>r1 3</p>"
