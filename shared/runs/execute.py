@@ -197,6 +197,7 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
 
     run_id = ctx.record.id
     kind = segment.kind
+    declared = kinds.get(kind)
     tracing.annotate(
         batch=segment.batch,
         kind=kind,
@@ -215,7 +216,7 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
         service.queued_lease_until(),
         # A unit of a kind that leaves rows only when it fails is an index unit only then:
         # planned as it is recorded.
-        unplanned=segment.units if kinds.get(kind).rows == "failed" else 0,
+        unplanned=segment.units if declared.rows == "failed" else 0,
     )
     if not recorded.fresh:
         return "duplicate"
@@ -223,7 +224,6 @@ def _record(service: RunService, ctx: RunContext, segment: Segment, what: str) -
     for spec in recorded.released:
         service.enqueue(spec.kind, [run_id, spec.batch])
     fresh = segment.counters if segment.fresh is None else segment.fresh
-    declared = kinds.get(segment.kind)
     metrics.observe_batch(
         segment.kind,
         segment.rows,

@@ -297,6 +297,32 @@ class UnitRunner:
             raise self._schema
         return self._schema
 
+    def schema_sha256(self) -> str:
+        """The schema's digest, computed once per runner (every admission unit names it)."""
+        if "schema_sha256" not in self.cache:
+            self.cache["schema_sha256"] = content_sha256(self.schema_once()[0])
+        return self.cache["schema_sha256"]
+
+    def listed_unit(
+        self,
+        kind: str,
+        doc_id: str,
+        source: Any,
+        input_file: str,
+        reuse: Callable[[UnitRunner, str, tuple[str, str]], UnitResult | None],
+        compute: Callable[[UnitRunner, str, Any], UnitResult],
+    ) -> UnitResult:
+        """A document's unit of ``kind``: reused unread when its inputs are listed as before
+        (a text document: ``reuse``), else computed (``compute``) with its inputs' listing
+        entries kept in its row; an unusable input file fails it. ``source``: the document's
+        file when it is not ``documents/<id>.txt``."""
+        keys = (source if isinstance(source, str) else document_key(doc_id), input_file)
+        try:
+            reused = None if source is not None else reuse(self, doc_id, keys)
+            return reused or self.with_listing(compute(self, doc_id, source), keys)
+        except InputFileError as exc:
+            return self.failed(kind, doc_id, exc.error)
+
     # -- reuse by listing --------------------------------------------------------------
 
     @staticmethod

@@ -38,12 +38,7 @@ ADMIT = "admit"
 
 def admit_unit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
     """``source``: the document's file when it is not ``documents/<id>.txt``."""
-    keys = (source if isinstance(source, str) else document_key(doc_id), candidates_key(doc_id))
-    try:
-        reused = None if source is not None else _reuse_listed(runner, doc_id, keys)
-        return reused or runner.with_listing(_admit(runner, doc_id, source), keys)
-    except InputFileError as exc:
-        return runner.failed(ADMIT, doc_id, exc.error)
+    return runner.listed_unit(ADMIT, doc_id, source, candidates_key(doc_id), _reuse_listed, _admit)
 
 
 def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> UnitResult | None:
@@ -54,7 +49,7 @@ def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> Uni
         if "source" in inputs or not inputs.get("candidates"):
             return None
         try:
-            schema_sha = content_sha256(runner.schema_once()[0])
+            schema_sha = runner.schema_sha256()
         except InputFileError:
             return None
         if inputs.get("schema") != schema_sha:
@@ -77,11 +72,11 @@ def _admit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
         return found
     cand_data, doc = found
     try:
-        schema_data, schema = runner.schema_once()
+        schema = runner.schema_once()[1]
     except InputFileError as exc:
         return runner.failed(ADMIT, doc_id, exc.error, document_bytes=doc.size)
     labels, label_errors = runner.labels(doc_id, candidates=True)
-    fp, inputs = fingerprint(runner, doc, cand_data, schema_data)
+    fp, inputs = fingerprint(runner, doc, cand_data)
     return runner.run_unit(
         ADMIT,
         doc_id,
@@ -200,9 +195,7 @@ def _prepared(runner: UnitRunner, schema: dict[str, Any]) -> tuple[Any, Any]:
     return parts
 
 
-def fingerprint(
-    runner: UnitRunner, doc: Document, cand_data: bytes, schema_data: bytes
-) -> tuple[str, dict[str, str]]:
+def fingerprint(runner: UnitRunner, doc: Document, cand_data: bytes) -> tuple[str, dict[str, str]]:
     """The receipt fingerprint of a unit and the digests of the inputs it covers (for a
     document read first: the text's digest, and the source file's digest and reader)."""
     source = {"source": doc.source["sha256"]} if doc.source else {}
@@ -210,7 +203,7 @@ def fingerprint(
         "document": doc.sha256,
         **source,
         "candidates": content_sha256(cand_data),
-        "schema": content_sha256(schema_data),
+        "schema": runner.schema_sha256(),
     }
     fp = admit_fingerprint(
         doc.sha256,
@@ -228,10 +221,9 @@ def locate(runner: UnitRunner, doc_id: str) -> str | None:
     if found is None:
         return None
     try:
-        schema_data = runner.schema_once()[0]
+        return receipt_key(ADMIT, fingerprint(runner, found[1], found[0])[0])
     except InputFileError:
         return None
-    return receipt_key(ADMIT, fingerprint(runner, found[1], found[0], schema_data)[0])
 
 
 def flagged(counts: Counter[str]) -> dict[str, Any]:

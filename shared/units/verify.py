@@ -18,7 +18,6 @@ from groundswell.shared.corpus import (
     InputFileError,
     Labels,
     claims_key,
-    document_key,
     parse_claims,
 )
 from groundswell.shared.read.regions import recognised, utf8_offsets
@@ -38,12 +37,7 @@ VERIFY = "verify"
 
 def verify_unit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
     """``source``: the document's file when it is not ``documents/<id>.txt``."""
-    keys = (source if isinstance(source, str) else document_key(doc_id), claims_key(doc_id))
-    try:
-        reused = None if source is not None else _reuse_listed(runner, doc_id, keys)
-        return reused or runner.with_listing(_verify(runner, doc_id, source), keys)
-    except InputFileError as exc:
-        return runner.failed(VERIFY, doc_id, exc.error)
+    return runner.listed_unit(VERIFY, doc_id, source, claims_key(doc_id), _reuse_listed, _verify)
 
 
 def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> UnitResult | None:
