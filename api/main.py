@@ -115,9 +115,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             },
         )
 
-    for error in ledger.unavailable_errors():  # the ledger's database went away: a 503
-        app.add_exception_handler(error, ledger.unavailable)
-
     @app.exception_handler(PolicyError)
     async def _policy(_: Request, exc: PolicyError) -> JSONResponse:
         # An unknown or malformed policy reference anywhere in a request.

@@ -6,9 +6,7 @@ import os
 import time
 
 import botocore.exceptions
-import psycopg
 import redis.exceptions
-import sqlalchemy.exc
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
@@ -29,11 +27,9 @@ TRANSIENT = (
     botocore.exceptions.ReadTimeoutError,
     botocore.exceptions.ResponseStreamingError,
     botocore.exceptions.IncompleteReadError,
-    # The claims ledger's database away or busy (a lost connection, SQLite's lock); what it
-    # refuses to store (IntegrityError, DataError) is no error of the moment: a failed unit.
-    sqlalchemy.exc.OperationalError,
-    psycopg.OperationalError,
 )
+# The claims ledger's database away or busy is retried too: the ledger kind raises it as a
+# StorageError (units/ledger.py), so no worker imports the database drivers to catch it.
 
 _services: dict[int, RunService] = {}
 

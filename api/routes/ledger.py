@@ -8,21 +8,44 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundswell.api.deps import Principal, Recorder, Reviewer, SettingsDep, require_api_key
 from groundswell.api.params import Cursor
 from groundswell.api.streaming import streamed
-from groundswell.shared.ledger.queries import BadCursor
-from groundswell.shared.ledger.store import Ledger, database_url
 from groundswell.shared.settings import ApiKey, Settings
 
-router = APIRouter(prefix="/v1/ledger", tags=["ledger"])
+if TYPE_CHECKING:
+    from starlette.responses import Response
+
+    from groundswell.shared.ledger.store import Ledger
+
+
+class LedgerRoute(APIRoute):
+    """A ledger route whose database went away answers 503 (``unavailable``). Caught here,
+    not by an app-wide exception handler, so that the API loads SQLAlchemy and psycopg with
+    the first ledger request, not at start-up: an API that serves no ledger stays small."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def answered(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except unavailable_errors() as exc:
+                return unavailable(request, exc)
+
+        return answered
+
+
+router = APIRouter(prefix="/v1/ledger", tags=["ledger"], route_class=LedgerRoute)
 log = logging.getLogger(__name__)
 
 _ledgers: dict[str, Ledger] = {}
@@ -32,6 +55,8 @@ def open_ledger(settings: SettingsDep, _key: Annotated[ApiKey, Depends(require_a
     """One open ledger (an engine and its pool) per URL, migrated when first opened. Only for
     a caller with a key (the dependency is the routes' own, run once a request), and a 503
     that says no more than that: the database's host, port and user are logged here."""
+    from groundswell.shared.ledger.store import Ledger
+
     url = settings.ledger_database_url
     found = _ledgers.get(url)
     if found is None:
@@ -68,6 +93,8 @@ def _shown(url: str) -> str:
     """``url`` for a log line, without its password."""
     from sqlalchemy.engine import make_url
 
+    from groundswell.shared.ledger.store import database_url
+
     try:
         return make_url(database_url(url)).render_as_string(hide_password=True)
     except Exception:
@@ -75,7 +102,7 @@ def _shown(url: str) -> str:
 
 
 # Every route shows a team's key only its corpora's claims (``_sees``).
-LedgerDep = Annotated[Ledger, Depends(open_ledger)]
+LedgerDep = Annotated["Ledger", Depends(open_ledger)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
@@ -85,6 +112,8 @@ def _sees(key: ApiKey):
 
 
 def _paged(query) -> dict[str, Any]:
+    from groundswell.shared.ledger.queries import BadCursor
+
     try:
         return query().as_dict()
     except BadCursor as exc:

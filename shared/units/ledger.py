@@ -32,6 +32,7 @@ from groundswell.shared.receipts import ReceiptError, open_receipt
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.segments import Segment, sum_counters
 from groundswell.shared.runs.units import UnitResult, UnitRunner
+from groundswell.shared.storage import StorageError
 from groundswell.shared.units.admit import ADMIT, admit_unit
 from groundswell.shared.units.verify import VERIFY, verify_unit
 
@@ -166,13 +167,30 @@ def load_batch(
     return rows, sum_counters(parts)
 
 
+class LedgerUnavailable(StorageError):
+    """The ledger's database away or busy (a lost connection, SQLite's lock): retried as any
+    store of the moment is. What it refuses to store is no error of the moment (``_refusals``:
+    a failed unit). The task base class retries ``StorageError``, so it need not import the
+    database drivers: a worker that never loads a ledger never loads SQLAlchemy or psycopg."""
+
+
+def _unavailable() -> tuple[type[Exception], ...]:
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    return OperationalError, psycopg.OperationalError
+
+
 def execute(work: kinds.Work) -> Segment:
     ctx = work.context
     assert ctx is not None, "a ledger batch runs in a run (the in-process runner plans none)"
     spec = work.spec
-    failed, loaded = load_batch(
-        ctx, open_ledger(work.settings.ledger_database_url), spec.doc_ids, spec.source
-    )
+    try:
+        failed, loaded = load_batch(
+            ctx, open_ledger(work.settings.ledger_database_url), spec.doc_ids, spec.source
+        )
+    except _unavailable() as exc:
+        raise LedgerUnavailable(str(exc).splitlines()[0]) from exc
     # Index rows only for the units that failed: its counters say what it loaded.
     return Segment(spec.batch, LEDGER, failed, loaded)
 
