@@ -145,3 +145,29 @@ def test_api_key_new_refuses_corpora_outside_the_allowed_ones_and_without_a_name
     assert outside.exit_code == 2 and "not under GROUNDSWELL_ALLOWED_CORPORA" in outside.output
     nameless = _api_key_new("--corpora", str(tmp_path), env=env)
     assert nameless.exit_code == 2 and "--corpora needs --name" in nameless.output
+
+
+RATES = ["10/second", "5 per minute", "100/hour", "3 per 2 minutes", " 7 / day ", "1/Seconds",
+         "2/month", "9/years", "10/2hours", "", "ten/second", "10/fortnight", "10 second",
+         "10/second; 5/minute", "/second", "10/-1 minute", "10//minute", "10 per per hour"]  # fmt: skip
+
+
+@pytest.mark.parametrize("rate", RATES)
+def test_a_rate_is_accepted_exactly_when_the_api_limiter_parses_it(rate):
+    """The settings check rates by pattern (no `limits` import in every process); the API's
+    limiter must parse every rate the settings let through, and none is refused that it
+    would parse as one rate."""
+    from limits import parse
+
+    try:
+        parse(rate)
+        parsed = ";" not in rate  # several rates: the settings take one
+    except ValueError:
+        parsed = False
+    try:
+        Settings(api_rate_per_key=rate)
+        accepted = True
+    except ValueError as exc:
+        assert "a rate is 'N/second'" in str(exc)
+        accepted = False
+    assert accepted == parsed, rate
