@@ -4,6 +4,7 @@ A corpus of producer files (a LangExtract JSONL, provider responses, document-AI
 read where it lies when its root holds a ``corpus.yaml`` (or the run names ``--format``)::
 
     format: langextract            # langextract | anthropic | bedrock | azure-di | documentai | mapped
+                                   # (left out: the native layout, whose producer is declared)
     schema: schema.json            # the admission schema: a key of the corpus, or inline
     producer:                      # who made the records (format defaults to the one above)
       producer_version: "1.7.1"
@@ -30,6 +31,7 @@ from groundswell.shared.corpus import InputError, InputFileError
 from groundswell.shared.formats.models import Producer
 
 CORPUS_FILE = "corpus.yaml"
+LAYOUT = "layout"  # the producer format of a native-layout corpus that declares a producer
 MAX_CORPUS_FILE_BYTES = 1 << 20  # a declaration, not data: larger is a mistake
 
 
@@ -58,7 +60,8 @@ class CorpusFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: str
+    # None: the corpus is the native layout (documents/, claims/, ...) with a declared producer.
+    format: str | None = None
     schema_: str | dict[str, Any] | None = Field(default=None, alias="schema")
     producer: ProducerDeclared = Field(default_factory=ProducerDeclared)
     files: list[str] = Field(default_factory=lambda: [""])
@@ -67,10 +70,10 @@ class CorpusFile(BaseModel):
 
     @field_validator("format")
     @classmethod
-    def _known(cls, value: str) -> str:
+    def _known(cls, value: str | None) -> str | None:
         from groundswell.shared.formats import FORMATS
 
-        if value not in FORMATS:
+        if value is not None and value not in FORMATS:
             raise ValueError(f"unknown format {value!r} (one of {', '.join(FORMATS)})")
         return value
 
@@ -80,9 +83,10 @@ class CorpusFile(BaseModel):
         return [value] if isinstance(value, str) else value
 
     def producer_of(self) -> Producer:
-        """The producer every record of the corpus carries (the file's format by default)."""
+        """The producer every record of the corpus carries (the file's format by default,
+        ``layout`` for the native layout)."""
         declared = self.producer.model_dump(exclude_none=True)
-        return Producer(**{"format": self.format, **declared})
+        return Producer(**{"format": self.format or LAYOUT, **declared})
 
     def schema_bytes(self, store: Any) -> bytes | None:
         """The admission schema's bytes: the key named (``KeyError`` when missing), the
@@ -133,7 +137,7 @@ def parse_corpus_file(data: bytes, file: str = CORPUS_FILE) -> CorpusFile:
         raise InputFileError(InputError(file, f"invalid YAML: {problem}", line)) from None
     if not isinstance(raw, dict):
         raise InputFileError(
-            InputError(file, "a mapping with `format` (and schema, producer) is expected", 1)
+            InputError(file, "a mapping of format, schema, producer, ... is expected", 1)
         )
     try:
         return CorpusFile.model_validate(raw)

@@ -61,7 +61,7 @@ def test_inline_schema_and_defaults() -> None:
     [
         (b"format: langextract\nproducer:\n  model: m\n  modle: x\n", 4, "producer.modle", "Extra"),
         (b"format: langextrakt\n", 1, "format", "unknown format"),
-        (b"schema: s.json\nproducer: {}\n", 1, "format", "required"),
+        (b"schema: s.json\nproducer: {}\nformat: 3\n", 3, "format", "string"),
         (b"format: langextract\nfiles:\n  - a/\n  - [1]\n", 4, "files.1", "string"),
         (b"format: langextract\nproducer:\n  model: [1, 2]\n", 3, "producer.model", "string"),
         (b"format: langextract\n  bad: indent\n", 2, None, "invalid YAML"),
@@ -77,3 +77,9 @@ def test_bad_file_names_line_and_field(
     assert (error.file, error.line, error.field) == (CORPUS_FILE, line, field)
     assert says in error.message
     assert str(error).startswith(f"{CORPUS_FILE}:{line}: ")
+
+
+def test_native_layout_declares_only_its_producer() -> None:
+    got = parse_corpus_file(b"producer:\n  model: gpt-5\n")
+    assert got.format is None
+    assert got.producer_of().as_dict() == {"format": "layout", "model": "gpt-5"}
