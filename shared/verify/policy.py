@@ -323,6 +323,19 @@ BUILTIN_VERIFY_POLICIES: dict[str, VerifyPolicy] = {
 }
 
 
+def ocr_variant(policy: VerifyPolicy) -> VerifyPolicy:
+    """``policy`` on the ``ocr`` ladder (its own tiers with the OCR confusions folded between
+    case and skeleton), accepting through the same tier: what ``sensitivity --ocr`` verifies
+    with to count the quotations only a recogniser's usual errors explain. A policy with its
+    own ladder has no such variant."""
+    if policy.ladder is not None:
+        raise PolicyError(
+            f"{policy.ref} has its own ladder: add a fold_ocr_confusions step to it instead"
+        )
+    return replace(policy, name=f"{policy.name}-ocr", ladder_name="ocr", ladder=None,
+                   accept_through=policy.accept_tier)  # fmt: skip
+
+
 def get_verify_policy(ref: str) -> VerifyPolicy:
     """A built-in policy by name or ``name@version``."""
     name, _, version = ref.partition("@")
