@@ -114,7 +114,7 @@ class VerifyPolicy:
             factory = BUILTIN_LADDERS.get(self.ladder_name)
             if factory is None:
                 raise PolicyError(
-                    f"unknown ladder {self.ladder_name!r}: use 'default', 'strict', or give a "
+                    f"unknown ladder {self.ladder_name!r}: use 'default', 'strict', 'ocr', or give a "
                     "custom ladder"
                 )
             ladder = factory(self.marker_pattern)
