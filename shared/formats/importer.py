@@ -16,14 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundswell.shared.corpus import (
-    InputError,
-    candidates_key,
-    claims_key,
-    parse_schema,
-)
+from groundswell.shared.corpus import InputError, parse_schema
 from groundswell.shared.formats import convert_file
-from groundswell.shared.formats.base import DISAGREEMENTS, disagreements
+from groundswell.shared.formats.base import DISAGREEMENTS, disagreements, layout_files
 from groundswell.shared.formats.pages import bind_pages
 
 IMPORT_KEY = "import.json"
@@ -63,12 +58,6 @@ class ImportReport:
             "producers": list(self.producers.values()),
             "errors": [e.as_dict() for e in self.errors],
         }
-
-
-def _jsonl(records: list[dict[str, Any]]) -> bytes:
-    return b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
-    )
 
 
 def import_files(
@@ -114,18 +103,9 @@ def import_files(
                 # Quotations cited by page are looked for on those pages of the file read.
                 text, pages = bind_pages(got)
                 report.counts.update(pages)
-            if got.source is not None:
-                store.put(f"documents/{got.doc_id}{got.suffix}", got.source)
-            else:
-                assert got.text is not None
-                store.put(f"documents/{got.doc_id}.txt", got.text.encode("utf-8", "surrogatepass"))
-            store.put(claims_key(got.doc_id), _jsonl(got.claims))
+            for key, data in layout_files(got).items():
+                store.put(key, data)
             if got.candidates is not None:
-                store.put(
-                    candidates_key(got.doc_id),
-                    json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode()
-                    + b"\n",
-                )
                 report.candidates += len(got.candidates)
             report.documents += 1
             report.claims += len(got.claims)

@@ -61,6 +61,12 @@ _LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
 )
 
 
+def current_listing() -> dict[str, dict[str, list[Any]]] | None:
+    """The listing entries of the batch running in this context (a corpus read in place
+    finds each document's record by them)."""
+    return _LISTING.get()
+
+
 def unit_key(kind: str, doc_id: str) -> str:
     return f"{kind}/{doc_id}"
 
