@@ -2,7 +2,8 @@
 
 Each document a format gives becomes ``documents/<id>.txt`` (or the source file it was given
 as, such as a PDF sent to a provider), ``claims/<id>.jsonl`` and, when the format has typed
-facts, ``candidates/<id>.json``; ``schema.json`` is the schema given. ``import.json`` records
+facts, ``candidates/<id>.json``; ``schema.json`` is the schema given. Each claim carries its
+producer (``producer``); when one producer made every record, ``corpus.yaml`` declares it. ``import.json`` records
 what was imported: the format, the producers, the counts and the producer/verifier
 disagreements (see :func:`groundswell.shared.formats.base.disagreements`). A run over the
 corpus is then a run like any other.
@@ -23,8 +24,9 @@ from groundswell.shared.corpus import (
     parse_schema,
 )
 from groundswell.shared.formats import convert_file
-from groundswell.shared.formats.base import DISAGREEMENTS, disagreements
+from groundswell.shared.formats.base import disagreements
 from groundswell.shared.formats.pages import bind_pages
+from groundswell.shared.producers import CORPUS_FILE, DISAGREEMENTS
 
 IMPORT_KEY = "import.json"
 
@@ -69,6 +71,13 @@ def _jsonl(records: list[dict[str, Any]]) -> bytes:
     return b"".join(
         json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
     )
+
+
+def _with_producer(records: list[dict[str, Any]], producer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records, each with the document's producer unless it names its own."""
+    if not producer:
+        return records
+    return [r if "producer" in r else {**r, "producer": producer} for r in records]
 
 
 def import_files(
@@ -119,8 +128,12 @@ def import_files(
             else:
                 assert got.text is not None
                 store.put(f"documents/{got.doc_id}.txt", got.text.encode("utf-8", "surrogatepass"))
-            store.put(claims_key(got.doc_id), _jsonl(got.claims))
+            # Each claim carries its producer, so a run counts it by producer (its digest
+            # covers it: a changed producer is a changed input).
+            store.put(claims_key(got.doc_id), _jsonl(_with_producer(got.claims, got.producer)))
             if got.candidates is not None:
+                # Candidates as converted: a member more would move groundgate's candidate
+                # digests (the adapter's parity); the corpus declares their producer instead.
                 store.put(
                     candidates_key(got.doc_id),
                     json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode()
@@ -137,5 +150,13 @@ def import_files(
                 report.counts.update(f"alignment.{c.get('alignment')}" for c in got.claims)
             if progress is not None:
                 progress(1)
+    if len(report.producers) == 1:
+        # One producer made every record: the corpus declares it, so admission units (whose
+        # candidates stay as converted) count by it too. A corpus.yaml already there is kept.
+        import yaml
+
+        (only,) = report.producers.values()
+        declared = yaml.safe_dump({"producer": only}, sort_keys=False, allow_unicode=True)
+        store.put(CORPUS_FILE, declared.encode(), create_only=True)
     store.put(IMPORT_KEY, json.dumps(report.as_dict(), ensure_ascii=False, indent=1).encode())
     return report

@@ -303,6 +303,15 @@ class UnitRunner:
             self.cache["schema_sha256"] = content_sha256(self.schema_once()[0])
         return self.cache["schema_sha256"]
 
+    def producer(self) -> dict[str, str] | None:
+        """The corpus's declared producer (``corpus.yaml``), read once per runner: its units'
+        receipts carry it, and their fingerprints cover it."""
+        if "producer" not in self.cache:
+            from groundswell.shared.producers import declared_producer
+
+            self.cache["producer"] = declared_producer(self.corpus)
+        return self.cache["producer"]
+
     def listed_unit(
         self,
         kind: str,
