@@ -228,3 +228,33 @@ def test_a_declared_corpus_producer_is_in_the_receipts_and_their_fingerprints(
     assert all(json.loads(out.get(k))["producer"]["model"] == "m1" for k in after)
     # The same counts otherwise: the producer changes no verdict.
     assert declared["counts"] == plain["counts"]
+
+
+def test_the_report_the_cli_summary_and_the_diff_show_the_breakdown(
+    tmp_path, shared_corpus, corpus_index, run
+):
+    from rich.console import Console
+
+    from groundswell.shared.cli.render import print_summary
+    from groundswell.shared.report.render import render_report
+    from groundswell.shared.results.diff import producer_rows
+
+    corpus = tmp_path / "corpus"
+    _two_producer_corpus(corpus, shared_corpus, corpus_index)
+    summary = run(corpus)
+    ka, kb = producer_key(A), producer_key(B)
+
+    page = render_report(summary, [], lambda k: None, lambda d: None, lambda d: {}, 1)
+    assert 'id="producers"' in page and f"<code>{ka}</code>" in page and kb in page
+
+    console = Console(record=True, width=200)
+    print_summary(summary, None, console)
+    text = console.export_text()
+    assert "By producer" in text and ka in text and kb in text
+
+    # A run where only A's producer remains: B's rates stand against nothing.
+    only_a = {**summary, "producers": {ka: summary["producers"][ka]}}
+    rows = producer_rows(summary, only_a)
+    grounding = {r["producer"]: r for r in rows if r["rate"] == "grounding rate"}
+    assert grounding[ka]["change_pp"] == 0 and grounding[kb]["b"] is None
+    assert producer_rows({}, {}) == []
