@@ -158,21 +158,11 @@ def test_the_summary_section_has_rates_and_lists_other_last():
     assert summary_section({"claims": 4}) == {}
 
 
-def _two_producer_corpus(root: Path, shared_corpus: Path, corpus_index: list[dict]) -> list[str]:
-    from tests.integration.corpus_gen import pick_documents, write_corpus
+def _two_producer_corpus(root: Path, shared_corpus: Path, corpus_index: list[dict]) -> None:
+    from tests.integration.corpus_gen import pick_documents, with_producers, write_corpus
 
-    docs = pick_documents(shared_corpus, corpus_index, 6)
-    write_corpus(root, shared_corpus, docs)
-    ids = [d["id"] for d in docs]
-    for n, doc_id in enumerate(ids):
-        producer = A if n % 2 else B
-        path = root / "claims" / f"{doc_id}.jsonl"
-        lines = [json.loads(line) for line in path.read_text().splitlines()]
-        path.write_text("".join(json.dumps({**r, "producer": producer}) + "\n" for r in lines))
-        cpath = root / "candidates" / f"{doc_id}.json"
-        cands = json.loads(cpath.read_text())
-        cpath.write_text(json.dumps([{**c, "producer": producer} for c in cands]))
-    return ids
+    write_corpus(root, shared_corpus, pick_documents(shared_corpus, corpus_index, 6))
+    with_producers(root, [B, A])
 
 
 @pytest.fixture
