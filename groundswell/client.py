@@ -178,8 +178,10 @@ class Client:
         verify_inputs: bool = False,
         changed: list[str] | str | None = None,
         changed_name: str | None = None,
+        format: str | None = None,
     ) -> Run:
         """Start a run of ``corpus`` (a path the server can read, or s3://bucket/prefix);
+        ``format`` reads its producer files in place (langextract, anthropic, ...);
         ``ledger`` also loads its admitted facts and grounded quotations into the ledger;
         ``verify_inputs`` reads and hashes every input, even those listed as before;
         ``changed`` (keys, or the corpus key of a file of them) checks only the documents they
@@ -195,6 +197,8 @@ class Client:
             body["changed"] = changed
             if changed_name:
                 body["changed_name"] = changed_name
+        if format:
+            body["format"] = format
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Run.model_validate(self._json("POST", "/v1/runs", json=body, headers=headers))
 

@@ -204,6 +204,18 @@ BAD_RECORDS = Counter(
     ["collection"],
 )
 BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies", "runs")
+STREAM_EVENTS = Counter(
+    "groundswell_stream_events",
+    "Records of S3 event notifications taken by streams, by what they did: applied, stale "
+    "(duplicates and late older events: no-ops), ignored (not an input of a followed corpus), "
+    "error (unreadable records), reconciled (found by listing: a lost notification).",
+    ["result"],
+)
+STREAM_WINDOWS = Counter(
+    "groundswell_stream_windows",
+    "Stream windows whose run ended, by the run's state.",
+    ["state"],
+)
 SCHEDULE_FIRES = Counter(
     "groundswell_schedule_fires",
     "Schedules fired (beat ticks and policy publications), by outcome: started (a run), "

@@ -214,23 +214,3 @@ def disagreement(alignment: Any, bound: bool, verdict: Any, tier: Any) -> str | 
     if alignment == "lesser" and not found:
         return "lesser_short"
     return None
-
-
-CORPUS_FILE = "corpus.yaml"
-
-
-def declared_producer(store: Any) -> dict[str, str] | None:
-    """The producer a corpus declares at its root (``corpus.yaml``'s ``producer``), or None.
-
-    Placeholder until the corpus file's model lands (``shared/formats/corpus_file.py``)."""
-    import yaml
-
-    try:
-        data = store.get(CORPUS_FILE)
-    except KeyError:
-        return None
-    try:
-        value = yaml.safe_load(data)
-    except yaml.YAMLError:
-        return None
-    return producer_of(value.get("producer")) if isinstance(value, dict) else None

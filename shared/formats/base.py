@@ -14,6 +14,7 @@ or an array of records. A malformed record is an :class:`InputError` naming the 
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -103,22 +104,8 @@ def read_records(
     if file.endswith((".jsonl", ".ndjson")):
         lines = data.split(b"\n") if isinstance(data, bytes) else data
         for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            where = Where(file, number)
-            try:
-                value = load_json(raw)
-            except UnicodeDecodeError as exc:
-                yield where.error(f"not UTF-8 at byte {exc.start} of the line")
-                continue
-            except (ValueError, RecursionError) as exc:
-                yield where.error(f"invalid JSON: {exc}")
-                continue
-            problem = json_problem(value)
-            if problem is not None:
-                yield where.error(problem[1], problem[0])
-                continue
-            yield where, value
+            if raw.strip():
+                yield line_record(raw, file, number)
         return
     if not isinstance(data, bytes):
         data = b"".join(data)
@@ -138,6 +125,51 @@ def read_records(
             yield where.error(problem[1], problem[0])
             continue
         yield where, item
+
+
+def line_record(raw: bytes, file: str, number: int) -> tuple[Where, Any] | InputError:
+    """Line ``number`` of a JSONL file as a record with where it is, or its error."""
+    where = Where(file, number)
+    try:
+        value = load_json(raw)
+    except UnicodeDecodeError as exc:
+        return where.error(f"not UTF-8 at byte {exc.start} of the line")
+    except (ValueError, RecursionError) as exc:
+        return where.error(f"invalid JSON: {exc}")
+    problem = json_problem(value)
+    if problem is not None:
+        return where.error(problem[1], problem[0])
+    return where, value
+
+
+def jsonl(records: list[dict[str, Any]]) -> bytes:
+    return b"".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
+    )
+
+
+def layout_files(got: Converted) -> dict[str, bytes]:
+    """What the native layout holds of a converted document, key by key: its text (or its
+    source file), its claims and, when the format has typed facts, its candidates. Both
+    ``groundswell import`` and a corpus read in place serve exactly these bytes, so their
+    receipts are the same."""
+    from groundswell.shared.corpus import candidates_key, claims_key
+
+    if got.source is not None:
+        document = {f"documents/{got.doc_id}{got.suffix}": got.source}
+    else:
+        assert got.text is not None
+        document = {f"documents/{got.doc_id}.txt": got.text.encode("utf-8", "surrogatepass")}
+    # Each claim carries the document's producer (unless it names its own), so a run counts it
+    # by producer; the candidates stay as converted: a member more would move groundgate's
+    # candidate digests (the LangExtract adapter's parity), and the corpus declares theirs.
+    claims = [c if "producer" in c else {**c, "producer": got.producer} for c in got.claims]
+    out = {**document, claims_key(got.doc_id): jsonl(claims if got.producer else got.claims)}
+    if got.candidates is not None:
+        out[candidates_key(got.doc_id)] = (
+            json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        )
+    return out
 
 
 def span_claims(

@@ -54,7 +54,7 @@ def context(service: RunService, record: RunRecord) -> RunContext:
     ctx = _contexts.get(record.id)
     if ctx is None:
         output = service.store(record.output)
-        corpus = service.store(record.corpus)
+        corpus = service.corpus_store(record)
         # The run records NAME@N, and the registry caches versions: no listing per batch.
         policy = PolicyRegistry(output).resolve(record.policy["ref"])
         previous = _previous_lookup(service, record)

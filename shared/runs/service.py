@@ -92,6 +92,21 @@ class RunService:
     def store(self, url: str) -> ObjectStore:
         return open_store(url, self.settings)
 
+    def corpus_store(self, record: RunRecord) -> ObjectStore:
+        """The run's corpus as its units read it: the store, or the producer files in it
+        read in place (``record.format`` or its corpus.yaml). InputFileError: a bad
+        corpus.yaml."""
+        from groundswell.shared.formats.source import open_corpus
+        from groundswell.shared.runs.units import current_listing
+
+        return open_corpus(
+            self.store(record.corpus),
+            record.format,
+            listing=current_listing,
+            max_bytes=self.settings.max_document_bytes,
+            page_size=self.settings.list_page_size,
+        )
+
     @property
     def output_url(self) -> str:
         output = self.settings.storage_url
@@ -169,6 +184,7 @@ class RunService:
             dry_run=spec.dry_run,
             ledger=spec.ledger,
             verify_inputs=spec.verify_inputs,
+            format=spec.format,
             changed=len(changed) if changed is not None else None,
             # The first lines naming no corpus file, and how many: the summary lists as many.
             changed_errors=changed_errors[:MAX_SUMMARY_ERRORS] if changed_errors else None,

@@ -61,6 +61,12 @@ _LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
 )
 
 
+def current_listing() -> dict[str, dict[str, list[Any]]] | None:
+    """The listing entries of the batch running in this context (a corpus read in place
+    finds each document's record by them)."""
+    return _LISTING.get()
+
+
 def unit_key(kind: str, doc_id: str) -> str:
     return f"{kind}/{doc_id}"
 
@@ -303,14 +309,21 @@ class UnitRunner:
             self.cache["schema_sha256"] = content_sha256(self.schema_once()[0])
         return self.cache["schema_sha256"]
 
-    def producer(self) -> dict[str, str] | None:
-        """The corpus's declared producer (``corpus.yaml``), read once per runner: its units'
-        receipts carry it, and their fingerprints cover it."""
+    def producer(self) -> dict[str, Any] | None:
+        """The corpus's declared producer (``corpus.yaml``, or the format it is read in), read
+        once per runner: its units' receipts carry it, and their fingerprints cover it. A bad
+        corpus.yaml fails each unit with its error (InputFileError), as a bad schema does."""
         if "producer" not in self.cache:
-            from groundswell.shared.producers import declared_producer
+            from groundswell.shared.formats.corpus_file import declared_producer
 
-            self.cache["producer"] = declared_producer(self.corpus)
-        return self.cache["producer"]
+            try:
+                self.cache["producer"] = declared_producer(self.corpus)
+            except InputFileError as exc:
+                self.cache["producer"] = exc
+        found = self.cache["producer"]
+        if isinstance(found, InputFileError):
+            raise found
+        return found
 
     def listed_unit(
         self,

@@ -231,7 +231,12 @@ def fingerprint(
 def locate(runner: UnitRunner, doc_id: str) -> str | None:
     """The key of the receipt the document's unit has (or will have), from its inputs alone."""
     found = runner.located_inputs(doc_id, claims_key(doc_id))
-    return receipt_key(VERIFY, fingerprint(runner, found[1], found[0])[0]) if found else None
+    if found is None:
+        return None
+    try:
+        return receipt_key(VERIFY, fingerprint(runner, found[1], found[0])[0])
+    except InputFileError:
+        return None  # a bad corpus.yaml: no receipt
 
 
 def plan(doc: kinds.Listed) -> int | None:

@@ -1,0 +1,156 @@
+"""Producer files read in place: a LangExtract JSONL planned a range at a time, each line
+served as the native layout, with the receipts, summary and Merkle root of the same records
+imported by `groundswell import`; a second run reuses every receipt; a bad line fails alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundswell.shared.cli.app import main
+from groundswell.shared.corpus import InputFileError
+from groundswell.shared.formats import source as source_module
+from groundswell.shared.formats.source import ProducerCorpus, open_corpus
+from groundswell.shared.runs.inprocess import run_in_process
+from groundswell.shared.runs.plan import SourcePlanner, corpus_planner
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage import open_store
+from tests.shared.formats import lx_fixtures
+
+DOCUMENTS = 40
+CORPUS_YAML = "format: langextract\nschema: schema.json\nproducer:\n  model: gemini-2.5-flash\n"
+
+
+def _summary_counts(summary: dict) -> dict:
+    """What a summary says of the corpus (not of the run: ids, places, times)."""
+    drop = {"run_id", "corpus", "output", "created_at", "started_at", "finished_at"}
+    return {k: v for k, v in summary.items() if k not in drop}
+
+
+@pytest.fixture(scope="module")
+def corpora(shared_corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("inplace")
+    src, _ = lx_fixtures.write(shared_corpus, base / "src", DOCUMENTS)
+    lines = src.read_bytes().splitlines(keepends=True)
+    # A record without an id of its own (named <stem>-<line>), and blank lines between.
+    anonymous = json.loads(lines[0])
+    del anonymous["document_id"]
+    data = b"".join(lines[:5]) + b"\n  \n" + b"".join(lines[5:])
+    data += json.dumps(anonymous).encode() + b"\n"
+    inplace = base / "inplace"
+    (inplace / "extractions").mkdir(parents=True)
+    (inplace / "extractions" / "lx.jsonl").write_bytes(data)
+    (inplace / "schema.json").write_text(json.dumps(lx_fixtures.SCHEMA))
+    (inplace / "corpus.yaml").write_text(CORPUS_YAML)
+    result = CliRunner().invoke(
+        main,
+        [
+            "import",
+            "langextract",
+            str(inplace / "extractions" / "lx.jsonl"),
+            "--to",
+            str(base / "imported"),
+            "--schema",
+            str(inplace / "schema.json"),
+            # The producer corpus.yaml declares: receipts carry it, so the same records are
+            # imported from the same producer.
+            "--model",
+            "gemini-2.5-flash",
+            "--no-check",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return base, inplace, base / "imported"
+
+
+def _settings(tmp: Path) -> Settings:
+    return Settings(storage_url=str(tmp), batch_bytes=60_000, batch_max_units=8)
+
+
+def test_in_place_run_has_the_imported_layouts_receipts_summary_and_merkle_root(
+    corpora, monkeypatch
+) -> None:
+    base, inplace, imported = corpora
+    # Ranges much smaller than the file: planning reads it in many range reads.
+    monkeypatch.setattr(source_module, "CHUNK_BYTES", 50_000)
+    out_a, out_b = base / "out-imported", base / "out-inplace"
+    a = run_in_process(str(imported), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(inplace), "default@1", str(out_b), _settings(out_b))
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+    assert b["units"]["verify"]["done"] == b["units"]["admit"]["done"] == DOCUMENTS + 1
+    assert b["failed_units"] == 0 and b["counts"]["claims"] > DOCUMENTS
+    receipts = sorted(p.relative_to(out_b) for p in (out_b / "receipts").rglob("*.json"))
+    assert receipts == sorted(p.relative_to(out_a) for p in (out_a / "receipts").rglob("*.json"))
+    for key in receipts:
+        assert (out_b / key).read_bytes() == (out_a / key).read_bytes()
+    # Every record is its producer's, in both: the receipts carry it, the summary counts by it.
+    assert list(b["producers"]) == ["langextract:gemini-2.5-flash"]
+    assert (
+        b["producers"]["langextract:gemini-2.5-flash"]["counts"]["claims"] == b["counts"]["claims"]
+    )
+    # A second run of the same files computes nothing: every receipt is found.
+    again = run_in_process(str(inplace), "default@1", str(out_b), _settings(out_b))
+    assert again["index"]["merkle_root"] == a["index"]["merkle_root"]
+    for kind in ("verify", "admit"):
+        assert again["units"][kind]["cached"] == DOCUMENTS + 1
+        assert again["units"][kind]["computed"] == 0
+
+
+def test_planning_resumes_from_its_cursor_range_by_range(corpora) -> None:
+    _, inplace, _ = corpora
+    store = open_store(str(inplace))
+    whole = [u.key for u in corpus_planner(open_corpus(store), None, 1000, None)]
+    corpus = ProducerCorpus(store, open_corpus(store).declared, chunk_bytes=30_000, page_size=3)
+    steps: list[str] = []
+    cursor = None
+    for _ in range(500):
+        planner = SourcePlanner(corpus, json.loads(json.dumps(cursor)) if cursor else None)
+        steps += [u.key for u in planner.step(1)]
+        cursor = planner.cursor()
+        if planner.finished:
+            break
+    assert steps == whole
+    assert len(whole) == 2 * (DOCUMENTS + 1)
+    # The anonymous record, by its line (after two blank ones).
+    assert f"verify/lx-{DOCUMENTS + 3}" in whole
+
+
+def test_a_bad_line_fails_its_unit_alone_naming_file_line_and_field(corpora, tmp_path) -> None:
+    _, inplace, _ = corpora
+    corpus = tmp_path / "bad"
+    shutil.copytree(inplace, corpus)
+    path = corpus / "extractions" / "lx.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    broken = json.loads(lines[1])
+    broken["extractions"][0]["char_interval"] = {"start_pos": 5, "end_pos": 10**7}
+    lines[1] = json.dumps(broken).encode() + b"\n"
+    lines[2] = b'{"document_id": "torn", "text": \n'
+    path.write_bytes(b"".join(lines))
+    out = tmp_path / "out"
+    summary = run_in_process(str(corpus), "default@1", str(out), _settings(out))
+    errors = {(e["file"], e["line"], e["field"]): e["message"] for e in summary["errors"]}
+    file = "extractions/lx.jsonl"
+    assert "start_pos <= end_pos" in errors[(file, 2, "extractions[0].char_interval")]
+    assert "invalid JSON" in errors[(file, 3, None)]
+    assert summary["units"]["verify"]["failed"] == 2
+    # The torn line is planned for verification alone, so that its error counts once.
+    assert summary["units"]["admit"]["failed"] == 1
+    # The good records around them are verified and admitted as usual.
+    assert summary["units"]["verify"]["done"] == DOCUMENTS + 1
+
+
+def test_a_bad_corpus_file_is_an_error_naming_its_line(tmp_path) -> None:
+    (tmp_path / "corpus.yaml").write_text("format: langextract\nfiles: {a: 1}\n")
+    with pytest.raises(InputFileError) as info:
+        open_corpus(open_store(str(tmp_path)))
+    assert (info.value.error.file, info.value.error.line) == ("corpus.yaml", 2)
+    # A native layout stays itself: no corpus.yaml, no format named.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    store = open_store(str(plain))
+    assert open_corpus(store) is store
