@@ -92,6 +92,8 @@ COUNTERS = {
     "groundswell_bad_records": {"collection"},
     "groundswell_schedule_fires": {"outcome"},
     "groundswell_hook_deliveries": {"event", "outcome"},
+    "groundswell_stream_events": {"result"},
+    "groundswell_stream_windows": {"state"},
     "groundswell_reads": {"format", "status"},
     "groundswell_read_pages": {"format"},
     "groundswell_http_requests": {"method", "route", "status"},
@@ -119,6 +121,7 @@ GAUGES = {
     "groundswell_review_open_median_age_seconds": {"corpus", "policy", "version"},
     "groundswell_review_agreement_rate": {"corpus", "policy", "version"},
     "groundswell_review_escape_rate": {"corpus", "policy", "version"},
+    "groundswell_stream_lag_seconds": {"corpus", "policy", "version"},
 }
 # The gauges of the latest finished (or newest reviewed) run per corpus and policy version.
 PER_CORPUS = {
@@ -131,6 +134,7 @@ PER_CORPUS = {
     "groundswell_review_open_median_age_seconds",
     "groundswell_review_agreement_rate",
     "groundswell_review_escape_rate",
+    "groundswell_stream_lag_seconds",
 }
 # Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
@@ -753,6 +757,7 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
 
     class Service:
         runs = Runs()
+        runs.r = type("NoStreams", (), {"scard": lambda self, key: 0})()  # no followed corpus
 
     monkeypatch.setattr(groundswell.workers.app, "queue_depths", lambda app: {"verify": 3})
     families = {f.name: f for f in QueueCollector(lambda: Service(), lambda: None).collect()}

@@ -154,3 +154,55 @@ def test_a_bad_corpus_file_is_an_error_naming_its_line(tmp_path) -> None:
     plain.mkdir()
     store = open_store(str(plain))
     assert open_corpus(store) is store
+
+
+def _grown_file(path: Path, lines: list[bytes], size: int) -> int:
+    """A LangExtract JSONL of about ``size`` bytes: the records again and again, new ids."""
+    written = n = 0
+    with path.open("wb") as fh:
+        while written < size:
+            for raw in lines:
+                n += 1
+                line = raw.replace(b'"document_id": "', f'"document_id": "g{n}-'.encode(), 1)
+                fh.write(line + b"\n")
+                written += len(line) + 1
+    return n
+
+
+def _planning_peak(folder: Path) -> tuple[int, int]:
+    """Units planned over the whole file, step by step as plan_run does (a fresh planner
+    from the stored cursor each step), and the peak of Python memory while planning."""
+    import tracemalloc
+
+    corpus = open_corpus(open_store(str(folder)))
+    cursor, units = None, 0
+    tracemalloc.start()
+    try:
+        while True:
+            planner = corpus_planner(corpus, cursor, 1000, None)
+            units += len(planner.step(3))
+            cursor = json.loads(json.dumps(planner.cursor()))
+            if planner.finished:
+                break
+        return units, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_planning_memory_is_flat_in_the_files_size(corpora, tmp_path) -> None:
+    _, inplace, _ = corpora
+    lines = [
+        r for r in (inplace / "extractions" / "lx.jsonl").read_bytes().splitlines() if r.strip()
+    ]
+    peaks = {}
+    for size in (20 << 20, 160 << 20):
+        folder = tmp_path / str(size)
+        folder.mkdir()
+        (folder / "corpus.yaml").write_text(CORPUS_YAML)
+        records = _grown_file(folder / "lx.jsonl", lines, size)
+        units, peaks[size] = _planning_peak(folder)
+        assert units == 2 * records
+        (folder / "lx.jsonl").unlink()
+    # Eight times the file, the same memory: one range and one page of documents at a time.
+    assert peaks[160 << 20] < 1.25 * peaks[20 << 20], peaks
+    assert peaks[160 << 20] < 40 << 20, peaks
