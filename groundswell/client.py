@@ -263,6 +263,11 @@ class Client:
     def summary(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/summary")
 
+    @route("GET", "/v1/runs/{run_id}/producers")
+    def producers(self, run_id: str) -> dict[str, Any]:
+        """The finished run by producer: counters and rates per producer, largest first."""
+        return self._json("GET", f"/v1/runs/{run_id}/producers")
+
     @route("GET", "/v1/runs/{run_id}/gate")
     def gate(self, run_id: str) -> dict[str, Any]:
         """The finished run against the deployment's gate: checks and verdict (docs/gates.md)."""

@@ -71,6 +71,8 @@ def test_every_route_through_the_client(finished_runs, tmp_path):
         assert again.corpus == str(SAMPLE_CORPUS) and again.policy["ref"] == "strict@1"
         assert api.cancel(queued.id).state == "cancelled" and api.cancel(again.id)
         assert api.summary(run_b)["run_id"] == run_b
+        by_producer = api.producers(run_b)
+        assert by_producer["run_id"] == run_b and by_producer["producers"] == []  # none declared
         diff = api.diff(run_a, run_b, limit=5)
         assert diff["pagination"]["limit"] == 5
         assert api.report(run_b, documents=2).startswith("<!doctype html")

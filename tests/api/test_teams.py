@@ -31,6 +31,7 @@ MATRIX: dict[tuple[str, str], set[int]] = {
     ("GET", "/v1/runs/{run_a}/diff/{run_b}"): {200},
     ("GET", "/v1/runs/{run_id}/report"): {200},
     ("GET", "/v1/runs/{run_id}/summary"): {200},
+    ("GET", "/v1/runs/{run_id}/producers"): {200},
     ("GET", "/v1/runs/{run_id}/receipts"): {200},
     ("GET", "/v1/runs/{run_id}/documents/{doc_id}/receipts"): {200},
     ("GET", "/v1/schedules/{schedule_id}"): {200},
