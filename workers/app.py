@@ -22,6 +22,7 @@ from groundswell.shared.runs.service import (
     PLAN,
     RECONCILE,
     SCHEDULE,
+    STREAMS,
     queue_of,
 )
 from groundswell.shared.runs.service import queues as all_queues
@@ -37,6 +38,7 @@ STEP_TASKS = {
     HOOKS: "groundswell.hooks",
     DELIVER: "groundswell.deliver",
     LINEAGE: "groundswell.lineage",
+    STREAMS: "groundswell.streams",
 }
 
 
@@ -110,7 +112,13 @@ def make_app(settings: Settings | None = None) -> Celery:
                 "task": STEP_TASKS[RECONCILE],
                 "schedule": s.reconcile_interval,
                 "options": {"queue": "control", "expires": s.reconcile_interval},
-            }
+            },
+            # Followed corpora: windows closed and finished, reconciliation when due.
+            "streams": {
+                "task": STEP_TASKS[STREAMS],
+                "schedule": s.stream_tick_seconds,
+                "options": {"queue": "control", "expires": s.stream_tick_seconds},
+            },
         },
     )
     return app
