@@ -290,7 +290,9 @@ class StreamService:
             return
         docs = sorted(ready, key=lambda d: (ready[d]["ready_at"], d))
         docs = sorted(docs[: self.settings.stream_window_documents])
-        number = self.store.last_window_number(record.id) + 1
+        known = self.store.meta(record.id).get("window")
+        # Numbered on from Redis; from the windows in storage after a loss of Redis.
+        number = (int(known) if known else self.store.last_window_number(record.id)) + 1
         # The first window compares every document by listing (whatever changed before the
         # stream began); later ones check only their documents.
         changed = [document_key(d) for d in docs] if number > 0 else None
