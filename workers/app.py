@@ -20,6 +20,7 @@ from groundswell.shared.runs.service import (
     HOOKS,
     LINEAGE,
     PLAN,
+    READ_PAGES,
     RECONCILE,
     SCHEDULE,
     queue_of,
@@ -37,6 +38,7 @@ STEP_TASKS = {
     HOOKS: "groundswell.hooks",
     DELIVER: "groundswell.deliver",
     LINEAGE: "groundswell.lineage",
+    READ_PAGES: "groundswell.read_pages",  # a read unit's helper, on the read queue
 }
 
 

@@ -88,6 +88,7 @@ COUNTERS = {
     "groundswell_hook_deliveries": {"event", "outcome"},
     "groundswell_reads": {"format", "status"},
     "groundswell_read_pages": {"format"},
+    "groundswell_ocr_pages": {"role", "how"},
     "groundswell_http_requests": {"method", "route", "status"},
 }
 HISTOGRAMS = {
