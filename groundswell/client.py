@@ -263,6 +263,11 @@ class Client:
     def summary(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/summary")
 
+    @route("GET", "/v1/runs/{run_id}/producers")
+    def producers(self, run_id: str) -> dict[str, Any]:
+        """The finished run by producer: counters and rates per producer, largest first."""
+        return self._json("GET", f"/v1/runs/{run_id}/producers")
+
     @route("GET", "/v1/runs/{run_id}/gate")
     def gate(self, run_id: str) -> dict[str, Any]:
         """The finished run against the deployment's gate: checks and verdict (docs/gates.md)."""
@@ -526,6 +531,32 @@ class Client:
     @route("DELETE", "/v1/schedules/{schedule_id}")
     def remove_schedule(self, schedule_id: str) -> None:
         self._call("DELETE", f"/v1/schedules/{schedule_id}")
+
+    # -- streams ----------------------------------------------------------------------------
+
+    @route("POST", "/v1/streams")
+    def follow(self, corpus: str, policy: str = "default") -> dict[str, Any]:
+        """Follow an S3 corpus under a policy version: its standing stream (made if needed)."""
+        return self._json("POST", "/v1/streams", json={"corpus": corpus, "policy": policy})
+
+    @route("GET", "/v1/streams/{stream_id}")
+    def stream(self, stream_id: str) -> dict[str, Any]:
+        """The stream, its status (waiting, ready, running window, lag), its latest windows."""
+        return self._json("GET", f"/v1/streams/{stream_id}")
+
+    @route("POST", "/v1/events/s3")
+    def send_s3_events(self, notification: dict[str, Any] | bytes, secret: str) -> dict[str, Any]:
+        """Push S3 event notifications (the AWS event JSON), signed with the deployment's
+        webhook secret (GROUNDSWELL_STREAM_WEBHOOK_SECRET), as a store that pushes would."""
+        import json
+
+        from groundswell.shared.hooks.signing import SIGNATURE_HEADER, sign
+
+        body = (
+            notification if isinstance(notification, bytes) else json.dumps(notification).encode()
+        )
+        headers = {SIGNATURE_HEADER: sign(secret, body), "Content-Type": "application/json"}
+        return self._json("POST", "/v1/events/s3", content=body, headers=headers)
 
     # -- health -----------------------------------------------------------------------------
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from groundswell.shared.summary import REPAIR_ACTIONS, REPAIR_STAGES, REPAIRED
+from groundswell.shared.producers import DISAGREEMENTS, MAX_PRODUCERS, OTHER, by_producer
+from groundswell.shared.summary import OUTCOMES, REPAIR_ACTIONS, REPAIR_STAGES, REPAIRED
 
 # The summary counter of each (gold label, outcome) of a labelled candidate.
 GOLD_OUTCOMES = {
@@ -74,6 +75,43 @@ WRONG_REPAIRS = Counter(
     "Claims kept by a repair (salvaged, substituted, annotated) whose gold label says the "
     'quotation is not genuine; the denominator is groundswell_labelled_total{kind="repair"}.',
     ["policy", "version", "action"],
+)
+# By producer (the extractor that made the records, as corpus.yaml or each record declares it):
+# the label is a producer's short key, at most MAX_PRODUCERS of them per process, the rest
+# "other" (producer_label).
+PRODUCER_CLAIMS = Counter(
+    "groundswell_producer_claims",
+    "Claims verified, by policy, producer and outcome (accepted, refused).",
+    ["policy", "version", "producer", "outcome"],
+)
+PRODUCER_CANDIDATES = Counter(
+    "groundswell_producer_candidates",
+    "Candidates decided, by policy, producer and outcome (admitted, needs_verification, rejected).",
+    ["policy", "version", "producer", "outcome"],
+)
+PRODUCER_LABELLED = Counter(
+    "groundswell_producer_labelled",
+    "Labelled-wrong extractions by producer (kind claim: fabricated quotations; candidate: "
+    "wrong values): the denominator of the producer's escape rates.",
+    ["policy", "version", "producer", "kind"],
+)
+PRODUCER_ESCAPES = Counter(
+    "groundswell_producer_escapes",
+    "Labelled-wrong extractions that got through, by producer (fabricated quotations "
+    "accepted, wrong values admitted without review).",
+    ["policy", "version", "producer", "kind"],
+)
+PRODUCER_ALIGNED = Counter(
+    "groundswell_producer_aligned_claims",
+    "Claims that carry their producer's own alignment claim (a producer file's), by producer: "
+    "the denominator of disagreements.",
+    ["policy", "version", "producer"],
+)
+PRODUCER_DISAGREEMENTS = Counter(
+    "groundswell_producer_disagreements",
+    "Claims where the producer's alignment and the verifier disagree, by producer and "
+    "disagreement (exact_not_verified, unaligned_located, lesser_short).",
+    ["policy", "version", "producer", "disagreement"],
 )
 DOCUMENTS = Counter(
     "groundswell_documents",
@@ -341,6 +379,7 @@ def observe_claims(name: str, version: str, fresh: dict[str, int]) -> None:
     if fresh.get("repairs"):
         _observe_repairs(name, version, fresh)
     _observe_labels(name, version, fresh, "claims", "claim")
+    observe_producers(name, version, fresh)
 
 
 def observe_candidates(name: str, version: str, fresh: dict[str, int]) -> None:
@@ -354,6 +393,51 @@ def observe_candidates(name: str, version: str, fresh: dict[str, int]) -> None:
         if fresh.get(key):
             LABELLED_CANDIDATES.labels(name, version, gold, outcome).inc(fresh[key])
     _observe_labels(name, version, fresh, "candidates", "candidate")
+    observe_producers(name, version, fresh)
+
+
+# The producer labels this process has used: the first MAX_PRODUCERS keys it saw keep theirs,
+# any later one is "other" (a process cannot know the volumes of the others; the summary
+# ranks by volume). The series per metric stay bounded by the processes times the bound.
+_PRODUCER_LABELS: set[str] = set()
+
+
+def producer_label(key: str) -> str:
+    if key in _PRODUCER_LABELS:
+        return key
+    if len(_PRODUCER_LABELS) >= MAX_PRODUCERS:
+        return OTHER
+    _PRODUCER_LABELS.add(key)
+    return key
+
+
+def observe_producers(name: str, version: str, fresh: dict[str, int]) -> None:
+    """A batch's per-producer counters (``producer.<counter>@<key>``) as the producer series;
+    only the fixed outcome and disagreement sets become label values."""
+    for key, counts in by_producer(fresh).items():
+        label = producer_label(key)
+        labels = (name, version, label)
+        if counts.get("claims"):
+            accepted = counts.get("claims.accepted", 0)
+            PRODUCER_CLAIMS.labels(*labels, "accepted").inc(accepted)
+            PRODUCER_CLAIMS.labels(*labels, "refused").inc(counts["claims"] - accepted)
+        for outcome in OUTCOMES:
+            if counts.get(f"candidates.outcome.{outcome}"):
+                n = counts[f"candidates.outcome.{outcome}"]
+                PRODUCER_CANDIDATES.labels(*labels, outcome).inc(n)
+        for prefix, kind, wrong in (
+            ("claims", "claim", "labelled_fabricated"),
+            ("candidates", "candidate", "labelled_wrong"),
+        ):
+            if counts.get(f"{prefix}.{wrong}"):
+                PRODUCER_LABELLED.labels(*labels, kind).inc(counts[f"{prefix}.{wrong}"])
+                # At zero too: the escape rate's numerator exists beside its denominator.
+                PRODUCER_ESCAPES.labels(*labels, kind).inc(counts.get(f"{prefix}.escapes", 0))
+        if counts.get("claims.aligned"):
+            PRODUCER_ALIGNED.labels(*labels).inc(counts["claims.aligned"])
+            for found in DISAGREEMENTS:
+                series = PRODUCER_DISAGREEMENTS.labels(*labels, found)
+                series.inc(counts.get(f"disagree.{found}", 0))
 
 
 def _observe_labels(

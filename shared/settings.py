@@ -400,6 +400,11 @@ class Settings(BaseSettings):
     stream_wait_for: Annotated[list[Literal["claims", "candidates"]], NoDecode] = Field(
         default_factory=lambda: ["claims", "candidates"]
     )
+    # SQS (groundswell follow --sqs): its endpoint (unset: AWS's for the region); the S3
+    # credentials and region serve it too.
+    sqs_endpoint_url: str | None = None
+    # How often the beat's pass looks at every followed corpus (closes and finishes windows).
+    stream_tick_seconds: float = Field(default=2.0, gt=0, le=3600)
     # How often a followed corpus is listed and compared with its latest run (lost events).
     stream_reconcile_seconds: float = Field(default=300.0, gt=0, le=7 * 86_400)
     # POST /v1/events/s3: the secret its HMAC-SHA256 signatures are keyed by (unset: the route

@@ -242,9 +242,10 @@ def wait_until(predicate, timeout: float = 30, what: str = "condition"):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def s3_client(endpoint: str):
+def s3_client(endpoint: str, service: str = "s3"):
+    """A boto3 client of moto's server (``service="sqs"``: its SQS, on the same endpoint)."""
     return boto3.client(
-        "s3",
+        service,
         endpoint_url=endpoint,
         region_name="us-east-1",
         aws_access_key_id="testing",

@@ -59,6 +59,16 @@ def reconcile(self: GroundswellTask) -> None:
     upkeep.reconcile(self.service)
 
 
+@app.task(base=GroundswellTask, bind=True, name="groundswell.streams")
+def streams(self: GroundswellTask) -> None:
+    """Every followed corpus: its window closed or finished, its reconciliation when due."""
+    from groundswell.shared.streams.service import StreamService
+    from groundswell.shared.streams.store import STREAMS
+
+    if self.service.runs.r is not None and self.service.runs.r.scard(STREAMS):
+        StreamService(self.service).periodic()
+
+
 @app.task(base=GroundswellTask, bind=True, name="groundswell.scheduled_run", pydantic=True)
 def scheduled_run(self: GroundswellTask, schedule_id: RunId, trigger: str = "tick") -> None:
     self.service.fire_schedule(schedule_id, trigger)

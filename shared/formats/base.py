@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from groundswell.shared.corpus import InputError, json_problem, load_json
 from groundswell.shared.formats.offsets import OffsetError, TextOffsets
+from groundswell.shared.producers import disagreement
 
 ALIGNMENTS = ("exact", "greater", "lesser", "fuzzy", "unaligned")
 
@@ -159,7 +160,11 @@ def layout_files(got: Converted) -> dict[str, bytes]:
     else:
         assert got.text is not None
         document = {f"documents/{got.doc_id}.txt": got.text.encode("utf-8", "surrogatepass")}
-    out = {**document, claims_key(got.doc_id): jsonl(got.claims)}
+    # Each claim carries the document's producer (unless it names its own), so a run counts it
+    # by producer; the candidates stay as converted: a member more would move groundgate's
+    # candidate digests (the LangExtract adapter's parity), and the corpus declares theirs.
+    claims = [c if "producer" in c else {**c, "producer": got.producer} for c in got.claims]
+    out = {**document, claims_key(got.doc_id): jsonl(claims if got.producer else got.claims)}
     if got.candidates is not None:
         out[candidates_key(got.doc_id)] = (
             json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -209,21 +214,12 @@ def claim(
 
 # --- producer / verifier disagreement --------------------------------------------------------
 
-# Tiers at which a span "is" the quotation a producer calls exact.
-_EXACT_TIERS = ("exact", "whitespace")
-_FOUND = ("grounded", "grounded_loose")
-
 
 def disagreements(text: str, claims: list[dict[str, Any]], verifier: Any = None) -> Counter[str]:
-    """Where the producer's own alignment claim and the verifier disagree, counted:
-
-    - ``exact_not_verified``: a span the producer calls exact that does not verify at the
-      exact or whitespace tier;
-    - ``unaligned_located``: a quotation the producer could not align that the verifier finds;
-    - ``lesser_short``: a span the producer calls a lesser match that does not hold the whole
-      quotation (at any tier).
-
-    Also ``claims`` and one ``alignment.<kind>`` count per producer alignment."""
+    """Where the producer's own alignment claim and the verifier disagree, counted by
+    :func:`groundswell.shared.producers.disagreement` (``exact_not_verified``,
+    ``unaligned_located``, ``lesser_short``); also ``claims`` and one ``alignment.<kind>``
+    count per producer alignment."""
     from groundswell.shared.verify import DEFAULT, Verifier
 
     counts: Counter[str] = Counter()
@@ -238,19 +234,16 @@ def disagreements(text: str, claims: list[dict[str, Any]], verifier: Any = None)
         if not isinstance(quote, str):
             continue
         if start is None:
-            if kind == "unaligned" and verifier.verify(quote).verdict in _FOUND:
-                counts["unaligned_located"] += 1
-            continue
-        cert = verifier.verify_at(quote, start, end)
-        at_span = cert.verdict in _FOUND
-        if kind == "exact" and not (at_span and cert.tier in _EXACT_TIERS):
-            counts["exact_not_verified"] += 1
-        elif kind == "lesser" and not at_span:
-            counts["lesser_short"] += 1
+            if kind != "unaligned":
+                continue
+            cert = verifier.verify(quote)
+        else:
+            cert = verifier.verify_at(quote, start, end)
+        found = disagreement(kind, start is not None, cert.verdict, cert.tier)
+        if found is not None:
+            counts[found] += 1
     return counts
 
-
-DISAGREEMENTS = ("exact_not_verified", "unaligned_located", "lesser_short")
 
 Convert = Callable[[Any, Where, dict[str, Any]], list[Converted]]
 

@@ -163,4 +163,29 @@ def read_corpus_file(store: Any) -> CorpusFile | None:
     return parse_corpus_file(data, CORPUS_FILE)
 
 
-__all__ = ["CORPUS_FILE", "CorpusFile", "ProducerDeclared", "parse_corpus_file", "read_corpus_file"]
+def declared_producer(store: Any) -> dict[str, Any] | None:
+    """The producer a corpus declares for all its records: a corpus read in place, its
+    format's (and corpus.yaml's members); the native layout, its corpus.yaml's ``producer``
+    when the file declares one (a file that names only a schema declares none). None: the
+    corpus declares no producer, and its receipts are as they always were. InputFileError
+    when its corpus.yaml is bad."""
+    from groundswell.shared.formats.source import ProducerCorpus
+
+    if isinstance(store, ProducerCorpus):
+        return dict(store.producer)
+    declared = read_corpus_file(store)
+    if declared is None:
+        return None
+    if declared.format is None and not declared.producer.model_dump(exclude_none=True):
+        return None
+    return declared.producer_of().as_dict()
+
+
+__all__ = [
+    "CORPUS_FILE",
+    "CorpusFile",
+    "ProducerDeclared",
+    "declared_producer",
+    "parse_corpus_file",
+    "read_corpus_file",
+]

@@ -4,7 +4,8 @@ Each document a format gives becomes ``documents/<id>.txt`` (or the source file 
 as, such as a PDF sent to a provider), ``claims/<id>.jsonl`` and, when the format has typed
 facts, ``candidates/<id>.json``; ``schema.json`` is the schema given. ``import.json`` records
 what was imported: the format, the producers, the counts and the producer/verifier
-disagreements (see :func:`groundswell.shared.formats.base.disagreements`). A run over the
+disagreements (see :func:`groundswell.shared.formats.base.disagreements`). Each claim carries
+its producer; when one producer made every record, ``corpus.yaml`` declares it. A run over the
 corpus is then a run like any other.
 """
 
@@ -18,8 +19,9 @@ from typing import Any
 
 from groundswell.shared.corpus import InputError, parse_schema
 from groundswell.shared.formats import convert_file
-from groundswell.shared.formats.base import DISAGREEMENTS, disagreements, layout_files
+from groundswell.shared.formats.base import disagreements, layout_files
 from groundswell.shared.formats.pages import bind_pages
+from groundswell.shared.producers import DISAGREEMENTS
 
 IMPORT_KEY = "import.json"
 
@@ -117,5 +119,16 @@ def import_files(
                 report.counts.update(f"alignment.{c.get('alignment')}" for c in got.claims)
             if progress is not None:
                 progress(1)
+    if len(report.producers) == 1:
+        # One producer made every record: the corpus declares it (corpus.yaml, the native
+        # layout's), so admission units, whose candidates stay as converted, count by it too.
+        # A corpus.yaml already there is kept.
+        import yaml
+
+        from groundswell.shared.formats.corpus_file import CORPUS_FILE
+
+        (only,) = report.producers.values()
+        declared = yaml.safe_dump({"producer": only}, sort_keys=False, allow_unicode=True)
+        store.put(CORPUS_FILE, declared.encode(), create_only=True)
     store.put(IMPORT_KEY, json.dumps(report.as_dict(), ensure_ascii=False, indent=1).encode())
     return report

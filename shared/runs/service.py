@@ -47,8 +47,9 @@ EXPORT = "export"
 HOOKS = "hooks"
 DELIVER = "deliver"
 LINEAGE = "lineage"  # an OpenLineage event: START at submit, COMPLETE or FAIL at the end
+STREAMS = "streams"  # the beat's pass over followed corpora (shared/streams): ticks, reconciles
 # The run's own steps, all on the control queue.
-STEPS = (PLAN, FINALIZE, RECONCILE, SCHEDULE, EXPORT, HOOKS, DELIVER, LINEAGE)
+STEPS = (PLAN, FINALIZE, RECONCILE, SCHEDULE, EXPORT, HOOKS, DELIVER, LINEAGE, STREAMS)
 # A helper of a read unit: recognises pages of a long scan beside it, on the reading kind's
 # queue, outside the run's accounting (runs/reading.py).
 READ_PAGES = "read_pages"

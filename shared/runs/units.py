@@ -320,6 +320,22 @@ class UnitRunner:
             self.cache["schema_sha256"] = content_sha256(self.schema_once()[0])
         return self.cache["schema_sha256"]
 
+    def producer(self) -> dict[str, Any] | None:
+        """The corpus's declared producer (``corpus.yaml``, or the format it is read in), read
+        once per runner: its units' receipts carry it, and their fingerprints cover it. A bad
+        corpus.yaml fails each unit with its error (InputFileError), as a bad schema does."""
+        if "producer" not in self.cache:
+            from groundswell.shared.formats.corpus_file import declared_producer
+
+            try:
+                self.cache["producer"] = declared_producer(self.corpus)
+            except InputFileError as exc:
+                self.cache["producer"] = exc
+        found = self.cache["producer"]
+        if isinstance(found, InputFileError):
+            raise found
+        return found
+
     def listed_unit(
         self,
         kind: str,

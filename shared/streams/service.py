@@ -46,7 +46,7 @@ from groundswell.shared.streams.models import (
     sequencer_newer,
     stream_id,
 )
-from groundswell.shared.streams.store import StreamStore
+from groundswell.shared.streams.store import STREAMS, StreamStore
 
 log = logging.getLogger("groundswell.streams")
 
@@ -123,7 +123,7 @@ class StreamService:
         sid = stream_id(spec.corpus, ref)
         existing = self.store.get(sid)
         if existing is not None:
-            self.store.r.sadd("gs:streams", sid)
+            self.store.r.sadd(STREAMS, sid)
             return existing, False
         record = StreamRecord(
             id=sid,
@@ -290,7 +290,9 @@ class StreamService:
             return
         docs = sorted(ready, key=lambda d: (ready[d]["ready_at"], d))
         docs = sorted(docs[: self.settings.stream_window_documents])
-        number = self.store.last_window_number(record.id) + 1
+        known = self.store.meta(record.id).get("window")
+        # Numbered on from Redis; from the windows in storage after a loss of Redis.
+        number = (int(known) if known else self.store.last_window_number(record.id)) + 1
         # The first window compares every document by listing (whatever changed before the
         # stream began); later ones check only their documents.
         changed = [document_key(d) for d in docs] if number > 0 else None
@@ -390,12 +392,15 @@ class StreamService:
             raise LookupError(f"no stream {sid}")
         return reconcile(self, record, now)
 
-    def periodic(self, now: float | None = None) -> dict[str, dict[str, Any]]:
-        """Every stream's tick, and its reconciliation when one is due: what the beat task
-        and ``groundswell follow`` run. A stream that fails is logged; the others go on."""
+    def periodic(
+        self, now: float | None = None, only: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Every stream's tick (``only``: that stream's), and its reconciliation when one is
+        due: what the beat task and ``groundswell follow`` run. A stream that fails is
+        logged; the others go on."""
         now = time.time() if now is None else now
         out = {}
-        for sid in self.store.ids():
+        for sid in [only] if only else self.store.ids():
             try:
                 done = self.store.meta(sid).get("reconciled_at")
                 if done is None or now - float(done) >= self.settings.stream_reconcile_seconds:

@@ -68,21 +68,33 @@ def notification(*records: dict[str, Any]) -> bytes:
     return json.dumps({"Records": list(records)}).encode()
 
 
-@pytest.fixture
-def pipe(service_settings, s3_endpoint, tmp_path) -> Iterator[Pipeline]:
+def stream_pipeline(
+    service_settings: dict, s3_endpoint: str, tmp_path: Path, **extra: object
+) -> Iterator[Pipeline]:
+    """A worker over the test's Redis, receipts in a fresh bucket, windows of 1 s."""
     out = f"out-{uuid.uuid4().hex[:8]}"
     s3_client(s3_endpoint).create_bucket(Bucket=out)
     values = {
         **service_settings,
         "storage_url": f"s3://{out}/out",
-        "stream_window_documents": 50,
         "stream_window_seconds": 1,
-        "stream_grace_seconds": GRACE,
+        **extra,
     }
     pipe = Pipeline(values, tmp_path)
     pipe.start_worker("w1")
     yield pipe
     pipe.stop()
+
+
+@pytest.fixture
+def pipe(service_settings, s3_endpoint, tmp_path) -> Iterator[Pipeline]:
+    yield from stream_pipeline(
+        service_settings,
+        s3_endpoint,
+        tmp_path,
+        stream_window_documents=50,
+        stream_grace_seconds=GRACE,
+    )
 
 
 def ids(folder: Path) -> list[str]:

@@ -56,6 +56,10 @@ def corpora(shared_corpus: Path, tmp_path_factory: pytest.TempPathFactory):
             str(base / "imported"),
             "--schema",
             str(inplace / "schema.json"),
+            # The producer corpus.yaml declares: receipts carry it, so the same records are
+            # imported from the same producer.
+            "--model",
+            "gemini-2.5-flash",
             "--no-check",
         ],
     )
@@ -84,6 +88,11 @@ def test_in_place_run_has_the_imported_layouts_receipts_summary_and_merkle_root(
     assert receipts == sorted(p.relative_to(out_a) for p in (out_a / "receipts").rglob("*.json"))
     for key in receipts:
         assert (out_b / key).read_bytes() == (out_a / key).read_bytes()
+    # Every record is its producer's, in both: the receipts carry it, the summary counts by it.
+    assert list(b["producers"]) == ["langextract:gemini-2.5-flash"]
+    assert (
+        b["producers"]["langextract:gemini-2.5-flash"]["counts"]["claims"] == b["counts"]["claims"]
+    )
     # A second run of the same files computes nothing: every receipt is found.
     again = run_in_process(str(inplace), "default@1", str(out_b), _settings(out_b))
     assert again["index"]["merkle_root"] == a["index"]["merkle_root"]

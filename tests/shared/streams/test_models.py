@@ -83,7 +83,7 @@ def test_a_stream_is_one_per_corpus_and_policy_version_and_knows_its_keys():
     assert spec.corpus == "s3://b/p"
     with pytest.raises(ValueError, match="S3 prefix"):
         StreamSpec(corpus="/a/folder")
-    with pytest.raises(ValueError, match="no '.' or '..' segments"):
+    with pytest.raises(ValueError, match="segments"):
         StreamSpec(corpus="s3://b/p/../q")  # as a run refuses it
     stream = StreamRecord(id="st-x", corpus="s3://b/p", policy="default@1", created_at="t")
     assert stream.relative("b", "p/claims/a.jsonl") == "claims/a.jsonl"
