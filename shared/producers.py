@@ -92,6 +92,16 @@ def producer_key(producer: Mapping[str, Any]) -> str:
     return key if key != OTHER else f"{OTHER}:"
 
 
+def declared_input(producer: Mapping[str, Any] | None) -> dict[str, str]:
+    """A unit's ``inputs`` entry for the corpus's declared producer (its digest), so a changed
+    declaration reads as a changed input; none without one (the index rows are as before)."""
+    if not producer:
+        return {}
+    from groundswell.shared.canonical import json_sha256
+
+    return {"producer": json_sha256(dict(producer))}
+
+
 def counter(name: str, key: str) -> str:
     return f"{PREFIX}{name}{SEP}{key}"
 

@@ -445,14 +445,10 @@ def _diff_extractions(corpus_a: str, corpus_b: str, limit: int, as_json: bool) -
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
 
-    def who(producers: list[dict[str, Any]]) -> str:
-        return ", ".join(
-            "/".join(str(p[k]) for k in ("format", "model", "prompt_version") if p.get(k))
-            for p in producers
-        )
-
-    click.echo(f"A: {corpus_a} ({who(result['producers_a']) or 'producer not recorded'})")
-    click.echo(f"B: {corpus_b} ({who(result['producers_b']) or 'producer not recorded'})")
+    for side, corpus in (("a", corpus_a), ("b", corpus_b)):
+        # Each producer by the key a run's summary counts it under (groundswell diff RUN_A RUN_B).
+        who = ", ".join(result[f"producer_keys_{side}"]) or "producer not recorded"
+        click.echo(f"{side.upper()}: {corpus} ({who})")
     click.echo(
         f"{counted(result['documents'], 'document')} in both "
         f"({result['documents_only_a']} only in A, {result['documents_only_b']} only in B)"

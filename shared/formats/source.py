@@ -54,7 +54,9 @@ LAYOUT_PREFIXES = (DOCUMENTS, CLAIMS, CANDIDATES, LABELS, "runs/", "receipts/")
 CHUNK_BYTES = 2 << 20  # a planning range: a page of documents, read in one range read
 SPAN_BYTES = 32 << 20  # a batch's lines read in one range read up to this
 MAX_LINE_BYTES = 256 << 20  # a line longer than this (or max_bytes) fails, unread
-CONVERTED_KEPT = 16  # documents converted lately (a unit asks for two or three keys of one)
+# Documents converted lately, up to this many bytes of layout files: a unit asks for two or
+# three keys of one, and a document's verify and admit batches often run in one process.
+CONVERTED_BYTES = 16 << 20
 # Formats whose every record gives one document with candidates: planned from the parsed
 # line alone (its id and text), without converting it.
 _ONE_DOCUMENT = {"langextract": ("document_id", "text")}
@@ -106,6 +108,7 @@ class ProducerCorpus:
         self._options: dict[str, Any] | None = None
         self._span: tuple[int, dict[tuple[int, int, int, str], bytes]] = (0, {})
         self._docs: OrderedDict[str, dict[str, bytes]] = OrderedDict()
+        self._docs_bytes = 0
         self._p = 0
 
     # -- what the format's conversion is given ---------------------------------------------
@@ -408,9 +411,7 @@ class ProducerCorpus:
                     )
                 )
                 continue
-            self._docs[item.doc_id] = layout_files(item)
-        while len(self._docs) > CONVERTED_KEPT:
-            self._docs.popitem(last=False)
+            self._keep(item.doc_id, layout_files(item))
         if doc_id in self._docs:
             return self._docs[doc_id]
         if errors:
@@ -418,6 +419,14 @@ class ProducerCorpus:
         raise InputFileError(
             InputError(file, f"the record no longer gives document {doc_id!r}", line or None)
         )
+
+    def _keep(self, doc_id: str, files: dict[str, bytes]) -> None:
+        old = self._docs.pop(doc_id, None)
+        self._docs_bytes += sum(map(len, files.values())) - sum(map(len, (old or {}).values()))
+        self._docs[doc_id] = files
+        while self._docs_bytes > CONVERTED_BYTES and len(self._docs) > 1:
+            _, dropped = self._docs.popitem(last=False)
+            self._docs_bytes -= sum(map(len, dropped.values()))
 
     # -- the store -------------------------------------------------------------------------
 

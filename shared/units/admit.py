@@ -22,7 +22,7 @@ from groundswell.shared.corpus import (
     document_key,
     parse_candidates,
 )
-from groundswell.shared.producers import producer_problem
+from groundswell.shared.producers import declared_input, producer_problem
 from groundswell.shared.read.regions import recognised
 from groundswell.shared.receipts import admit_fingerprint, content_sha256, receipt_key
 from groundswell.shared.runs import kinds
@@ -245,6 +245,7 @@ def fingerprint(runner: UnitRunner, doc: Document, cand_data: bytes) -> tuple[st
         **source,
         "candidates": content_sha256(cand_data),
         "schema": runner.schema_sha256(),
+        **declared_input(runner.producer()),
     }
     fp = admit_fingerprint(
         doc.sha256,

@@ -20,7 +20,7 @@ from groundswell.shared.corpus import (
     claims_key,
     parse_claims,
 )
-from groundswell.shared.producers import producer_problem
+from groundswell.shared.producers import declared_input, producer_problem
 from groundswell.shared.read.regions import recognised, utf8_offsets
 from groundswell.shared.receipts import content_sha256, receipt_key, verify_fingerprint
 from groundswell.shared.runs import kinds
@@ -218,6 +218,7 @@ def fingerprint(
     document read first: the text's digest, and the source file's digest and reader)."""
     source = {"source": doc.source["sha256"]} if doc.source else {}
     inputs = {"document": doc.sha256, **source, "claims": content_sha256(claims_data)}
+    inputs.update(declared_input(runner.producer()))
     fp = verify_fingerprint(
         doc.sha256,
         inputs["claims"],

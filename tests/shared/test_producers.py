@@ -248,3 +248,46 @@ def test_the_report_the_cli_summary_and_the_diff_show_the_breakdown(
     grounding = {r["producer"]: r for r in rows if r["rate"] == "grounding rate"}
     assert grounding[ka]["change_pp"] == 0 and grounding[kb]["b"] is None
     assert producer_rows({}, {}) == []
+
+
+def test_a_changed_declaration_is_a_changed_input_and_a_bad_producer_member_fails_its_record(
+    tmp_path,
+):
+    from groundswell.shared.policies import PolicyRegistry
+    from groundswell.shared.runs.units import UnitRunner
+    from groundswell.shared.storage import open_store
+
+    corpus = tmp_path / "c"
+    (corpus / "documents").mkdir(parents=True)
+    (corpus / "claims").mkdir()
+    (corpus / "documents" / "d.txt").write_text("Net sales were $391 million in 2023.")
+    (corpus / "claims" / "d.jsonl").write_text(
+        json.dumps({"id": "a", "claim": "Net sales were $391 million"})
+        + "\n"
+        + json.dumps({"id": "b", "claim": "in 2023", "producer": 7})
+        + "\n"
+    )
+    output = open_store(str(tmp_path / "out"))
+    registry = PolicyRegistry(output)
+    registry.ensure_builtins()
+    policy = registry.resolve("default@1")
+
+    def runner(previous=None) -> UnitRunner:
+        return UnitRunner(open_store(str(corpus)), output, policy, previous=previous)
+
+    first = runner().unit("verify", "d")
+    assert "producer" not in first.inputs and first.counts["claims"] == 2
+    # The record whose producer is no producer is verified, and named by file, line, field.
+    (error,) = first.errors
+    assert (error.file, error.line, error.field) == ("claims/d.jsonl", 2, "producer")
+    row = first.row()
+    (corpus / "corpus.yaml").write_text("producer:\n  model: m2\n")
+    second = runner(lambda kind, doc: row).unit("verify", "d")
+    assert second.status == "computed" and second.reason == "changed input"
+    assert second.inputs["producer"] and second.receipt_key != first.receipt_key
+    assert by_producer(second.counts) == {
+        "layout:m2": {"claims": 2, "claims.accepted": 2},
+    }
+    # The same declaration again: its receipt is found.
+    third = runner(lambda kind, doc: second.row()).unit("verify", "d")
+    assert third.status == "cached" and third.receipt_key == second.receipt_key
