@@ -154,6 +154,12 @@ READ_PAGES = Counter(
     "Pages of the PDFs read (files read now, not readings found in storage).",
     ["format"],
 )
+OCR_PAGES = Counter(
+    "groundswell_ocr_pages",
+    "Pages of a long scan shared out on the read queue, by who took them (the read unit or a "
+    "helper task) and how: recognised now, or loaded as another worker stored it.",
+    ["role", "how"],
+)
 
 # Task machinery.
 TASK_DURATION = Histogram(

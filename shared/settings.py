@@ -272,6 +272,18 @@ class Settings(BaseSettings):
         description="Mean word confidence (0-100) under which a recognised page fails to read.",
     )
     ocr_command: str = Field(default="tesseract", description="The Tesseract program.")
+    # A long scan on the read queue is shared out: a read unit with more pages to recognise
+    # than ocr_split_pages cuts them into ranges (at most ocr_split_ranges) and sends one
+    # helper task per range but its first (shared/runs/reading.py).
+    ocr_split_pages: int = Field(
+        default=16,
+        ge=0,
+        description="Pages to OCR above which a read unit shares them with other workers "
+        "(0: never).",
+    )
+    ocr_split_ranges: int = Field(
+        default=32, ge=2, le=256, description="Most page ranges a long scan is cut into."
+    )
 
     # RabbitMQ closes a channel whose delivery is not acknowledged within its server-wide
     # consumer_timeout (30 min by default): it must exceed the hard task time limit.

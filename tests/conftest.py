@@ -84,9 +84,9 @@ def redis_server() -> Iterator[RedisServer]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    """moto's S3 server (``moto_server``) as a real HTTP endpoint."""
+@contextlib.contextmanager
+def moto_endpoint() -> Iterator[str]:
+    """moto's server (``moto_server``: S3, and SQS on the same endpoint) on a free port."""
     port = free_port()
     moto = os.path.join(os.path.dirname(sys.executable), "moto_server")
     proc = subprocess.Popen(
@@ -96,8 +96,17 @@ def s3_endpoint() -> Iterator[str]:
         start_new_session=True,
     )
     wait_for_port(port, proc=proc)
-    yield f"http://127.0.0.1:{port}"
-    stop_process(proc)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server as a real HTTP endpoint."""
+    with moto_endpoint() as url:
+        yield url
 
 
 SEAWEEDFS_IDENTITIES = {

@@ -20,6 +20,7 @@ from groundswell.shared.runs.service import (
     HOOKS,
     LINEAGE,
     PLAN,
+    READ_PAGES,
     RECONCILE,
     SCHEDULE,
     STREAMS,
@@ -39,6 +40,7 @@ STEP_TASKS = {
     DELIVER: "groundswell.deliver",
     LINEAGE: "groundswell.lineage",
     STREAMS: "groundswell.streams",
+    READ_PAGES: "groundswell.read_pages",  # a read unit's helper, on the read queue
 }
 
 

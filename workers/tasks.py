@@ -13,6 +13,11 @@ from groundswell.workers.base import BatchTask, GroundswellTask
 RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 DeliveryId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 BatchId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,20}(\.[01])*$", max_length=200)]
+SourceKey = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+PageList = Annotated[
+    str, StringConstraints(pattern=r"^[0-9]{1,7}(-[0-9]{1,7})?(,[0-9]{1,7}(-[0-9]{1,7})?)*$")
+]
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.plan", pydantic=True)
@@ -32,6 +37,14 @@ def _batch_task(kind: kinds.Kind) -> object:
 
 # One task per registered kind (built-in, and GROUNDSWELL_KINDS_EXTRA's).
 BATCH_TASKS = {kind.name: _batch_task(kind) for kind in kinds.all_kinds()}
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.read_pages", pydantic=True)
+def read_pages(
+    self: GroundswellTask, run_id: RunId, file: SourceKey, sha256: Sha256, pages: PageList
+) -> None:
+    """A read unit's helper: recognise pages of a long scan beside it (runs/reading.py)."""
+    self.service.read_pages(run_id, file, sha256, pages)
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)

@@ -203,6 +203,9 @@ class UnitRunner:
         self.cache: dict[str, Any] = {}
         # The last readings loaded: a document's verify and admit units often run together.
         self._readings: OrderedDict[tuple[str, str], StoredReading] = OrderedDict()
+        # Sends a helper task for pages of a source file (file, its sha256, the pages) when
+        # the runner is a run's on a worker: a long scan is then shared out (runs/reading.py).
+        self.ocr_helpers: Callable[[str, str, list[int]], None] | None = None
 
     # -- documents and their readings ---------------------------------------------------
 
@@ -224,6 +227,15 @@ class UnitRunner:
             stored = load_reading(self.output, sha, name)
             if stored is not None:
                 self.remember(stored)
+        return stored
+
+    def read_now(self, data: bytes, file: str, sha: str, name: str) -> StoredReading:
+        """Read the source file and store its reading (runs/reading.py ``read_source``), a
+        long scan shared out with helper tasks when the runner can send them."""
+        helpers = self.ocr_helpers
+        ask = None if helpers is None else (lambda pages: helpers(file, sha, pages))
+        stored = read_source(self.output, data, file, sha, name, ask)
+        self.remember(stored)
         return stored
 
     def remember(self, stored: StoredReading) -> None:
@@ -249,8 +261,7 @@ class UnitRunner:
             if not read_now:
                 raise Unread(file)
             # Its read unit has not stored it (a split or resent batch overtook it): read here.
-            stored = read_source(self.output, data, file, sha, name)
-            self.remember(stored)
+            stored = self.read_now(data, file, sha, name)
         if stored.error is not None and stored.error["cause"] == TIMEOUT:
             raise InputFileError(InputError(file, stored.error["message"]))
         text = stored.text or ""

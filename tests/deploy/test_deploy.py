@@ -96,6 +96,7 @@ COUNTERS = {
     "groundswell_stream_windows": {"state"},
     "groundswell_reads": {"format", "status"},
     "groundswell_read_pages": {"format"},
+    "groundswell_ocr_pages": {"role", "how"},
     "groundswell_http_requests": {"method", "route", "status"},
 }
 HISTOGRAMS = {
