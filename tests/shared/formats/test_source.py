@@ -206,3 +206,50 @@ def test_planning_memory_is_flat_in_the_files_size(corpora, tmp_path) -> None:
     # Eight times the file, the same memory: one range and one page of documents at a time.
     assert peaks[160 << 20] < 1.25 * peaks[20 << 20], peaks
     assert peaks[160 << 20] < 40 << 20, peaks
+
+
+def test_a_finished_runs_report_and_review_read_each_record_where_its_row_says(
+    corpora, redis_server, tmp_path, monkeypatch
+) -> None:
+    """The read side finds a document read in place by its index row's listing entry: the
+    report's page and the review tasks read a range a document, never the file from its start."""
+    import redis
+
+    from groundswell.shared.report.service import report
+    from groundswell.shared.review.store import RunReview
+    from groundswell.shared.runs.models import RunSpec
+    from groundswell.shared.storage.local import LocalStore
+    from tests.shared.runs.driving import drive
+
+    _, inplace, _ = corpora
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings = Settings(broker_url=redis_server.url, storage_url=str(tmp_path / "out"))
+    service, record, _ = drive(settings, RunSpec(corpus=str(inplace)))
+    assert record.state == "succeeded", record.error
+    from groundswell.shared.runs import execute
+
+    execute._contexts.clear()  # as in another process: nothing the run converted is kept
+    scans: list[str] = []
+    original = ProducerCorpus.listed_documents
+
+    def listed(self, cursor):
+        scans.append("scan")
+        return original(self, cursor)
+
+    ranges: list[tuple[int, int]] = []
+    read = LocalStore.get_range
+
+    def get_range(self, key, start, end):
+        ranges.append((start, end))
+        return read(self, key, start, end)
+
+    monkeypatch.setattr(ProducerCorpus, "listed_documents", listed)
+    monkeypatch.setattr(LocalStore, "get_range", get_range)
+    first = json.loads((inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()[0])
+    page = report(service, record)
+    assert first["document_id"] in page
+    assert ranges, "the report's page read its documents' texts"
+    manifest = RunReview(service, record).manifest()
+    assert manifest["tasks"] > 0
+    assert scans == [] and ranges, "each record read by its row's entry"
+    assert all(end - start < 200_000 for start, end in ranges)
