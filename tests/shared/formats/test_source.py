@@ -253,3 +253,69 @@ def test_a_finished_runs_report_and_review_read_each_record_where_its_row_says(
     assert manifest["tasks"] > 0
     assert scans == [] and ranges, "each record read by its row's entry"
     assert all(end - start < 200_000 for start, end in ranges)
+
+
+def test_one_response_per_file_is_a_unit_in_place_as_imported(shared_corpus, tmp_path) -> None:
+    """Azure analyzeResult files (UTF-16 offsets past non-BMP characters), one a document:
+    read in place, the receipts and Merkle root of the same files imported."""
+    from tests.shared.formats.test_providers import HEADING, NUMBER, _azure
+
+    texts = [
+        p.read_text(encoding="utf-8")
+        for p in sorted((shared_corpus / "documents").glob("tatqa-*.txt"))
+        if len(NUMBER.findall(p.read_text(encoding="utf-8"))) >= 3
+    ][:4]
+    corpus = tmp_path / "azure"
+    (corpus / "results").mkdir(parents=True)
+    for n, raw in enumerate(texts):
+        text = HEADING + raw
+        spans = [(f"amount_{i}", m) for i, m in enumerate(list(NUMBER.finditer(text))[:3])]
+        body = _azure(text, "utf16CodeUnit", spans)
+        (corpus / "results" / f"invoice-{n}.json").write_text(json.dumps(body))
+    schema = {"fields": {f"amount_{i}": {"type": "number", "unit": "USD"} for i in range(3)}}
+    (corpus / "schema.json").write_text(json.dumps(schema))
+    # The producer declared as the import is given it (receipts carry the declared producer,
+    # and each claim its record's): corpus.yaml's producer is import's --model and
+    # --producer-version.
+    (corpus / "corpus.yaml").write_text(
+        "format: azure-di\nschema: schema.json\nfiles: results/\n"
+        "producer: {model: prebuilt-invoice, producer_version: '2024-11-30'}\n"
+    )
+    args = ["import", "azure-di", str(corpus / "results"), "--to", str(tmp_path / "imported"),
+            "--schema", str(corpus / "schema.json"), "--no-check", "--model", "prebuilt-invoice",
+            "--producer-version", "2024-11-30"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["documents"] == len(texts) and b["failed_units"] == 0
+    assert b["counts"]["candidates.outcome.admitted"] > 0
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+
+
+def test_lines_longer_than_a_range_and_than_the_limit(corpora, tmp_path) -> None:
+    """A range that cuts a line is read on to the line's end; a line over the limit fails
+    alone, naming its line, and planning goes on after it."""
+    _, inplace, _ = corpora
+    store = open_store(str(inplace))
+    declared = open_corpus(store).declared
+    small = ProducerCorpus(store, declared, chunk_bytes=1000)  # far shorter than a line
+    assert [d.doc_id for p in small.listed_documents(None) for d in p] == [
+        d.doc_id for p in open_corpus(store).listed_documents(None) for d in p
+    ]
+    limited = ProducerCorpus(store, declared, chunk_bytes=1000, max_bytes=1500)
+    docs = [d for p in limited.listed_documents(None) for d in p]
+    lines = (inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()
+    records = [n for n, raw in enumerate(lines, 1) if raw.strip()]
+    assert [d.doc_id for d in docs] == [f"lx-{n}" for n in records]  # each over the limit
+    from groundswell.shared.runs.units import UnitRunner
+
+    with (
+        pytest.raises(InputFileError) as info,
+        UnitRunner.listed({docs[0].doc_id: docs[0].entries}),
+    ):
+        limited.get(f"claims/{docs[0].doc_id}.jsonl")
+    assert (info.value.error.file, info.value.error.line) == ("extractions/lx.jsonl", records[0])
+    assert "longer than 1500 bytes" in info.value.error.message
