@@ -103,6 +103,10 @@ def input_doc(key: str) -> str | None:
     return None
 
 
+class TooManyStreams(RuntimeError):
+    """GROUNDSWELL_MAX_STREAMS standing streams exist: a new one is refused."""
+
+
 class StreamService:
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
@@ -125,6 +129,11 @@ class StreamService:
         if existing is not None:
             self.store.r.sadd(STREAMS, sid)
             return existing, False
+        if len(self.store.ids()) >= self.settings.max_streams:
+            raise TooManyStreams(
+                f"{self.settings.max_streams} streams follow corpora already "
+                "(GROUNDSWELL_MAX_STREAMS): this one was not made"
+            )
         record = StreamRecord(
             id=sid,
             corpus=spec.corpus,

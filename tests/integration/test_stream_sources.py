@@ -151,6 +151,7 @@ def test_signed_webhook_feeds_a_stream_and_its_lag_is_a_metric(pipe, folder, lan
         **pipe.values,
         "api_key_hashes": hash_api_key(API_KEY),
         "allowed_corpora": f"s3://{bucket.name}",
+        "max_streams": 1,
     }
     streams = StreamService(pipe.service)
     with running_api(values, tmp_path) as api:
@@ -163,6 +164,8 @@ def test_signed_webhook_feeds_a_stream_and_its_lag_is_a_metric(pipe, folder, lan
         assert again.status_code == 200 and again.json()["id"] == sid
         refused = client.post("/v1/streams", json={"corpus": "s3://elsewhere/corpus"})
         assert refused.status_code == 403
+        another = client.post("/v1/streams", json={"corpus": corpus, "policy": "strict"})
+        assert another.status_code == 409 and "GROUNDSWELL_MAX_STREAMS" in another.text
 
         bucket.put("schema.json")
         doc_id = ids(folder)[0]
