@@ -25,6 +25,7 @@ from groundswell.api.routes import (
     review_page,
     runs,
     schedules,
+    streams,
 )
 from groundswell.shared import __version__
 from groundswell.shared.policies import PolicyConflict, PolicyError
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         receipts.router,
         policies.router,
         schedules.router,
+        streams.router,
         review.router,
         review_page.router,
         ledger.router,

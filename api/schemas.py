@@ -50,6 +50,10 @@ class RunOut(BaseModel):
     engines: dict[str, Any]
     only: str
     dry_run: bool
+    format: str | None = Field(
+        default=None,
+        description="The producer format the corpus is read in place in, when the run named one.",
+    )
     previous_run: str | None
     schedule: str | None
     created_at: str

@@ -173,6 +173,7 @@ class Result:
     keys_after: int = 0
     commands: int = 0
     state_evalsha: int = 0
+    events: int = 0
     rss: dict[str, int] = field(default_factory=dict)
     idle_rss: int = 0
     api_idle: int = 0
@@ -284,6 +285,8 @@ def run_size(units: int, work: Path) -> Result:
         # This process's polling: progress (3 commands) and the record (1) each time.
         result.commands = calls - polls * 4
         result.state_evalsha = after_calls[0].get("evalsha", 0) - base_calls[0].get("evalsha", 0)
+        # Task events (for Flower and celery-exporter) are PUBLISHes on the broker.
+        result.events = after_calls[1].get("publish", 0) - base_calls[1].get("publish", 0)
         summary = service.summary(record.id) or {}
         assert summary.get("index", {}).get("units") == units, summary.get("index")
         result.merkle_root = summary["index"]["merkle_root"]
@@ -362,7 +365,7 @@ def report(results: list[Result], target_documents: int) -> None:
         f"{'units':>9} {'units/s':>8} {'wall s':>8} {'plan s':>7} {'plan work':>10} "
         f"{'final s':>8} {'final work':>11} "
         f"{'keys B/unit':>12} {'keys after':>11} {'used B/unit':>12} {'used after':>11} "
-        f"{'cmds/unit':>10} {'evalsha/batch':>14}"
+        f"{'cmds/unit':>10} {'events/unit':>12} {'evalsha/batch':>14}"
     )
     for r in results:
         print(
@@ -370,7 +373,8 @@ def report(results: list[Result], target_documents: int) -> None:
             f"{r.plan_work:>10.1f} {r.finalize:>8.1f} {r.finalize_work:>11.1f} "
             f"{r.keys_peak / r.units:>12.1f} {kb(r.keys_after):>11} "
             f"{r.redis_peak / r.units:>12.1f} {kb(r.redis_after):>11} "
-            f"{r.commands / r.units:>10.2f} {r.state_evalsha / max(r.batches, 1):>14.2f}"
+            f"{r.commands / r.units:>10.2f} {r.events / r.units:>12.2f} "
+            f"{r.state_evalsha / max(r.batches, 1):>14.2f}"
         )
     print(
         f"\n{'units':>9} {'planner':>10} {'finalize':>10} {'verify':>10} {'admit':>10} "

@@ -1,18 +1,21 @@
 """Run time with tracing on and off: the cost of OpenTelemetry spans on a whole run.
 
-    .venv/bin/python bench/tracing.py [--copies 20] [--reps 3]
+    .venv/bin/python bench/tracing.py [--copies 20] [--reps 3] [--shared N]
 
 A corpus of ``--copies`` copies of the sample corpus (9 documents each, new ids) runs on a
 private stack (`groundswell run --embedded`: a private Redis and 2 real workers), each time
 into a fresh store, alternately with ``OTEL_EXPORTER_OTLP_ENDPOINT`` unset and set to a
 loopback OTLP/HTTP receiver in this process (it answers 200 to every export and counts the
-bytes). Prints each run's wall time and the CPU time of all its processes (the machine may
+bytes); with ``--shared N``, N real documents of the shared corpus instead, with generated
+claims and candidates (as bench/pipeline.py), so the units do a real document's work. Prints
+each run's wall time and the CPU time of all its processes (the machine may
 be shared: CPU is the steadier measure), and the ratios on/off (goal: at most 1.03).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -37,6 +40,18 @@ def corpus(folder: Path, copies: int) -> Path:
         for sub in ("documents", "claims", "candidates", "labels"):
             for f in (SAMPLE / sub).iterdir():
                 shutil.copy(f, folder / sub / f"c{n:03d}-{f.name}")
+    return folder
+
+
+def shared_corpus(folder: Path, count: int) -> Path:
+    """``count`` documents of ../shared/corpus with generated claims and candidates."""
+    sys.path.insert(0, str(ROOT))
+    from groundswell.shared.settings import get_settings
+    from tests.integration.corpus_gen import pick_documents, write_corpus
+
+    shared = get_settings().shared_corpus
+    index = [json.loads(line) for line in (shared / "index.jsonl").read_text().splitlines() if line]
+    write_corpus(folder, shared, pick_documents(shared, index, count))
     return folder
 
 
@@ -88,10 +103,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--shared", type=int, default=0, help="N real documents instead of sample copies."
+    )
     args = parser.parse_args()
     collector = Collector()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = corpus(Path(tmp) / "corpus", args.copies)
+        if args.shared:
+            folder = shared_corpus(Path(tmp) / "corpus", args.shared)
+        else:
+            folder = corpus(Path(tmp) / "corpus", args.copies)
+        documents = len(list((folder / "documents").iterdir()))
         times: dict[bool, list[float]] = {False: [], True: []}
         cpus: dict[bool, list[float]] = {False: [], True: []}
         for rep in range(args.reps):
@@ -106,7 +128,7 @@ def main() -> None:
     off, on = min(times[False]), min(times[True])
     cpu_off, cpu_on = statistics.median(cpus[False]), statistics.median(cpus[True])
     print(
-        f"{9 * args.copies} documents; fastest wall off {off:.2f} s, on {on:.2f} s: "
+        f"{documents} documents; fastest wall off {off:.2f} s, on {on:.2f} s: "
         f"{on / off:.3f}; median CPU off {cpu_off:.2f} s, on {cpu_on:.2f} s: "
         f"{cpu_on / cpu_off:.3f} (goal <= 1.03); {collector.bytes} bytes of spans exported"
     )

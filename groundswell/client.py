@@ -178,8 +178,10 @@ class Client:
         verify_inputs: bool = False,
         changed: list[str] | str | None = None,
         changed_name: str | None = None,
+        format: str | None = None,
     ) -> Run:
         """Start a run of ``corpus`` (a path the server can read, or s3://bucket/prefix);
+        ``format`` reads its producer files in place (langextract, anthropic, ...);
         ``ledger`` also loads its admitted facts and grounded quotations into the ledger;
         ``verify_inputs`` reads and hashes every input, even those listed as before;
         ``changed`` (keys, or the corpus key of a file of them) checks only the documents they
@@ -195,6 +197,8 @@ class Client:
             body["changed"] = changed
             if changed_name:
                 body["changed_name"] = changed_name
+        if format:
+            body["format"] = format
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Run.model_validate(self._json("POST", "/v1/runs", json=body, headers=headers))
 
@@ -258,6 +262,11 @@ class Client:
     @route("GET", "/v1/runs/{run_id}/summary")
     def summary(self, run_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/runs/{run_id}/summary")
+
+    @route("GET", "/v1/runs/{run_id}/producers")
+    def producers(self, run_id: str) -> dict[str, Any]:
+        """The finished run by producer: counters and rates per producer, largest first."""
+        return self._json("GET", f"/v1/runs/{run_id}/producers")
 
     @route("GET", "/v1/runs/{run_id}/gate")
     def gate(self, run_id: str) -> dict[str, Any]:
@@ -522,6 +531,32 @@ class Client:
     @route("DELETE", "/v1/schedules/{schedule_id}")
     def remove_schedule(self, schedule_id: str) -> None:
         self._call("DELETE", f"/v1/schedules/{schedule_id}")
+
+    # -- streams ----------------------------------------------------------------------------
+
+    @route("POST", "/v1/streams")
+    def follow(self, corpus: str, policy: str = "default") -> dict[str, Any]:
+        """Follow an S3 corpus under a policy version: its standing stream (made if needed)."""
+        return self._json("POST", "/v1/streams", json={"corpus": corpus, "policy": policy})
+
+    @route("GET", "/v1/streams/{stream_id}")
+    def stream(self, stream_id: str) -> dict[str, Any]:
+        """The stream, its status (waiting, ready, running window, lag), its latest windows."""
+        return self._json("GET", f"/v1/streams/{stream_id}")
+
+    @route("POST", "/v1/events/s3")
+    def send_s3_events(self, notification: dict[str, Any] | bytes, secret: str) -> dict[str, Any]:
+        """Push S3 event notifications (the AWS event JSON), signed with the deployment's
+        webhook secret (GROUNDSWELL_STREAM_WEBHOOK_SECRET), as a store that pushes would."""
+        import json
+
+        from groundswell.shared.hooks.signing import SIGNATURE_HEADER, sign
+
+        body = (
+            notification if isinstance(notification, bytes) else json.dumps(notification).encode()
+        )
+        headers = {SIGNATURE_HEADER: sign(secret, body), "Content-Type": "application/json"}
+        return self._json("POST", "/v1/events/s3", content=body, headers=headers)
 
     # -- health -----------------------------------------------------------------------------
 

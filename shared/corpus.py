@@ -10,6 +10,10 @@ A corpus is a store prefix holding::
 
 A malformed record fails alone: parsers return the good records and a list of errors.
 Fields the system does not read are carried through untouched.
+
+A corpus store may also be a :class:`RecordSource` (a producer's files read in place,
+``shared/formats/source.py``): it serves the same keys, and planning pages its documents
+from the source instead of from the layout's listings.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
@@ -86,6 +91,29 @@ def doc_id_of(key: str, prefix: str) -> str | None:
         return None
     doc_id = key[len(prefix) : len(key) - len(suffix)]
     return doc_id if doc_id and "/" not in doc_id else None
+
+
+@dataclass(frozen=True, slots=True)
+class ListedDocument:
+    """A document as a record source lists it, without its units' work: the bytes it gives
+    each listing (``documents/``, ``claims/``, ...), its files' listing entries (key ->
+    [size, etag], what a rerun compares to reuse a unit unread) and the source's cursor
+    just past it (planning resumes there)."""
+
+    doc_id: str
+    seen: dict[str, int]
+    entries: dict[str, list[Any]]
+    after: dict[str, Any]
+
+
+@runtime_checkable
+class RecordSource(Protocol):
+    """A corpus whose documents come from records (a producer's files) rather than from
+    the layout's listings; its store serves each document's layout keys."""
+
+    def listed_documents(self, cursor: dict[str, Any] | None) -> Iterator[list[ListedDocument]]:
+        """The documents after ``cursor`` (None: from the start), a page at a time."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

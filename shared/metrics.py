@@ -15,7 +15,8 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from groundswell.shared.summary import REPAIR_ACTIONS, REPAIR_STAGES, REPAIRED
+from groundswell.shared.producers import DISAGREEMENTS, MAX_PRODUCERS, OTHER, by_producer
+from groundswell.shared.summary import OUTCOMES, REPAIR_ACTIONS, REPAIR_STAGES, REPAIRED
 
 # The summary counter of each (gold label, outcome) of a labelled candidate.
 GOLD_OUTCOMES = {
@@ -75,6 +76,43 @@ WRONG_REPAIRS = Counter(
     'quotation is not genuine; the denominator is groundswell_labelled_total{kind="repair"}.',
     ["policy", "version", "action"],
 )
+# By producer (the extractor that made the records, as corpus.yaml or each record declares it):
+# the label is a producer's short key, at most MAX_PRODUCERS of them per process, the rest
+# "other" (producer_label).
+PRODUCER_CLAIMS = Counter(
+    "groundswell_producer_claims",
+    "Claims verified, by policy, producer and outcome (accepted, refused).",
+    ["policy", "version", "producer", "outcome"],
+)
+PRODUCER_CANDIDATES = Counter(
+    "groundswell_producer_candidates",
+    "Candidates decided, by policy, producer and outcome (admitted, needs_verification, rejected).",
+    ["policy", "version", "producer", "outcome"],
+)
+PRODUCER_LABELLED = Counter(
+    "groundswell_producer_labelled",
+    "Labelled-wrong extractions by producer (kind claim: fabricated quotations; candidate: "
+    "wrong values): the denominator of the producer's escape rates.",
+    ["policy", "version", "producer", "kind"],
+)
+PRODUCER_ESCAPES = Counter(
+    "groundswell_producer_escapes",
+    "Labelled-wrong extractions that got through, by producer (fabricated quotations "
+    "accepted, wrong values admitted without review).",
+    ["policy", "version", "producer", "kind"],
+)
+PRODUCER_ALIGNED = Counter(
+    "groundswell_producer_aligned_claims",
+    "Claims that carry their producer's own alignment claim (a producer file's), by producer: "
+    "the denominator of disagreements.",
+    ["policy", "version", "producer"],
+)
+PRODUCER_DISAGREEMENTS = Counter(
+    "groundswell_producer_disagreements",
+    "Claims where the producer's alignment and the verifier disagree, by producer and "
+    "disagreement (exact_not_verified, unaligned_located, lesser_short).",
+    ["policy", "version", "producer", "disagreement"],
+)
 DOCUMENTS = Counter(
     "groundswell_documents",
     "Documents read by unit tasks (hashed to find their receipt, computed or cached).",
@@ -115,6 +153,12 @@ READ_PAGES = Counter(
     "groundswell_read_pages",
     "Pages of the PDFs read (files read now, not readings found in storage).",
     ["format"],
+)
+OCR_PAGES = Counter(
+    "groundswell_ocr_pages",
+    "Pages of a long scan shared out on the read queue, by who took them (the read unit or a "
+    "helper task) and how: recognised now, or loaded as another worker stored it.",
+    ["role", "how"],
 )
 
 # Task machinery.
@@ -166,6 +210,18 @@ BAD_RECORDS = Counter(
     ["collection"],
 )
 BAD_RECORD_COLLECTIONS = ("schedules", "beat_entries", "policies", "runs")
+STREAM_EVENTS = Counter(
+    "groundswell_stream_events",
+    "Records of S3 event notifications taken by streams, by what they did: applied, stale "
+    "(duplicates and late older events: no-ops), ignored (not an input of a followed corpus), "
+    "error (unreadable records), reconciled (found by listing: a lost notification).",
+    ["result"],
+)
+STREAM_WINDOWS = Counter(
+    "groundswell_stream_windows",
+    "Stream windows whose run ended, by the run's state.",
+    ["state"],
+)
 SCHEDULE_FIRES = Counter(
     "groundswell_schedule_fires",
     "Schedules fired (beat ticks and policy publications), by outcome: started (a run), "
@@ -323,6 +379,7 @@ def observe_claims(name: str, version: str, fresh: dict[str, int]) -> None:
     if fresh.get("repairs"):
         _observe_repairs(name, version, fresh)
     _observe_labels(name, version, fresh, "claims", "claim")
+    observe_producers(name, version, fresh)
 
 
 def observe_candidates(name: str, version: str, fresh: dict[str, int]) -> None:
@@ -336,6 +393,51 @@ def observe_candidates(name: str, version: str, fresh: dict[str, int]) -> None:
         if fresh.get(key):
             LABELLED_CANDIDATES.labels(name, version, gold, outcome).inc(fresh[key])
     _observe_labels(name, version, fresh, "candidates", "candidate")
+    observe_producers(name, version, fresh)
+
+
+# The producer labels this process has used: the first MAX_PRODUCERS keys it saw keep theirs,
+# any later one is "other" (a process cannot know the volumes of the others; the summary
+# ranks by volume). The series per metric stay bounded by the processes times the bound.
+_PRODUCER_LABELS: set[str] = set()
+
+
+def producer_label(key: str) -> str:
+    if key in _PRODUCER_LABELS:
+        return key
+    if len(_PRODUCER_LABELS) >= MAX_PRODUCERS:
+        return OTHER
+    _PRODUCER_LABELS.add(key)
+    return key
+
+
+def observe_producers(name: str, version: str, fresh: dict[str, int]) -> None:
+    """A batch's per-producer counters (``producer.<counter>@<key>``) as the producer series;
+    only the fixed outcome and disagreement sets become label values."""
+    for key, counts in by_producer(fresh).items():
+        label = producer_label(key)
+        labels = (name, version, label)
+        if counts.get("claims"):
+            accepted = counts.get("claims.accepted", 0)
+            PRODUCER_CLAIMS.labels(*labels, "accepted").inc(accepted)
+            PRODUCER_CLAIMS.labels(*labels, "refused").inc(counts["claims"] - accepted)
+        for outcome in OUTCOMES:
+            if counts.get(f"candidates.outcome.{outcome}"):
+                n = counts[f"candidates.outcome.{outcome}"]
+                PRODUCER_CANDIDATES.labels(*labels, outcome).inc(n)
+        for prefix, kind, wrong in (
+            ("claims", "claim", "labelled_fabricated"),
+            ("candidates", "candidate", "labelled_wrong"),
+        ):
+            if counts.get(f"{prefix}.{wrong}"):
+                PRODUCER_LABELLED.labels(*labels, kind).inc(counts[f"{prefix}.{wrong}"])
+                # At zero too: the escape rate's numerator exists beside its denominator.
+                PRODUCER_ESCAPES.labels(*labels, kind).inc(counts.get(f"{prefix}.escapes", 0))
+        if counts.get("claims.aligned"):
+            PRODUCER_ALIGNED.labels(*labels).inc(counts["claims.aligned"])
+            for found in DISAGREEMENTS:
+                series = PRODUCER_DISAGREEMENTS.labels(*labels, found)
+                series.inc(counts.get(f"disagree.{found}", 0))
 
 
 def _observe_labels(

@@ -32,9 +32,12 @@ def verify_fingerprint(
     claims_sha256: str,
     policy_fingerprint: str,
     source: dict[str, Any] | None = None,
+    producer: dict[str, Any] | None = None,
 ) -> str:
     """``source`` (``{"sha256", "format", "reader"}``) for a document read from a PDF, HTML or
-    XML file, whose ``document_sha256`` is then the digest of the text read."""
+    XML file, whose ``document_sha256`` is then the digest of the text read. ``producer``: the
+    corpus's declared producer, which its receipt carries (a record's own is in its input's
+    digest); without one, the fingerprint is as before."""
     from groundswell.shared.verify import ENGINE_REVISION
 
     return json_sha256(
@@ -45,6 +48,7 @@ def verify_fingerprint(
             "policy": policy_fingerprint,
             "engine": ENGINE_REVISION,
             **({"source": source} if source else {}),
+            **({"producer": producer} if producer else {}),
         }
     )
 
@@ -55,6 +59,7 @@ def admit_fingerprint(
     schema_sha256: str,
     policy_fingerprint: str,
     source: dict[str, Any] | None = None,
+    producer: dict[str, Any] | None = None,
 ) -> str:
     from groundswell.shared.admit import ENGINE_REVISION
 
@@ -67,6 +72,7 @@ def admit_fingerprint(
             "policy": policy_fingerprint,
             "engine": ENGINE_REVISION,
             **({"source": source} if source else {}),
+            **({"producer": producer} if producer else {}),
         }
     )
 

@@ -272,6 +272,18 @@ class Settings(BaseSettings):
         description="Mean word confidence (0-100) under which a recognised page fails to read.",
     )
     ocr_command: str = Field(default="tesseract", description="The Tesseract program.")
+    # A long scan on the read queue is shared out: a read unit with more pages to recognise
+    # than ocr_split_pages cuts them into ranges (at most ocr_split_ranges) and sends one
+    # helper task per range but its first (shared/runs/reading.py).
+    ocr_split_pages: int = Field(
+        default=16,
+        ge=0,
+        description="Pages to OCR above which a read unit shares them with other workers "
+        "(0: never).",
+    )
+    ocr_split_ranges: int = Field(
+        default=32, ge=2, le=256, description="Most page ranges a long scan is cut into."
+    )
 
     # RabbitMQ closes a channel whose delivery is not acknowledged within its server-wide
     # consumer_timeout (30 min by default): it must exceed the hard task time limit.
@@ -378,6 +390,30 @@ class Settings(BaseSettings):
     # "*.example.com"; loopback, private and link-local addresses are refused otherwise.
     hook_allowed_hosts: list[str] = Field(default_factory=list, max_length=1000)
 
+    # Streams (docs/streams.md): a followed corpus's S3 event notifications, gathered into
+    # windows that are runs. A window closes at this many ready documents or this many seconds
+    # after its first; a document waits for its inputs (its document and each of
+    # stream_wait_for) at most stream_grace_seconds, then is checked with what is there.
+    stream_window_documents: int = Field(default=100, ge=1, le=100_000)
+    # Standing streams in all (POST /v1/streams and follow refuse a new one past it).
+    max_streams: int = Field(default=100, ge=1, le=10_000)
+    stream_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
+    stream_grace_seconds: float = Field(default=30.0, ge=0, le=86_400)
+    stream_wait_for: Annotated[list[Literal["claims", "candidates"]], NoDecode] = Field(
+        default_factory=lambda: ["claims", "candidates"]
+    )
+    # SQS (groundswell follow --sqs): its endpoint (unset: AWS's for the region); the S3
+    # credentials and region serve it too.
+    sqs_endpoint_url: str | None = None
+    # How often the beat's pass looks at every followed corpus (closes and finishes windows).
+    stream_tick_seconds: float = Field(default=2.0, gt=0, le=3600)
+    # How often a followed corpus is listed and compared with its latest run (lost events).
+    stream_reconcile_seconds: float = Field(default=300.0, gt=0, le=7 * 86_400)
+    # POST /v1/events/s3: the secret its HMAC-SHA256 signatures are keyed by (unset: the route
+    # answers 503) and how old a signed timestamp may be.
+    stream_webhook_secret: SecretStr | None = None
+    stream_webhook_tolerance_seconds: float = Field(default=300.0, gt=0, le=3600)
+
     # OpenLineage (docs/lineage.md): where runs' START/COMPLETE/FAIL events go, an HTTP
     # endpoint (http(s)://marquez:5000) or a file (file:///path/events.jsonl); unset: none.
     openlineage_url: str | None = None
@@ -405,7 +441,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("allowed_corpora", "forwarded_allow_ips", mode="before")
+    @field_validator("allowed_corpora", "forwarded_allow_ips", "stream_wait_for", mode="before")
     @classmethod
     def _split_corpora(cls, value: object) -> object:
         if isinstance(value, str):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from groundswell.shared.corpus import Labels
+from groundswell.shared.producers import disagreement, group_by, kept, producer_key, producer_of
 from groundswell.shared.repair.engine import ACTIONS as REPAIR_ACTIONS
 from groundswell.shared.repair.engine import STAGES as REPAIR_STAGES
 
@@ -152,6 +153,65 @@ def admit_unit_counts(receipt: Mapping[str, Any], labels: Labels | None) -> Coun
     for finding in receipt.get("coverage", ()):
         counts[f"coverage.{finding.get('code', 'finding')}"] += 1
     return counts
+
+
+def _key(value: Any) -> str | None:
+    producer = producer_of(value)
+    return producer_key(producer) if producer is not None else None
+
+
+def producer_claim_counts(
+    records: list[Mapping[str, Any]], labels: Labels | None, default: Any = None
+) -> Counter[str]:
+    """The per-producer counters (``producer.<counter>@<key>``) of a verification receipt's
+    records: each record's own ``producer`` member, else the unit's ``default`` (the corpus's
+    declared producer); a record with neither counts under no producer. With an alignment
+    claim (``alignment``, a producer file's), where the verifier disagrees with it."""
+    fallback = _key(default)
+    if fallback is None and not any("producer" in i["record"] for i in records):
+        return Counter()
+    groups = group_by(((_key(i["record"].get("producer")), i) for i in records), fallback)
+    out: Counter[str] = Counter()
+    for key, items in groups.items():
+        if key is None:
+            continue
+        counts = verify_unit_counts(
+            ((i["record"].get("id"), i["certificate"]) for i in items), labels
+        )
+        for item in items:
+            record, cert = item["record"], item["certificate"]
+            if record.get("alignment") is None:
+                continue
+            counts["claims.aligned"] += 1
+            bound = record.get("start") is not None and record.get("end") is not None
+            found = disagreement(record["alignment"], bound, cert.get("verdict"), cert.get("tier"))
+            if found is not None:
+                counts[f"disagree.{found}"] += 1
+        out.update(kept(counts, key))
+    return out
+
+
+def producer_candidate_counts(body: Mapping[str, Any], labels: Labels | None) -> Counter[str]:
+    """The per-producer counters of an admission receipt: each decision by its candidate's
+    ``producer`` member (the receipt's ``records`` are the candidates as given), else the
+    unit's (``producer``: the corpus's declared one)."""
+    fallback = _key(body.get("producer"))
+    given = {
+        str(c.get("id")): c["producer"]
+        for c in body.get("records") or ()
+        if isinstance(c, dict) and "producer" in c
+    }
+    if fallback is None and not given:
+        return Counter()
+    decisions = (body.get("receipt") or {}).get("decisions", ())
+    groups = group_by(
+        ((_key(given.get(str(d.get("candidate_id")))), d) for d in decisions), fallback
+    )
+    out: Counter[str] = Counter()
+    for key, items in groups.items():
+        if key is not None:
+            out.update(kept(admit_unit_counts({"decisions": items}, labels), key))
+    return out
 
 
 # The summary counts codes under these prefixes: the decisions' codes, and the coverage

@@ -132,9 +132,9 @@ def redis_server() -> Iterator[RedisServer]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    """moto's S3 server (``moto_server``) as a real HTTP endpoint."""
+@contextlib.contextmanager
+def moto_endpoint() -> Iterator[str]:
+    """moto's server (``moto_server``: S3, and SQS on the same endpoint) on a free port."""
     port = free_port()
     moto = os.path.join(os.path.dirname(sys.executable), "moto_server")
     proc = subprocess.Popen(
@@ -144,8 +144,17 @@ def s3_endpoint() -> Iterator[str]:
         start_new_session=True,
     )
     wait_for_port(port, proc=proc)
-    yield f"http://127.0.0.1:{port}"
-    stop_process(proc)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server as a real HTTP endpoint."""
+    with moto_endpoint() as url:
+        yield url
 
 
 SEAWEEDFS_IDENTITIES = {
@@ -290,9 +299,10 @@ def wait_until(predicate, timeout: float = 30, what: str = "condition"):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def s3_client(endpoint: str):
+def s3_client(endpoint: str, service: str = "s3"):
+    """A boto3 client of moto's server (``service="sqs"``: its SQS, on the same endpoint)."""
     return boto3.client(
-        "s3",
+        service,
         endpoint_url=endpoint,
         region_name="us-east-1",
         aws_access_key_id="testing",

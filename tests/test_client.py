@@ -57,6 +57,14 @@ def test_submit_sends_ledger_only_when_asked():
     assert sent[1]["ledger"] is True and "policy" not in sent[1]
 
 
+def test_submit_sends_a_format_only_when_named():
+    sent, transport = recording()
+    with Client("http://api", "k", transport=transport) as client:
+        client.submit("/data/lx", format="langextract")
+        client.submit("/data/c")
+    assert sent[0]["format"] == "langextract" and "format" not in sent[1]
+
+
 def test_the_submit_command_takes_ledger(monkeypatch, tmp_path):
     sent, transport = recording()
 

@@ -20,8 +20,10 @@ from groundswell.shared.runs.service import (
     HOOKS,
     LINEAGE,
     PLAN,
+    READ_PAGES,
     RECONCILE,
     SCHEDULE,
+    STREAMS,
     queue_of,
 )
 from groundswell.shared.runs.service import queues as all_queues
@@ -37,6 +39,8 @@ STEP_TASKS = {
     HOOKS: "groundswell.hooks",
     DELIVER: "groundswell.deliver",
     LINEAGE: "groundswell.lineage",
+    STREAMS: "groundswell.streams",
+    READ_PAGES: "groundswell.read_pages",  # a read unit's helper, on the read queue
 }
 
 
@@ -110,7 +114,13 @@ def make_app(settings: Settings | None = None) -> Celery:
                 "task": STEP_TASKS[RECONCILE],
                 "schedule": s.reconcile_interval,
                 "options": {"queue": "control", "expires": s.reconcile_interval},
-            }
+            },
+            # Followed corpora: windows closed and finished, reconciliation when due.
+            "streams": {
+                "task": STEP_TASKS[STREAMS],
+                "schedule": s.stream_tick_seconds,
+                "options": {"queue": "control", "expires": s.stream_tick_seconds},
+            },
         },
     )
     return app

@@ -13,6 +13,11 @@ from groundswell.workers.base import BatchTask, GroundswellTask
 RunId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 DeliveryId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{24}$")]
 BatchId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,20}(\.[01])*$", max_length=200)]
+SourceKey = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+PageList = Annotated[
+    str, StringConstraints(pattern=r"^[0-9]{1,7}(-[0-9]{1,7})?(,[0-9]{1,7}(-[0-9]{1,7})?)*$")
+]
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.plan", pydantic=True)
@@ -34,6 +39,14 @@ def _batch_task(kind: kinds.Kind) -> object:
 BATCH_TASKS = {kind.name: _batch_task(kind) for kind in kinds.all_kinds()}
 
 
+@app.task(base=GroundswellTask, bind=True, name="groundswell.read_pages", pydantic=True)
+def read_pages(
+    self: GroundswellTask, run_id: RunId, file: SourceKey, sha256: Sha256, pages: PageList
+) -> None:
+    """A read unit's helper: recognise pages of a long scan beside it (runs/reading.py)."""
+    self.service.read_pages(run_id, file, sha256, pages)
+
+
 @app.task(base=GroundswellTask, bind=True, name="groundswell.finalize", pydantic=True)
 def finalize(self: GroundswellTask, run_id: RunId) -> None:
     self.service.finalize(run_id)
@@ -44,6 +57,16 @@ def reconcile(self: GroundswellTask) -> None:
     from groundswell.shared import upkeep
 
     upkeep.reconcile(self.service)
+
+
+@app.task(base=GroundswellTask, bind=True, name="groundswell.streams")
+def streams(self: GroundswellTask) -> None:
+    """Every followed corpus: its window closed or finished, its reconciliation when due."""
+    from groundswell.shared.streams.service import StreamService
+    from groundswell.shared.streams.store import STREAMS
+
+    if self.service.runs.r is not None and self.service.runs.r.scard(STREAMS):
+        StreamService(self.service).periodic()
 
 
 @app.task(base=GroundswellTask, bind=True, name="groundswell.scheduled_run", pydantic=True)

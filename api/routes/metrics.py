@@ -91,6 +91,12 @@ class QueueCollector:
             labels=["queue"],
         )
         labels = ["corpus", "policy", "version"]
+        lag = GaugeMetricFamily(
+            "groundswell_stream_lag_seconds",
+            "Age of the oldest event a followed corpus has not yet checked (waiting for its "
+            "inputs, ready, or in the running window's run); 0 when all are checked.",
+            labels=labels,
+        )
         per_policy = [
             (key, GaugeMetricFamily(name, text, labels=labels)) for name, key, text in POLICY_GAUGES
         ]
@@ -113,6 +119,8 @@ class QueueCollector:
                     if rates.get(rate) is not None:
                         family.add_metric(list(key), rates[rate])
             reviews = list(review_families(service.runs.review_latest()))
+            for key, numbers in newest_series(stream_lags(service), "at"):
+                lag.add_metric(list(key), numbers["lag"])  # the most behind first
         except Exception:
             return  # a scrape must not fail because Redis is down; readyz reports that
         yield from (
@@ -123,7 +131,33 @@ class QueueCollector:
             unconsumed,
             *(family for _, family in per_policy),
             *reviews,
+            lag,
         )
+
+
+class _NoStreams:
+    def records(self) -> list:
+        return []
+
+    def lags(self) -> dict:
+        return {}
+
+
+def followed(service) -> Any:
+    """The streams of followed corpora (shared/streams), not loaded when there are none."""
+    from groundswell.shared.streams.store import STREAMS
+
+    if not service.runs.r.scard(STREAMS):
+        return _NoStreams()
+    from groundswell.shared.streams.service import StreamService
+
+    return StreamService(service)
+
+
+def stream_lags(service) -> list[tuple[tuple[str, str], dict[str, Any]]]:
+    """Per followed (corpus, policy version), its lag, for :func:`newest_series`."""
+    lags = followed(service).lags()
+    return [(key, {"lag": value, "at": f"{value:020.3f}"}) for key, value in lags.items()]
 
 
 def unconsumed_queues(runs, run_ids: list[str]) -> dict[str, int]:
@@ -227,5 +261,6 @@ def metrics(
         return Response(scrape(settings.metrics_cache_seconds), media_type=CONTENT_TYPE_LATEST)
     from groundswell.shared.metrics import corpus_label
 
-    labels = {corpus_label(c) for c in service.runs.corpora() if key.sees(c)}
+    corpora = {*service.runs.corpora(), *(r.corpus for r in followed(service).records())}
+    labels = {corpus_label(c) for c in corpora if key.sees(c)}
     return Response(generate_latest(TeamView(labels)), media_type=CONTENT_TYPE_LATEST)

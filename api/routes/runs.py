@@ -236,6 +236,23 @@ def read_report(
 
 @router.get("/{run_id}/summary", operation_id="get_run_summary")
 def read_summary(run_id: str, service: ServiceDep, key: Principal) -> dict:
+    return public(_finished_summary(service, run_id, key))
+
+
+@router.get("/{run_id}/producers", operation_id="get_run_producers")
+def read_producers(run_id: str, service: ServiceDep, key: Principal) -> dict:
+    """A finished run by producer (the extractor that made its records, as its corpus or each
+    record declares it): per producer, largest first, its counters and rates (grounding,
+    escapes, review load, producer/verifier disagreement); at most ``bound`` producers by
+    name, the rest summed as ``other``. Empty when the corpus declares no producer."""
+    from groundswell.shared.producers import MAX_PRODUCERS
+
+    summary = _finished_summary(service, run_id, key)
+    rows = [{"producer": k, **v} for k, v in (summary.get("producers") or {}).items()]
+    return {"run_id": run_id, "bound": MAX_PRODUCERS, "producers": rows}
+
+
+def _finished_summary(service: RunService, run_id: str, key: ApiKey) -> dict:
     record = get_run(service, run_id, key)
     summary = service.summary(run_id)
     if summary is None:
@@ -245,4 +262,4 @@ def read_summary(run_id: str, service: ServiceDep, key: Principal) -> dict:
             else f"run {run_id} is {record.state}: its summary is written when it finishes"
         )
         raise HTTPException(status.HTTP_409_CONFLICT, detail)
-    return public(summary)
+    return summary

@@ -46,6 +46,7 @@ COMMAND_MODULES = {
     "ledger": "ledger",
     "mcp": "mcp",
     "import": "formats",
+    "follow": "streams",
 }
 
 # Modules that add subcommands to another module's group, imported with it.
@@ -56,6 +57,7 @@ SUBCOMMAND_MODULES = {"ledger": ("ledger_export", "ledger_history", "ledger_revi
 COMMAND_SECTIONS = {
     "Pipeline": (
         "run",
+        "follow",
         "import",
         "demo",
         "submit",

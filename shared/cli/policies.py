@@ -395,11 +395,15 @@ def diff(run_a: str, run_b: str, limit: int, extractions: bool, as_json: bool) -
     click.echo(f"{run_a} ({_shown(pa, 'ref')})  →  {run_b} ({_shown(pb, 'ref')})")
     click.echo(f"{'rate':<34} {'A':>8} {'B':>8} {'change':>9}")
     for row in result["rates"]:
-        a, b, pp = row["a"], row["b"], row["change_pp"]
-        fmt = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
-        click.echo(
-            f"{row['rate']:<34} {fmt(a):>8} {fmt(b):>8} {'' if pp is None else f'{pp:+.1f} pp':>9}"
-        )
+        click.echo(_rate_line(row["rate"], row, 34))
+    if result.get("producers"):
+        click.echo(f"\n{'by producer':<34} {'A':>8} {'B':>8} {'change':>9}")
+        last = None
+        for row in result["producers"]:
+            if row["producer"] != last:
+                click.echo(row["producer"])
+                last = row["producer"]
+            click.echo("  " + _rate_line(row["rate"], row, 32))
     if result.get("labelled"):
         click.echo(f"\n{'labelled candidates':<34} {'A':>8} {'B':>8} {'change':>9}")
         for row in result["labelled"]:
@@ -424,6 +428,14 @@ def diff(run_a: str, run_b: str, limit: int, extractions: bool, as_json: bool) -
         click.echo(f"  ... and {hidden} more (--limit N to list more, --json for everything shown)")
 
 
+def _rate_line(name: str, row: dict[str, Any], width: int) -> str:
+    """A rate of run A and run B and the change in points, as a diff table's line."""
+    pp = row["change_pp"]
+    fmt = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    change = "" if pp is None else f"{pp:+.1f} pp"
+    return f"{name:<{width}} {fmt(row['a']):>8} {fmt(row['b']):>8} {change:>9}"
+
+
 def _diff_extractions(corpus_a: str, corpus_b: str, limit: int, as_json: bool) -> None:
     from groundswell.shared.formats.compare import compare
     from groundswell.shared.storage import open_store
@@ -433,14 +445,10 @@ def _diff_extractions(corpus_a: str, corpus_b: str, limit: int, as_json: bool) -
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
 
-    def who(producers: list[dict[str, Any]]) -> str:
-        return ", ".join(
-            "/".join(str(p[k]) for k in ("format", "model", "prompt_version") if p.get(k))
-            for p in producers
-        )
-
-    click.echo(f"A: {corpus_a} ({who(result['producers_a']) or 'producer not recorded'})")
-    click.echo(f"B: {corpus_b} ({who(result['producers_b']) or 'producer not recorded'})")
+    for side, corpus in (("a", corpus_a), ("b", corpus_b)):
+        # Each producer by the key a run's summary counts it under (groundswell diff RUN_A RUN_B).
+        who = ", ".join(result[f"producer_keys_{side}"]) or "producer not recorded"
+        click.echo(f"{side.upper()}: {corpus} ({who})")
     click.echo(
         f"{counted(result['documents'], 'document')} in both "
         f"({result['documents_only_a']} only in A, {result['documents_only_b']} only in B)"

@@ -134,6 +134,9 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
             )
         parts.append(gold)
 
+    if summary.get("producers"):
+        parts.append(producers_table(summary["producers"]))
+
     errors = summary.get("errors", [])
     if summary.get("errors_total"):
         table = Table(
@@ -172,6 +175,29 @@ def summary_renderable(summary: dict[str, Any], where: str | None = None) -> Pan
 
 
 MAX_ERROR_ROWS = 20
+
+
+def producers_table(producers: dict[str, Any]) -> Table:
+    """The summary's ``producers``: per producer (largest first, ``other`` last) its volume,
+    grounding rate, escapes, review load and producer/verifier disagreement."""
+    table = Table(title="By producer", title_justify="left", box=None)
+    for name in ("producer", "claims", "grounded", "cand.", "review", "rejected"):
+        table.add_column(name, justify="left" if name == "producer" else "right")
+    table.add_column("escapes (claims / cand.)", justify="right")
+    table.add_column("disagree", justify="right")
+    for key, entry in producers.items():
+        c, r = entry.get("counts", {}), entry.get("rates", {})
+        table.add_row(
+            key,
+            str(c.get("claims", 0)),
+            _pct(r.get("grounding_rate")),
+            str(c.get("candidates", 0)),
+            _pct(r.get("review_rate")),
+            _pct(r.get("rejected_rate")),
+            f"{_pct(r.get('claims_escape_rate'))} / {_pct(r.get('candidates_escape_rate'))}",
+            _pct(r.get("disagreement_rate")),
+        )
+    return table
 
 
 def _repairs_columns(counts: dict[str, Any], rates: dict[str, Any], repairs: int) -> Columns:

@@ -696,6 +696,14 @@ changed_option = click.option(
     "candidates/ or labels/ files, e.g. from S3 Inventory); the rest are reused from the "
     "corpus's latest run unread, and the run still covers the whole corpus.",
 )
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["langextract", "anthropic", "bedrock", "azure-di", "documentai", "mapped"]),
+    default=None,
+    help="Read the corpus's producer files in place in this format (default: what its "
+    "corpus.yaml declares, else the native layout).",
+)
 verify_inputs_option = click.option(
     "--verify-inputs",
     is_flag=True,
@@ -727,6 +735,7 @@ verify_inputs_option = click.option(
 @ledger_option
 @verify_inputs_option
 @changed_option
+@format_option
 @click.option(
     "--gate",
     "gate_file",
@@ -747,6 +756,7 @@ def run(
     ledger: bool,
     verify_inputs: bool,
     changed_file: str | None,
+    fmt: str | None,
     gate_file: str | None,
 ) -> None:
     """Run CORPUS (a folder or s3://bucket/prefix) through the pipeline.
@@ -770,6 +780,7 @@ def run(
         verify_inputs=verify_inputs,
         changed=_changed_lines(changed_file),
         changed_name=changed_file,
+        format=fmt,
     )
     check_policy(settings, spec.policy)
     gate = None
@@ -892,6 +903,7 @@ def server_corpus(corpus: str) -> tuple[str, str]:
 @ledger_option
 @verify_inputs_option
 @changed_option
+@format_option
 def submit(
     corpus: str,
     policy: str | None,
@@ -899,6 +911,7 @@ def submit(
     ledger: bool,
     verify_inputs: bool,
     changed_file: str | None,
+    fmt: str | None,
 ) -> None:
     """Submit a run to the API; print its id.
 
@@ -916,6 +929,7 @@ def submit(
             verify_inputs=verify_inputs,
             changed=_changed_lines(changed_file),
             changed_name=changed_file,
+            format=fmt,
         )
     )
     click.echo(run.id)

@@ -579,12 +579,19 @@ def explain_command(
 @click.option(
     "--json", "as_json", is_flag=True, help="The comparison as JSON on stdout (same as -o -)."
 )
+@click.option(
+    "--ocr",
+    is_flag=True,
+    help="Also count the claims found only once the usual OCR confusions are folded "
+    "(rn/m, 0/o, 1/l/i, line-end hyphens): an unsound tier, never grounded.",
+)
 def sensitivity_command(
     claims: str,
     root: str | None,
     policy_refs: tuple[str, ...],
     output: str | None,
     as_json: bool,
+    ocr: bool,
 ) -> None:
     """Re-verify the same claims of CLAIMS ('-' for stdin) under several policies and show how
     the rate moves."""
@@ -598,21 +605,31 @@ def sensitivity_command(
     grouped: dict[str, list[str]] = {}
     for record in records:
         grouped.setdefault(record.source_key, []).append(record.data["claim"])
-    result = sensitivity(((sources.texts[k], v) for k, v in grouped.items()), policies)
+    try:
+        result = sensitivity(((sources.texts[k], v) for k, v in grouped.items()), policies, ocr=ocr)
+    except PolicyError as exc:
+        raise InvalidInput(f"--ocr: {exc}") from None
     spread = spread_points(result)
     rows = [
         f"{'policy':<14}{'fingerprint':<18}{'accept_through':<16}{'grounded':>10}{'contiguous':>12}"
+        + (f"{'ocr only':>10}" if ocr else "")
     ]
     rows.append("-" * len(rows[0]))
     for name, row in result.items():
         rows.append(
             f"{name:<14}{row['fingerprint']:<18}{row['accept_through']:<16}"
             f"{100 * row['grounded_rate']:>9.2f}%{100 * row['contiguous_rate']:>11.2f}%"
+            + (f"{100 * row['ocr_explained_rate']:>9.2f}%" if ocr else "")
         )
     text = "\n".join(rows) + (
         f"\n\nSame {len(records)} claims, same sources. The grounding rate varies by "
         f"{spread:.1f} percentage points across these {len(policies)} policies."
     )
+    if ocr:
+        text += (
+            "\n'ocr only': found only with the usual OCR confusions folded (the unsound ocr "
+            "tier): a recogniser's errors would explain them; no policy above grounds them."
+        )
     if output:
         _write_json(output, {"policies": result, "spread_points": spread, "claims": len(records)})
     click.echo(text, err=output == "-")

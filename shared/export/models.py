@@ -38,7 +38,7 @@ CERTIFICATE_COLUMNS: list[tuple[str, str, str]] = [
     ("end", "int64", "end offset (exclusive)"),
     ("repair_action", "string", "the repair cascade's action, when the policy repairs"),
     ("policy_fingerprint", "string", "the verification policy's fingerprint"),
-    ("producer", "string", "the claim record's producer member, when it has one"),
+    ("producer", "string", "the claim record's producer member, else the corpus's declared one"),
     ("label", "bool", "the gold label (true: genuine quotation), when one exists"),
     ("receipt", "string", "the receipt's key in the output store"),
 ]
@@ -57,7 +57,7 @@ DECISION_COLUMNS: list[tuple[str, str, str]] = [
     ("evidence_end", "int64", "its end offset (exclusive)"),
     ("evidence_spans", "int64", "how many evidence spans the decision cites"),
     ("policy_fingerprint", "string", "the admission policy's fingerprint"),
-    ("producer", "string", "the candidate's producer member, when it has one"),
+    ("producer", "string", "the candidate's producer member, else the corpus's declared one"),
     ("label", "bool", "the gold label (true: the right value), when one exists"),
     ("receipt", "string", "the receipt's key in the output store"),
 ]

@@ -50,10 +50,11 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _producer(record: Any) -> str | None:
-    if not isinstance(record, dict):
-        return None
-    return _text(record.get("producer"))
+def _producer(record: Any, receipt: dict[str, Any]) -> str | None:
+    """The record's own producer member, else the producer the corpus declares (its
+    receipt's ``producer``), as text; None when neither says."""
+    own = record.get("producer") if isinstance(record, dict) else None
+    return _text(own if own is not None else receipt.get("producer"))
 
 
 def certificate_rows(
@@ -79,7 +80,7 @@ def certificate_rows(
             "end": _int(cert.get("end")),
             "repair_action": repair.get("action"),
             "policy_fingerprint": cert.get("policy_fingerprint") or fingerprint,
-            "producer": _producer(record),
+            "producer": _producer(record, receipt),
             "label": labels.get(str(claim_id)) if claim_id is not None else None,
         }
 
@@ -111,7 +112,7 @@ def decision_rows(
             "evidence_end": _int(spans[0].get("end")) if spans else None,
             "evidence_spans": len(spans),
             "policy_fingerprint": fingerprint,
-            "producer": _producer(given.get(str(candidate_id))),
+            "producer": _producer(given.get(str(candidate_id)), receipt),
             "label": labels.get(str(candidate_id)) if candidate_id is not None else None,
         }
 

@@ -24,11 +24,18 @@ machinery, no reader of a run and no API.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from groundswell.shared.corpus import InputError
-from groundswell.shared.formats.base import Converted, RecordError, read_records, safe_id
+from groundswell.shared.formats.base import (
+    Converted,
+    RecordError,
+    Where,
+    line_record,
+    read_records,
+    safe_id,
+)
 
 # Each format's module (imported when its records are read) and the name of the format.
 FORMATS = {
@@ -47,30 +54,64 @@ def converter(fmt: str) -> Any:
     return importlib.import_module(f"groundswell.shared.formats.{FORMATS[fmt]}").convert
 
 
+def file_stem(file: str) -> str:
+    """What names a file's records that have no id of their own (``<stem>-<line>``)."""
+    return safe_id(file.rsplit("/", 1)[-1].split(".", 1)[0])
+
+
+def _converted(
+    convert: Any, where: Where, value: Any, n: int, stem: str, producer: dict[str, Any], options
+) -> Iterator[Converted | InputError]:
+    # A record without an id of its own is named by its file, and its line or place.
+    single = where.line is None and not where.prefix
+    default = stem if single else f"{stem}-{where.line if where.line is not None else n + 1}"
+    opts = {**(options or {}), "producer": producer, "default_id": default}
+    try:
+        yield from convert(value, where, opts)
+    except RecordError as exc:
+        yield exc.error
+
+
 def convert_file(
     fmt: str,
-    data: bytes,
+    data: bytes | Iterable[bytes],
     file: str,
     producer: dict[str, Any],
     options: dict[str, Any] | None = None,
 ) -> Iterator[Converted | InputError]:
     """Each document of a producer file, or the error of a record that gave none (the
     records around a bad one are converted as usual)."""
-    convert = converter(fmt)
-    stem = safe_id(file.rsplit("/", 1)[-1].split(".", 1)[0])
+    convert, stem = converter(fmt), file_stem(file)
     for n, got in enumerate(read_records(data, file)):
         if isinstance(got, InputError):
             yield got
             continue
-        where, value = got
-        # A record without an id of its own is named by its file, and its line or place.
-        single = where.line is None and not where.prefix
-        default = stem if single else f"{stem}-{where.line if where.line is not None else n + 1}"
-        opts = {**(options or {}), "producer": producer, "default_id": default}
-        try:
-            yield from convert(value, where, opts)
-        except RecordError as exc:
-            yield exc.error
+        yield from _converted(convert, *got, n, stem, producer, options)
 
 
-__all__ = ["FORMATS", "Converted", "RecordError", "convert_file", "converter"]
+def convert_line(
+    fmt: str,
+    raw: bytes,
+    file: str,
+    line: int,
+    producer: dict[str, Any],
+    options: dict[str, Any] | None = None,
+) -> Iterator[Converted | InputError]:
+    """The documents of line ``line`` of a JSONL producer file, read on its own (a range
+    of the file): what :func:`convert_file` gives for that line."""
+    got = line_record(raw, file, line)
+    if isinstance(got, InputError):
+        yield got
+        return
+    yield from _converted(converter(fmt), *got, line - 1, file_stem(file), producer, options)
+
+
+__all__ = [
+    "FORMATS",
+    "Converted",
+    "RecordError",
+    "convert_file",
+    "convert_line",
+    "converter",
+    "file_stem",
+]

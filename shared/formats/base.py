@@ -14,6 +14,7 @@ or an array of records. A malformed record is an :class:`InputError` naming the 
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from groundswell.shared.corpus import InputError, json_problem, load_json
 from groundswell.shared.formats.offsets import OffsetError, TextOffsets
+from groundswell.shared.producers import disagreement
 
 ALIGNMENTS = ("exact", "greater", "lesser", "fuzzy", "unaligned")
 
@@ -102,22 +104,8 @@ def read_records(
     if file.endswith((".jsonl", ".ndjson")):
         lines = data.split(b"\n") if isinstance(data, bytes) else data
         for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            where = Where(file, number)
-            try:
-                value = load_json(raw)
-            except UnicodeDecodeError as exc:
-                yield where.error(f"not UTF-8 at byte {exc.start} of the line")
-                continue
-            except (ValueError, RecursionError) as exc:
-                yield where.error(f"invalid JSON: {exc}")
-                continue
-            problem = json_problem(value)
-            if problem is not None:
-                yield where.error(problem[1], problem[0])
-                continue
-            yield where, value
+            if raw.strip():
+                yield line_record(raw, file, number)
         return
     if not isinstance(data, bytes):
         data = b"".join(data)
@@ -137,6 +125,51 @@ def read_records(
             yield where.error(problem[1], problem[0])
             continue
         yield where, item
+
+
+def line_record(raw: bytes, file: str, number: int) -> tuple[Where, Any] | InputError:
+    """Line ``number`` of a JSONL file as a record with where it is, or its error."""
+    where = Where(file, number)
+    try:
+        value = load_json(raw)
+    except UnicodeDecodeError as exc:
+        return where.error(f"not UTF-8 at byte {exc.start} of the line")
+    except (ValueError, RecursionError) as exc:
+        return where.error(f"invalid JSON: {exc}")
+    problem = json_problem(value)
+    if problem is not None:
+        return where.error(problem[1], problem[0])
+    return where, value
+
+
+def jsonl(records: list[dict[str, Any]]) -> bytes:
+    return b"".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
+    )
+
+
+def layout_files(got: Converted) -> dict[str, bytes]:
+    """What the native layout holds of a converted document, key by key: its text (or its
+    source file), its claims and, when the format has typed facts, its candidates. Both
+    ``groundswell import`` and a corpus read in place serve exactly these bytes, so their
+    receipts are the same."""
+    from groundswell.shared.corpus import candidates_key, claims_key
+
+    if got.source is not None:
+        document = {f"documents/{got.doc_id}{got.suffix}": got.source}
+    else:
+        assert got.text is not None
+        document = {f"documents/{got.doc_id}.txt": got.text.encode("utf-8", "surrogatepass")}
+    # Each claim carries the document's producer (unless it names its own), so a run counts it
+    # by producer; the candidates stay as converted: a member more would move groundgate's
+    # candidate digests (the LangExtract adapter's parity), and the corpus declares theirs.
+    claims = [c if "producer" in c else {**c, "producer": got.producer} for c in got.claims]
+    out = {**document, claims_key(got.doc_id): jsonl(claims if got.producer else got.claims)}
+    if got.candidates is not None:
+        out[candidates_key(got.doc_id)] = (
+            json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        )
+    return out
 
 
 def span_claims(
@@ -181,21 +214,12 @@ def claim(
 
 # --- producer / verifier disagreement --------------------------------------------------------
 
-# Tiers at which a span "is" the quotation a producer calls exact.
-_EXACT_TIERS = ("exact", "whitespace")
-_FOUND = ("grounded", "grounded_loose")
-
 
 def disagreements(text: str, claims: list[dict[str, Any]], verifier: Any = None) -> Counter[str]:
-    """Where the producer's own alignment claim and the verifier disagree, counted:
-
-    - ``exact_not_verified``: a span the producer calls exact that does not verify at the
-      exact or whitespace tier;
-    - ``unaligned_located``: a quotation the producer could not align that the verifier finds;
-    - ``lesser_short``: a span the producer calls a lesser match that does not hold the whole
-      quotation (at any tier).
-
-    Also ``claims`` and one ``alignment.<kind>`` count per producer alignment."""
+    """Where the producer's own alignment claim and the verifier disagree, counted by
+    :func:`groundswell.shared.producers.disagreement` (``exact_not_verified``,
+    ``unaligned_located``, ``lesser_short``); also ``claims`` and one ``alignment.<kind>``
+    count per producer alignment."""
     from groundswell.shared.verify import DEFAULT, Verifier
 
     counts: Counter[str] = Counter()
@@ -210,19 +234,16 @@ def disagreements(text: str, claims: list[dict[str, Any]], verifier: Any = None)
         if not isinstance(quote, str):
             continue
         if start is None:
-            if kind == "unaligned" and verifier.verify(quote).verdict in _FOUND:
-                counts["unaligned_located"] += 1
-            continue
-        cert = verifier.verify_at(quote, start, end)
-        at_span = cert.verdict in _FOUND
-        if kind == "exact" and not (at_span and cert.tier in _EXACT_TIERS):
-            counts["exact_not_verified"] += 1
-        elif kind == "lesser" and not at_span:
-            counts["lesser_short"] += 1
+            if kind != "unaligned":
+                continue
+            cert = verifier.verify(quote)
+        else:
+            cert = verifier.verify_at(quote, start, end)
+        found = disagreement(kind, start is not None, cert.verdict, cert.tier)
+        if found is not None:
+            counts[found] += 1
     return counts
 
-
-DISAGREEMENTS = ("exact_not_verified", "unaligned_located", "lesser_short")
 
 Convert = Callable[[Any, Where, dict[str, Any]], list[Converted]]
 

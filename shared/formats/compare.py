@@ -6,7 +6,8 @@ document in both, the candidates are grouped by field and key, and each group's 
 compared as sets, numbers by value (``$1,496.5``, ``1496.50`` and ``1496.5`` are one value) and
 text with case and runs of white space folded. A group is ``agree`` (the same values),
 ``differ`` (both give values, not the same), ``only_a`` or ``only_b``. The producers are named
-from each corpus's ``import.json`` when it has one.
+from each corpus's ``import.json`` when it has one, else its ``corpus.yaml``, with the keys a
+run's summary counts them under.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from groundswell.shared.corpus import (
     doc_id_of,
     parse_candidates,
 )
+from groundswell.shared.producers import producer_key
 
 _NUMBER = re.compile(r"^\(?[-+−]?[$€£¥]?\s*\d[\d,]*(\.\d+)?\s*%?\)?$")
 
@@ -65,12 +67,27 @@ def _ids(store: Any) -> set[str]:
 
 
 def _producers(store: Any) -> list[dict[str, Any]]:
+    """Who made a corpus's extractions: its import record's producers, else the producer its
+    corpus.yaml declares (none: a corpus written by hand)."""
+    from groundswell.shared.formats.corpus_file import declared_producer
+
     try:
         report = json.loads(store.get("import.json"))
-    except Exception:  # no import record: a corpus written by hand
-        return []
+    except Exception:  # no import record
+        report = None
     producers = report.get("producers") if isinstance(report, dict) else None
-    return producers if isinstance(producers, list) else []
+    if isinstance(producers, list) and producers:
+        return producers
+    try:
+        declared = declared_producer(store)
+    except InputFileError:
+        return []
+    return [declared] if declared else []
+
+
+def _keys(producers: list[dict[str, Any]]) -> list[str]:
+    """The producers' keys, as a run's summary (``producers``) and metrics name them."""
+    return [producer_key(p) for p in producers if isinstance(p, dict)]
 
 
 def compare(store_a: Any, store_b: Any, limit: int = 50) -> dict[str, Any]:
@@ -116,9 +133,14 @@ def compare(store_a: Any, store_b: Any, limit: int = 50) -> dict[str, Any]:
                         "state": state,
                     }
                 )
+    producers_a, producers_b = _producers(store_a), _producers(store_b)
     return {
-        "producers_a": _producers(store_a),
-        "producers_b": _producers(store_b),
+        "producers_a": producers_a,
+        "producers_b": producers_b,
+        # The keys under which a run of each corpus counts them (``groundswell diff RUN_A
+        # RUN_B`` compares those runs' rates by producer).
+        "producer_keys_a": _keys(producers_a),
+        "producer_keys_b": _keys(producers_b),
         "documents": len(both),
         "documents_only_a": len(ids_a - ids_b),
         "documents_only_b": len(ids_b - ids_a),

@@ -4,7 +4,8 @@ Each document a format gives becomes ``documents/<id>.txt`` (or the source file 
 as, such as a PDF sent to a provider), ``claims/<id>.jsonl`` and, when the format has typed
 facts, ``candidates/<id>.json``; ``schema.json`` is the schema given. ``import.json`` records
 what was imported: the format, the producers, the counts and the producer/verifier
-disagreements (see :func:`groundswell.shared.formats.base.disagreements`). A run over the
+disagreements (see :func:`groundswell.shared.formats.base.disagreements`). Each claim carries
+its producer; when one producer made every record, ``corpus.yaml`` declares it. A run over the
 corpus is then a run like any other.
 """
 
@@ -16,15 +17,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundswell.shared.corpus import (
-    InputError,
-    candidates_key,
-    claims_key,
-    parse_schema,
-)
+from groundswell.shared.corpus import InputError, parse_schema
 from groundswell.shared.formats import convert_file
-from groundswell.shared.formats.base import DISAGREEMENTS, disagreements
+from groundswell.shared.formats.base import disagreements, layout_files
 from groundswell.shared.formats.pages import bind_pages
+from groundswell.shared.producers import DISAGREEMENTS
 
 IMPORT_KEY = "import.json"
 
@@ -63,12 +60,6 @@ class ImportReport:
             "producers": list(self.producers.values()),
             "errors": [e.as_dict() for e in self.errors],
         }
-
-
-def _jsonl(records: list[dict[str, Any]]) -> bytes:
-    return b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
-    )
 
 
 def import_files(
@@ -114,18 +105,9 @@ def import_files(
                 # Quotations cited by page are looked for on those pages of the file read.
                 text, pages = bind_pages(got)
                 report.counts.update(pages)
-            if got.source is not None:
-                store.put(f"documents/{got.doc_id}{got.suffix}", got.source)
-            else:
-                assert got.text is not None
-                store.put(f"documents/{got.doc_id}.txt", got.text.encode("utf-8", "surrogatepass"))
-            store.put(claims_key(got.doc_id), _jsonl(got.claims))
+            for key, data in layout_files(got).items():
+                store.put(key, data)
             if got.candidates is not None:
-                store.put(
-                    candidates_key(got.doc_id),
-                    json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode()
-                    + b"\n",
-                )
                 report.candidates += len(got.candidates)
             report.documents += 1
             report.claims += len(got.claims)
@@ -137,5 +119,16 @@ def import_files(
                 report.counts.update(f"alignment.{c.get('alignment')}" for c in got.claims)
             if progress is not None:
                 progress(1)
+    if len(report.producers) == 1:
+        # One producer made every record: the corpus declares it (corpus.yaml, the native
+        # layout's), so admission units, whose candidates stay as converted, count by it too.
+        # A corpus.yaml already there is kept.
+        import yaml
+
+        from groundswell.shared.formats.corpus_file import CORPUS_FILE
+
+        (only,) = report.producers.values()
+        declared = yaml.safe_dump({"producer": only}, sort_keys=False, allow_unicode=True)
+        store.put(CORPUS_FILE, declared.encode(), create_only=True)
     store.put(IMPORT_KEY, json.dumps(report.as_dict(), ensure_ascii=False, indent=1).encode())
     return report

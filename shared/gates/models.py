@@ -15,10 +15,15 @@ A gate file (YAML or JSON)::
         warn: {max: 0.30}
       - metric: failed_units
         fail: {max: 0}
+      - metric: grounding_rate
+        producer: "*"                   # each producer the summary names (or one producer key)
+        fail: {min: 0.85}
 
 A check passes, warns or fails: fail when any bound of ``fail`` is crossed, else warn when
 any of ``warn`` is, else pass. A check whose value does not exist (no labels, no claims,
-no baseline) is ``skipped`` and says why; it moves no verdict.
+no baseline) is ``skipped`` and says why; it moves no verdict. A check with ``producer`` reads
+that producer's part of the summary (``producers``; its key, as ``GET /v1/runs/{id}/producers``
+lists it), ``"*"`` one check for each producer there; its baseline is the same producer's.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class Check(BaseModel):
 
     metric: str
     field: str | None = Field(default=None, min_length=1, max_length=200)
+    producer: str | None = Field(default=None, min_length=1, max_length=200)
     warn: Bounds | None = None
     fail: Bounds | None = None
     against: Against = "corpus_previous"
@@ -66,7 +72,7 @@ class Check(BaseModel):
 
     @model_validator(mode="after")
     def _known(self) -> Check:
-        from groundswell.shared.gates.service import FIELD_METRICS, METRICS
+        from groundswell.shared.gates.service import FIELD_METRICS, METRICS, PRODUCER_METRICS
 
         if self.metric not in METRICS:
             raise ValueError(f"unknown metric {self.metric!r}; known: {', '.join(METRICS)}")
@@ -75,6 +81,13 @@ class Check(BaseModel):
                 f"metric {self.metric!r} has no per-field value; per field: "
                 + ", ".join(FIELD_METRICS)
             )
+        if self.producer is not None and self.metric not in PRODUCER_METRICS:
+            raise ValueError(
+                f"metric {self.metric!r} has no per-producer value; per producer: "
+                + ", ".join(PRODUCER_METRICS)
+            )
+        if self.producer is not None and self.field is not None:
+            raise ValueError("a check is per field or per producer, not both")
         if self.warn is None and self.fail is None:
             raise ValueError("a check needs warn or fail bounds")
         return self
@@ -82,7 +95,9 @@ class Check(BaseModel):
     @property
     def label(self) -> str:
         if self.name:
-            return self.name
+            return self.name + (f"@{self.producer}" if self.producer else "")
+        if self.producer:
+            return f"{self.metric}@{self.producer}"
         return f"{self.metric}[{self.field}]" if self.field else self.metric
 
 
@@ -106,6 +121,7 @@ class CheckResult(BaseModel):
     check: str
     metric: str
     field: str | None = None
+    producer: str | None = None
     status: Status
     value: float | None
     bound: str | None = None  # the bound crossed (or the tightest one held)

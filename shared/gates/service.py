@@ -56,6 +56,7 @@ METRICS: dict[str, Callable[[Summary], float | None]] = {
     "failed_units": lambda s: s.get("failed_units"),
     "failed_unit_share": _failed_share,
     "errors": lambda s: s.get("errors_total"),
+    "disagreement_rate": lambda s: _disagreement_rate(s),
 }
 # Why a metric may have no value (a skipped check says so).
 ABSENT = {
@@ -65,6 +66,7 @@ ABSENT = {
     "right_admitted_rate": "no candidate is labelled right (no labels)",
     "false_rejection_rate": "no candidate is labelled right (no labels)",
     "failed_unit_share": "the run has no units",
+    "disagreement_rate": "no claim carries its producer's alignment",
 }
 _OUTCOME_OF = {
     "admitted_share": "admitted",
@@ -72,6 +74,37 @@ _OUTCOME_OF = {
     "rejected_share": "rejected",
 }
 FIELD_METRICS = (*_OUTCOME_OF, "escape_rate")
+# metric -> the producer's rate it is (shared/producers.py ``rates``), or its outcome share.
+PRODUCER_METRICS = {
+    "grounding_rate": "grounding_rate",
+    "claims_escape_rate": "claims_escape_rate",
+    "escape_rate": "candidates_escape_rate",
+    "admitted_share": None,
+    "review_share": "review_rate",
+    "rejected_share": "rejected_rate",
+    "disagreement_rate": "disagreement_rate",
+}
+EACH_PRODUCER = "*"
+
+
+def _disagreement_rate(summary: Summary) -> float | None:
+    """Over every producer: claims whose producer's alignment the verifier contradicts."""
+    parts = [p.get("counts") or {} for p in (summary.get("producers") or {}).values()]
+    aligned = sum(c.get("claims.aligned", 0) for c in parts)
+    found = sum(n for c in parts for k, n in c.items() if k.startswith("disagree."))
+    return _share(found, aligned)
+
+
+def _producer_value(summary: Summary, check: Check) -> float | None:
+    entry = (summary.get("producers") or {}).get(check.producer)
+    if not isinstance(entry, dict):
+        return None
+    rate = PRODUCER_METRICS[check.metric]
+    if rate is None:
+        counts = entry.get("counts") or {}
+        return _share(counts.get("candidates.outcome.admitted", 0), counts.get("candidates", 0))
+    value = (entry.get("rates") or {}).get(rate)
+    return None if value is None else float(value)
 
 
 def _share(num: int, den: int) -> float | None:
@@ -80,6 +113,8 @@ def _share(num: int, den: int) -> float | None:
 
 def metric_value(summary: Summary, check: Check) -> float | None:
     """The value a check reads from a summary (None when it does not exist there)."""
+    if check.producer is not None:
+        return _producer_value(summary, check)
     if check.field is None:
         value = METRICS[check.metric](summary)
         return None if value is None else float(value)
@@ -92,6 +127,10 @@ def metric_value(summary: Summary, check: Check) -> float | None:
 
 
 def _absent(check: Check) -> str:
+    if check.producer == EACH_PRODUCER:
+        return "the run names no producer"
+    if check.producer is not None:
+        return f"producer {check.producer}: {ABSENT.get(check.metric, 'no value for it')}"
     if check.field is not None:
         if check.metric == "escape_rate":
             return f"no candidate of field {check.field} is labelled wrong (no labels)"
@@ -134,7 +173,12 @@ def check_one(check: Check, summary: Summary, baseline: tuple[str, Summary] | No
     value = metric_value(summary, check)
     base_value = metric_value(baseline[1], check) if baseline else None
     base_run = baseline[0] if baseline else None
-    common = {"check": check.label, "metric": check.metric, "field": check.field}
+    common = {
+        "check": check.label,
+        "metric": check.metric,
+        "field": check.field,
+        "producer": check.producer,
+    }
     if value is None:
         return CheckResult(
             **common, status="skipped", value=None, message=f"skipped: {_absent(check)}"
@@ -183,7 +227,8 @@ def evaluate(
 ) -> GateResult:
     """The gate's verdict on one summary: fail if any check fails, else warn if any warns."""
     baselines = baselines or {}
-    results = [check_one(c, summary, baselines.get(c.against)) for c in spec.checks]
+    checks = [one for c in spec.checks for one in _each(c, summary)]
+    results = [check_one(c, summary, baselines.get(c.against)) for c in checks]
     statuses = {r.status for r in results}
     verdict = "fail" if "fail" in statuses else "warn" if "warn" in statuses else "pass"
     return GateResult(
@@ -192,6 +237,14 @@ def evaluate(
         exit_code=EXIT_OF[verdict],
         checks=results,
     )
+
+
+def _each(check: Check, summary: Summary) -> list[Check]:
+    """A check for each producer the summary names (``producer: "*"``), or the check."""
+    if check.producer != EACH_PRODUCER:
+        return [check]
+    keys = list(summary.get("producers") or {})
+    return [check.model_copy(update={"producer": key}) for key in keys] or [check]
 
 
 # How far back the catalog is searched for a baseline (runs of other corpora included).

@@ -13,7 +13,7 @@ import os
 import unicodedata
 from os import PathLike
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groundswell.shared.read.models import (
     FORMATS,
@@ -25,6 +25,9 @@ from groundswell.shared.read.models import (
     parse_pages,
 )
 from groundswell.shared.settings import get_settings
+
+if TYPE_CHECKING:
+    from groundswell.shared.read.ocr import PageOrder
 
 # File name endings (compared without regard to case) and the format each one names.
 SUFFIXES = {
@@ -92,14 +95,16 @@ def read_bytes(
     *,
     pages: str | None = None,
     format: str | None = None,
+    ocr_order: PageOrder | None = None,
     **options: Any,
 ) -> Reading:
     """Read one source document: ``data`` are its bytes, ``name`` its file name (its ending
-    picks the reader, unless ``format`` names one of FORMATS). ``pages`` ("1-3,7") selects the
-    pages of a PDF; other formats read everything. ``options`` go to the reader of the format.
+        picks the reader, unless ``format`` names one of FORMATS). ``pages`` ("1-3,7") selects the
+        pages of a PDF; other formats read everything. ``options`` go to the reader of the format;
+    ``ocr_order`` is how the pages OCR recognises are shared out (one by one when None).
 
-    The settings ``read_max_bytes``, ``read_max_pages`` and ``read_seconds`` bound the work.
-    Raises :class:`ReadError` (with ``name`` in its message) when the file cannot be read."""
+        The settings ``read_max_bytes``, ``read_max_pages`` and ``read_seconds`` bound the work.
+        Raises :class:`ReadError` (with ``name`` in its message) when the file cannot be read."""
     from groundswell.shared.read.guard import binary_kind, has_pdf_header, looks_like, time_limit
 
     settings = get_settings()
@@ -122,9 +127,9 @@ def read_bytes(
         if format == "pdf":
             limits = {"max_pages": settings.read_max_pages, "time_limit": settings.read_seconds}
             reading = _pdf(data, name, wanted, limits, options)
-            reading = _recognise(reading, data, name, settings)
+            reading = _recognise(reading, data, name, settings, ocr_order)
         elif format == "image":
-            reading = _image(data, name, settings, options)
+            reading = _image(data, name, settings, options, ocr_order)
         else:
             reading = _markup(data, name, format, dict(options))
     reading.reader = reader_id(options)
@@ -147,7 +152,9 @@ def _named(exc: ReadError, name: str) -> ReadError:
     return type(exc)(f"{name}: {exc}")
 
 
-def _recognise(reading: Reading, data: bytes, name: str, settings: Any) -> Reading:
+def _recognise(
+    reading: Reading, data: bytes, name: str, settings: Any, order: PageOrder | None
+) -> Reading:
     """The PDF reading with its pages OCRed (setting ``ocr_mode``): those without a text
     layer, or all. Without an OCR engine, pages without text stay so, with a warning."""
     from groundswell.shared.read import ocr
@@ -167,21 +174,42 @@ def _recognise(reading: Reading, data: bytes, name: str, settings: Any) -> Readi
         )
         return reading
     try:
-        return ocr.splice(reading, ocr.ocr_pdf_pages(data, chosen, settings), settings)
+        pages = ocr.ocr_pdf_pages(data, chosen, settings, order or ocr.in_turn)
+        return ocr.splice(reading, pages, settings)
     except ReadError as exc:
         raise _named(exc, name) from exc
 
 
-def _image(data: bytes, name: str, settings: Any, options: dict[str, Any]) -> Reading:
+def _image(
+    data: bytes, name: str, settings: Any, options: dict[str, Any], order: PageOrder | None
+) -> Reading:
     from groundswell.shared.read import ocr
 
     if options:
         raise ValueError(f"no image reader option is called {', '.join(sorted(options))}")
     try:
-        pages = ocr.ocr_image(data, settings, settings.read_max_pages)
+        pages = ocr.ocr_image(data, settings, settings.read_max_pages, order or ocr.in_turn)
         return ocr.image_reading(pages, settings)
     except ReadError as exc:
         raise _named(exc, name) from exc
+
+
+def recognise_pages(data: bytes, name: str, pages: list[int], order: PageOrder) -> None:
+    """Recognise ``pages`` of a PDF or image file in ``order`` (which keeps what it wants of
+    them), within the setting ``read_seconds``: a helper's share of a long scan (shared/runs/
+    reading.py). ReadError as :func:`read_bytes` raises it."""
+    from groundswell.shared.read import ocr
+    from groundswell.shared.read.guard import time_limit
+
+    settings = get_settings()
+    format = format_of(name)
+    with time_limit(settings.read_seconds, name):
+        if format == "pdf":
+            ocr.ocr_pdf_pages(data, pages, settings, order)
+        elif format == "image":
+            ocr.ocr_image(data, settings, settings.read_max_pages, order, pages)
+        else:
+            raise ReadError(f"{name}: {_FORMAT_NAMES[format]} has no pages to recognise")
 
 
 def _pdf(
@@ -252,4 +280,5 @@ __all__ = [
     "read_bytes",
     "read_path",
     "reader_id",
+    "recognise_pages",
 ]

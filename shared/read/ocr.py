@@ -30,9 +30,11 @@ import os
 import shutil
 import subprocess
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundswell.shared.read.guard import check_deadline, remaining_seconds
 from groundswell.shared.read.models import ReadError, Reading
@@ -88,6 +90,56 @@ class OcrPage:
         """The mean word confidence (0-100), None when no word was recognised."""
         words = self.words
         return round(sum(w.confidence for w in words) / len(words), 2) if words else None
+
+
+# How the pages of a document are recognised: given the page numbers and how to recognise one
+# of them, the pages recognised, in the order given. Reading alone recognises each in turn
+# (:func:`in_turn`); a run shares a long scan's pages out across workers with an order of its
+# own (shared/runs/reading.py), which any order may do: a page's recognition is a function of
+# the page and the settings.
+PageOrder = Callable[[list[int], Callable[[int], "OcrPage"]], list["OcrPage"]]
+
+
+def in_turn(pages: list[int], recognise: Callable[[int], OcrPage]) -> list[OcrPage]:
+    return [recognise(n) for n in pages]
+
+
+class _PageModel(BaseModel):
+    """A recognised page as stored (``page_json``): words as ``[text, x0, top, x1, bottom,
+    confidence]``. Numbers keep their JSON type (a PDF's dpi is the int setting), so a page
+    loaded makes the reading byte for byte as the page recognised."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    page: int = Field(ge=1)
+    width: int | float
+    height: int | float
+    dpi: int | float
+    paragraphs: list[list[list[tuple[str, float, float, float, float, float]]]]
+
+
+def page_json(page: OcrPage) -> dict[str, Any]:
+    """A recognised page as JSON (:func:`page_from_json` reads it back)."""
+    return {
+        "page": page.page,
+        "width": page.width,
+        "height": page.height,
+        "dpi": page.dpi,
+        "paragraphs": [
+            [[[w.text, w.x0, w.top, w.x1, w.bottom, w.confidence] for w in line] for line in par]
+            for par in page.paragraphs
+        ],
+    }
+
+
+def page_from_json(body: Any) -> OcrPage | None:
+    """The page :func:`page_json` wrote; None when ``body`` is not one (recognise it again)."""
+    try:
+        model = _PageModel.model_validate(body)
+    except ValidationError:
+        return None
+    paragraphs = [[[OcrWord(*w) for w in line] for line in par] for par in model.paragraphs]
+    return OcrPage(model.page, model.width, model.height, model.dpi, paragraphs)
 
 
 # -- the engine -------------------------------------------------------------------------
@@ -197,8 +249,11 @@ def _paragraphs(tsv: str, scale: float) -> list[list[list[OcrWord]]]:
 # -- pages of a PDF, and images ---------------------------------------------------------
 
 
-def ocr_pdf_pages(data: bytes, pages: Iterable[int], settings: Settings) -> list[OcrPage]:
-    """Render each page (1-based) of the PDF at the setting ``ocr_dpi`` and recognise it."""
+def ocr_pdf_pages(
+    data: bytes, pages: Iterable[int], settings: Settings, order: PageOrder = in_turn
+) -> list[OcrPage]:
+    """Render each page (1-based) of the PDF at the setting ``ocr_dpi`` and recognise it, one
+    page at a time (a page's bitmap is freed before the next is rendered), in ``order``."""
     import pypdfium2 as pdfium
 
     dpi = settings.ocr_dpi
@@ -206,34 +261,37 @@ def ocr_pdf_pages(data: bytes, pages: Iterable[int], settings: Settings) -> list
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise ReadError(f"the PDF cannot be rendered for OCR ({exc})") from None
-    out: list[OcrPage] = []
-    try:
-        for number in pages:
-            check_deadline()
-            sheet = document[number - 1]
+
+    def recognise(number: int) -> OcrPage:
+        check_deadline()
+        if not 1 <= number <= len(document):
+            raise ReadError(f"page {number}: the PDF has {len(document)} pages")
+        sheet = document[number - 1]
+        try:
+            width, height = sheet.get_size()
+            scale = dpi / 72
+            if width * scale * height * scale > MAX_OCR_PIXELS:
+                raise ReadError(
+                    f"page {number}: {width:g} x {height:g} points is too large to "
+                    f"recognise at {dpi} dpi (setting ocr_dpi)"
+                )
+            bitmap = sheet.render(scale=scale, grayscale=True)
             try:
-                width, height = sheet.get_size()
-                scale = dpi / 72
-                if width * scale * height * scale > MAX_OCR_PIXELS:
-                    raise ReadError(
-                        f"page {number}: {width:g} x {height:g} points is too large to "
-                        f"recognise at {dpi} dpi (setting ocr_dpi)"
-                    )
-                bitmap = sheet.render(scale=scale, grayscale=True)
-                try:
-                    pixels = _rows(bytes(bitmap.buffer), bitmap.width, bitmap.height, bitmap.stride)
-                    pw, ph = bitmap.width, bitmap.height
-                finally:
-                    bitmap.close()
+                pixels = _rows(bytes(bitmap.buffer), bitmap.width, bitmap.height, bitmap.stride)
+                pw, ph = bitmap.width, bitmap.height
             finally:
-                sheet.close()
-            page = recognise_pixels(pixels, pw, ph, dpi, number, settings)
-            # the page's size as the PDF reader gives it, not as rounded to whole pixels
-            page.width, page.height = round(width, 2), round(height, 2)
-            out.append(page)
+                bitmap.close()
+        finally:
+            sheet.close()
+        page = recognise_pixels(pixels, pw, ph, dpi, number, settings)
+        # the page's size as the PDF reader gives it, not as rounded to whole pixels
+        page.width, page.height = round(width, 2), round(height, 2)
+        return page
+
+    try:
+        return order(list(pages), recognise)
     finally:
         document.close()
-    return out
 
 
 def _rows(buffer: bytes, width: int, height: int, stride: int) -> bytes:
@@ -242,34 +300,42 @@ def _rows(buffer: bytes, width: int, height: int, stride: int) -> bytes:
     return b"".join(buffer[y * stride : y * stride + width] for y in range(height))
 
 
-def ocr_image(data: bytes, settings: Settings, max_pages: int | None = None) -> list[OcrPage]:
-    """Recognise an image file (PNG, JPEG, TIFF; each frame of a TIFF is a page)."""
-    from PIL import Image, ImageSequence, UnidentifiedImageError
+def ocr_image(
+    data: bytes,
+    settings: Settings,
+    max_pages: int | None = None,
+    order: PageOrder = in_turn,
+    pages: list[int] | None = None,
+) -> list[OcrPage]:
+    """Recognise an image file (PNG, JPEG, TIFF; each frame of a TIFF is a page): its
+    ``pages`` (all when None), one frame at a time, in ``order``."""
+    from PIL import Image, UnidentifiedImageError
 
     _engine(settings)
     try:
         image = Image.open(io.BytesIO(data))
         image.load()
+        count = getattr(image, "n_frames", 1)
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
         raise ReadError(f"not a readable image ({exc})") from None
-    out: list[OcrPage] = []
+    if max_pages is not None and count > max_pages:
+        raise ReadError(
+            f"the image has more than {max_pages} pages, the limit (setting read_max_pages)"
+        )
+
+    def recognise(number: int) -> OcrPage:
+        check_deadline()
+        if not 1 <= number <= count:
+            raise ReadError(f"page {number}: the image has {count} pages")
+        image.seek(number - 1)
+        if image.width * image.height > MAX_OCR_PIXELS:
+            raise ReadError(f"page {number}: {image.width} x {image.height} pixels is too large")
+        dpi = image_dpi(image.info.get("dpi"), settings.ocr_dpi)
+        gray = image.convert("L")
+        return recognise_pixels(gray.tobytes(), gray.width, gray.height, dpi, number, settings)
+
     with image:
-        for number, frame in enumerate(ImageSequence.Iterator(image), 1):
-            if max_pages is not None and number > max_pages:
-                raise ReadError(
-                    f"the image has more than {max_pages} pages, the limit (setting read_max_pages)"
-                )
-            check_deadline()
-            if frame.width * frame.height > MAX_OCR_PIXELS:
-                raise ReadError(
-                    f"page {number}: {frame.width} x {frame.height} pixels is too large"
-                )
-            dpi = image_dpi(frame.info.get("dpi"), settings.ocr_dpi)
-            gray = frame.convert("L")
-            out.append(
-                recognise_pixels(gray.tobytes(), gray.width, gray.height, dpi, number, settings)
-            )
-    return out
+        return order(pages if pages is not None else list(range(1, count + 1)), recognise)
 
 
 def image_dpi(found: Any, default: int) -> float:

@@ -27,6 +27,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
+from groundswell.shared.producers import MAX_PRODUCERS
 from groundswell.shared.read.regions import span_pages, span_regions, utf8_offsets
 from groundswell.shared.report.pages import (
     ReportQuery,
@@ -484,6 +485,11 @@ def _summary_view(summary: dict[str, Any]) -> dict[str, Any]:
         "verdicts": VERDICTS,
         "outcomes": OUTCOMES,
         "charts": _charts(counts, codes),
+        "producers": [
+            {"key": _text(key), "counts": p.get("counts") or {}, "rates": p.get("rates") or {}}
+            for key, p in (summary.get("producers") or {}).items()
+        ],
+        "producer_bound": MAX_PRODUCERS,
     }
 
 

@@ -93,6 +93,32 @@ def labelled_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# Per producer, the rates side by side (producers.rates' names), with their row names.
+PRODUCER_RATES = (
+    ("grounding rate", "grounding_rate"),
+    ("claim escape rate", "claims_escape_rate"),
+    ("candidate escape rate", "candidates_escape_rate"),
+    ("review rate", "review_rate"),
+    ("rejected rate", "rejected_rate"),
+    ("disagreement rate", "disagreement_rate"),
+)
+
+
+def producer_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each producer's rates in run A and run B (a producer only one run has: None on the
+    other side), A's producers first, in the summaries' order (largest first); the rows
+    whose rate neither run has are left out. Empty when neither run names a producer."""
+    pa, pb = a.get("producers") or {}, b.get("producers") or {}
+    rows = []
+    for key in [*pa, *(k for k in pb if k not in pa)]:
+        ra, rb = (pa.get(key) or {}).get("rates", {}), (pb.get(key) or {}).get("rates", {})
+        for name, rate in PRODUCER_RATES:
+            x, y = ra.get(rate), rb.get(rate)
+            if x is not None or y is not None:
+                rows.append({"producer": key, "rate": name, "a": x, "b": y, "change_pp": _pp(x, y)})
+    return rows
+
+
 def _claims(receipt: dict[str, Any] | None) -> dict[Any, dict[str, Any]]:
     out: dict[Any, dict[str, Any]] = {}
     for row in (receipt or {}).get("records", ()):
@@ -223,6 +249,7 @@ def build_diff(
         "policy_b": summary_b.get("policy"),
         "rates": rate_rows(summary_a, summary_b),
         "labelled": labelled_rows(summary_a, summary_b),
+        **({"producers": rows} if (rows := producer_rows(summary_a, summary_b)) else {}),
         "moved_total": total,
         "documents_moved": documents,
         "pieces": pieces,

@@ -54,7 +54,7 @@ def context(service: RunService, record: RunRecord) -> RunContext:
     ctx = _contexts.get(record.id)
     if ctx is None:
         output = service.store(record.output)
-        corpus = service.store(record.corpus)
+        corpus = service.corpus_store(record)
         # The run records NAME@N, and the registry caches versions: no listing per batch.
         policy = PolicyRegistry(output).resolve(record.policy["ref"])
         previous = _previous_lookup(service, record)
@@ -69,11 +69,24 @@ def context(service: RunService, record: RunRecord) -> RunContext:
             changed=_changed(output, record),
             max_bytes=service.settings.max_document_bytes,
         )
+        if not record.dry_run:
+            runner.ocr_helpers = _helpers(service, record.id)
         ctx = RunContext(record, policy, corpus, output, runner)
         _contexts[record.id] = ctx
         while len(_contexts) > 4:
             _contexts.popitem(last=False)
     return ctx
+
+
+def _helpers(service: RunService, run_id: str):
+    """Send a read unit's helper task for pages of a long scan (runs/reading.py)."""
+    from groundswell.shared.runs.reading import page_list
+    from groundswell.shared.runs.service import READ_PAGES
+
+    def ask(file: str, sha: str, pages: list[int]) -> None:
+        service.enqueue(READ_PAGES, [run_id, file, sha, page_list(pages)])
+
+    return ask
 
 
 def _changed(output: ObjectStore, record: RunRecord) -> frozenset[str] | None:

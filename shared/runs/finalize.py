@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from groundswell.shared.producers import MAX_TRACKED, bounded, summary_section
+from groundswell.shared.producers import PREFIX as PRODUCER_PREFIX
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.index import MAX_SUMMARY_ERRORS, IndexWriter, Key, row_key, row_line
 from groundswell.shared.runs.layout import (
@@ -77,8 +79,11 @@ def build_summary(
     if listed:
         more = run.get("changed_errors_total") or len(listed)
         counters = {**counters, "errors": counters.get("errors", 0) + more}
+    # Per-producer counters are the summary's ``producers`` (bounded), not its ``counts``.
     counts = {
-        k: v for k, v in sorted(counters.items()) if v and not k.startswith(("units.", "reasons."))
+        k: v
+        for k, v in sorted(counters.items())
+        if v and not k.startswith(("units.", "reasons.", PRODUCER_PREFIX))
     }
     reasons: dict[str, dict[str, int]] = {}
     for key, value in counters.items():
@@ -86,6 +91,7 @@ def build_summary(
             kind, _, reason = key[len("reasons.") :].partition(".")
             reasons.setdefault(kind, {})[reason] = value
     run_id = run.get("id")
+    by_producer = summary_section(counters)
     return {
         "run_id": run_id,
         "corpus": run.get("corpus"),
@@ -99,6 +105,8 @@ def build_summary(
         "failed_units": manifest["failed_units"],
         "counts": counts,
         "rates": rates(counts),
+        # By producer (largest first, at most MAX_PRODUCERS and ``other``); only when declared.
+        **({"producers": by_producer} if by_producer else {}),
         "errors_total": counts.get("errors", 0),
         "errors": [*listed, *manifest["errors"]][:MAX_SUMMARY_ERRORS],
         "index": {
@@ -295,14 +303,14 @@ class IndexBuild:
             if held >= SORT_ROWS:
                 for kind, buffer in buffers.items():
                     self._spill(buffer, kind)
-                st["counters"] = sum_counters([st["counters"], *pending])
+                st["counters"] = bounded(sum_counters([st["counters"], *pending]), MAX_TRACKED)
                 st["after"] = last_key
                 buffers, held, pending = {}, 0, []
                 if time.monotonic() >= deadline:
                     return False
         for kind, buffer in buffers.items():
             self._spill(buffer, kind)
-        st["counters"] = sum_counters([st["counters"], *pending])
+        st["counters"] = bounded(sum_counters([st["counters"], *pending]), MAX_TRACKED)
         drop_snapshot(self.store, segment_prefix(self.run_id), self.snapshot)
         st["phase"] = "merge"
         return True

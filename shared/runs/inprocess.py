@@ -17,10 +17,10 @@ from groundswell.shared.policies import PolicyRegistry
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.finalize import IndexBuild, build_summary, delete_prefixes
 from groundswell.shared.runs.layout import run_prefix
-from groundswell.shared.runs.plan import CorpusPlanner, step_batches
+from groundswell.shared.runs.plan import corpus_planner, step_batches
 from groundswell.shared.runs.segments import write_segment
 from groundswell.shared.runs.service import engines
-from groundswell.shared.runs.units import UnitRunner
+from groundswell.shared.runs.units import UnitRunner, current_listing
 from groundswell.shared.settings import Settings
 from groundswell.shared.storage import open_store
 
@@ -31,14 +31,24 @@ def run_in_process(
     output_url: str,
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
+    fmt: str | None = None,
 ) -> dict[str, Any]:
+    """``fmt``: read the corpus's producer files in place (else its corpus.yaml says)."""
+    from groundswell.shared.formats.source import open_corpus
+
     output = open_store(output_url, settings)
     registry = PolicyRegistry(output)
     registry.ensure_builtins()
     policy = registry.resolve(policy_ref)
-    corpus = open_store(corpus_url, settings)
+    corpus = open_corpus(
+        open_store(corpus_url, settings),
+        fmt,
+        listing=current_listing,
+        max_bytes=settings.max_document_bytes,
+        page_size=settings.list_page_size,
+    )
     runner = UnitRunner(corpus, output, policy, max_bytes=settings.max_document_bytes)
-    planner = CorpusPlanner(corpus, None, settings.list_page_size)
+    planner = corpus_planner(corpus, None, settings.list_page_size, None)
     units = list(planner)
     run_id = f"in-process-{secrets.token_hex(4)}"
     done = 0

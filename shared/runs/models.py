@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 from groundswell.shared.policies import parse_ref
 
 ReprocessOnly = Literal["missing", "failed", "all"]
+# A producer format read in place (shared/formats/source.py); None: the corpus's own
+# corpus.yaml says, else the native layout.
+CorpusFormat = Literal["langextract", "anthropic", "bedrock", "azure-di", "documentai", "mapped"]
 RunStateName = Literal[
     "queued",
     "planning",
@@ -104,6 +107,11 @@ class RunSpec(BaseModel):
         "other document's units are reused from the corpus's latest run unread, so the run "
         "still covers the whole corpus. A line naming no corpus file is an input error.",
     )
+    format: CorpusFormat | None = Field(
+        default=None,
+        description="Read the corpus's producer files in place in this format (default: the "
+        "format its corpus.yaml declares, else the native layout).",
+    )
     changed_name: str | None = Field(
         default=None,
         description="What input errors call the list of changed keys (default: its key, or "
@@ -165,6 +173,8 @@ class RunRecord(BaseModel):
     # plan task checks again that the corpus still lies there before it lists (unset: a run
     # of the command line, which reads what its user names).
     allowed_under: str | None = None
+    # The producer format the corpus is read in (left out of the record when not named).
+    format: CorpusFormat | None = None
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
@@ -173,7 +183,13 @@ class RunRecord(BaseModel):
         for flag in ("ledger", "verify_inputs"):
             if not out.get(flag):
                 out.pop(flag, None)
-        for optional in ("allowed_under", "changed", "changed_errors", "changed_errors_total"):
+        for optional in (
+            "allowed_under",
+            "format",
+            "changed",
+            "changed_errors",
+            "changed_errors_total",
+        ):
             if out.get(optional) is None:
                 out.pop(optional, None)
         return out

@@ -27,6 +27,9 @@ from groundswell.shared.corpus import (
     SCHEMA_KEY,
     SUFFIX,
     InputError,
+    InputFileError,
+    ListedDocument,
+    RecordSource,
     doc_id_of,
     document_key,
     source_format,
@@ -133,9 +136,7 @@ class CorpusPlanner:
         self.formats: dict[str, int] = {}
         self.sources: dict[str, list[str]] = {}  # source keys of the pending ids
         self.entries: dict[str, dict[str, list[Any]]] = {}  # listing entries of the pending ids
-        # The kinds planned from the listings, a reading kind last (it plans for the others).
-        planning = [k for k in kinds.all_kinds() if k.plan is not None and k.follow is None]
-        self.planning = sorted(planning, key=lambda k: k.reading)
+        self.planning = planning_kinds()
 
     def counters(self) -> dict[str, int]:
         """What planning counts: inputs that made no unit, documents by format."""
@@ -226,18 +227,7 @@ class CorpusPlanner:
         return units, stopped
 
     def _units(self, doc_id: str, seen: dict[str, int], source: Any) -> list[PlannedUnit]:
-        """A document's units, one per kind whose planning rule makes one; a reading kind's
-        first (it plans for the others, and they wait for it)."""
-        mine: list[PlannedUnit] = []
-        listed = kinds.Listed(doc_id, seen, source, mine)
-        entries = self.entries.get(doc_id)
-        for kind in self.planning:
-            assert kind.plan is not None
-            weight = kind.plan(listed)
-            if weight is not None:
-                unit = PlannedUnit(kind.name, doc_id, weight, source, entries)
-                mine.insert(0, unit) if kind.reading else mine.append(unit)
-        return mine
+        return document_units(self.planning, doc_id, seen, source, self.entries.get(doc_id))
 
     def step(self, pages: int, take: Take | None = None) -> list[PlannedUnit]:
         """Read up to ``pages`` listing pages; return the units that became final.
@@ -265,6 +255,90 @@ class CorpusPlanner:
     def __iter__(self) -> Iterator[PlannedUnit]:
         while not self.finished:
             yield from self.step(1)
+
+
+def planning_kinds() -> list[Kind]:
+    """The kinds planned from a corpus's documents, a reading kind last (it plans for the
+    others)."""
+    planning = [k for k in kinds.all_kinds() if k.plan is not None and k.follow is None]
+    return sorted(planning, key=lambda k: k.reading)
+
+
+def document_units(
+    planning: list[Kind],
+    doc_id: str,
+    seen: dict[str, int],
+    source: Any,
+    entries: dict[str, list[Any]] | None,
+) -> list[PlannedUnit]:
+    """A document's units, one per kind whose planning rule makes one; a reading kind's
+    first (it plans for the others, and they wait for it)."""
+    mine: list[PlannedUnit] = []
+    listed = kinds.Listed(doc_id, seen, source, mine)
+    for kind in planning:
+        assert kind.plan is not None
+        weight = kind.plan(listed)
+        if weight is not None:
+            unit = PlannedUnit(kind.name, doc_id, weight, source, entries)
+            mine.insert(0, unit) if kind.reading else mine.append(unit)
+    return mine
+
+
+class SourcePlanner:
+    """Emits the units of a :class:`RecordSource`'s documents (a producer's files read in
+    place), in its order, with :class:`CorpusPlanner`'s interface: the source pages its
+    documents from a cursor of its own, so planning holds a page at a time."""
+
+    def __init__(self, source: RecordSource, cursor: dict[str, Any] | None = None) -> None:
+        self._at = (cursor or {}).get("source")
+        self.pages = source.listed_documents(self._at)
+        self.finished = bool((cursor or {}).get("finished"))
+        self.held: list[ListedDocument] = []  # the rest of a page a full window refused
+        self.documents = self.listed = 0
+        self.formats: dict[str, int] = {}
+        self.planning = planning_kinds()
+
+    def counters(self) -> dict[str, int]:
+        return {k: v for k, v in self.formats.items() if v}
+
+    def cursor(self) -> dict[str, Any]:
+        return {"source": self._at, **({"finished": True} if self.finished else {})}
+
+    def step(self, pages: int, take: Take | None = None) -> list[PlannedUnit]:
+        units: list[PlannedUnit] = []
+        read = 0
+        while read < pages and not self.finished:
+            page = self.held or next(self.pages, None)
+            self.held = []
+            if page is None:
+                self.finished = True
+                break
+            read += 1 if page else 0
+            for i, doc in enumerate(page):
+                mine = document_units(self.planning, doc.doc_id, doc.seen, None, doc.entries)
+                if take is not None and not take(mine):
+                    self.held = page[i:]
+                    return units
+                self._at = doc.after
+                self.documents += 1
+                self.listed += len(doc.entries)
+                name = f"documents.format.{source_format(document_key(doc.doc_id))}"
+                self.formats[name] = self.formats.get(name, 0) + 1
+                units += mine
+        return units
+
+    def __iter__(self) -> Iterator[PlannedUnit]:
+        while not self.finished:
+            yield from self.step(1)
+
+
+def corpus_planner(
+    corpus: ObjectStore, cursor: dict[str, Any] | None, page_size: int, snapshot: str | None
+) -> CorpusPlanner | SourcePlanner:
+    """The planner of a corpus: its source's when it is one, else its layout's listings."""
+    if isinstance(corpus, RecordSource):
+        return SourcePlanner(corpus, cursor)
+    return CorpusPlanner(corpus, cursor, page_size, snapshot)
 
 
 class Batcher:
@@ -627,7 +701,12 @@ def plan_run(service: RunService, run_id: str) -> bool:
     if moved is not None:  # no retry can bring it back: the run fails saying why
         fail_run(service, record, str(moved), [moved.as_dict()])
         return True
-    output, corpus = service.store(record.output), service.store(record.corpus)
+    output = service.store(record.output)
+    try:
+        corpus = service.corpus_store(record)
+    except InputFileError as exc:  # a bad corpus.yaml: no retry mends it
+        fail_run(service, record, f"invalid corpus: {exc}", [exc.error.as_dict()])
+        return True
     deadline = time.monotonic() + settings.plan_step_seconds
     window = service.window()
     while True:
@@ -646,7 +725,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
                 )
                 return True
         if step is None:
-            planner = CorpusPlanner(corpus, state.cursor, settings.list_page_size, run_id)
+            planner = corpus_planner(corpus, state.cursor, settings.list_page_size, run_id)
             followers = [k for k in kinds.all_kinds() if k.follow and k.on_in(record)]
             batcher = StepBatcher(settings.batch_bytes, settings.batch_max_units, followers)
             room = max(1, window - state.outstanding)

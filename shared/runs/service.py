@@ -47,8 +47,12 @@ EXPORT = "export"
 HOOKS = "hooks"
 DELIVER = "deliver"
 LINEAGE = "lineage"  # an OpenLineage event: START at submit, COMPLETE or FAIL at the end
+STREAMS = "streams"  # the beat's pass over followed corpora (shared/streams): ticks, reconciles
 # The run's own steps, all on the control queue.
-STEPS = (PLAN, FINALIZE, RECONCILE, SCHEDULE, EXPORT, HOOKS, DELIVER, LINEAGE)
+STEPS = (PLAN, FINALIZE, RECONCILE, SCHEDULE, EXPORT, HOOKS, DELIVER, LINEAGE, STREAMS)
+# A helper of a read unit: recognises pages of a long scan beside it, on the reading kind's
+# queue, outside the run's accounting (runs/reading.py).
+READ_PAGES = "read_pages"
 
 
 def queues() -> tuple[str, ...]:
@@ -59,6 +63,8 @@ def queues() -> tuple[str, ...]:
 def queue_of(task: str) -> str:
     """The queue of a task: a step of the run's is on ``control``, a kind's on its own
     (workers/app.py routes by it; a run's waiting_for reads it)."""
+    if task == READ_PAGES:
+        return next(k.queue for k in kinds.all_kinds() if k.reading)
     return kinds.CONTROL if task in STEPS else kinds.get(task).queue
 
 
@@ -91,6 +97,21 @@ class RunService:
 
     def store(self, url: str) -> ObjectStore:
         return open_store(url, self.settings)
+
+    def corpus_store(self, record: RunRecord) -> ObjectStore:
+        """The run's corpus as its units read it: the store, or the producer files in it
+        read in place (``record.format`` or its corpus.yaml). InputFileError: a bad
+        corpus.yaml."""
+        from groundswell.shared.formats.source import open_corpus
+        from groundswell.shared.runs.units import current_listing
+
+        return open_corpus(
+            self.store(record.corpus),
+            record.format,
+            listing=current_listing,
+            max_bytes=self.settings.max_document_bytes,
+            page_size=self.settings.list_page_size,
+        )
 
     @property
     def output_url(self) -> str:
@@ -169,6 +190,7 @@ class RunService:
             dry_run=spec.dry_run,
             ledger=spec.ledger,
             verify_inputs=spec.verify_inputs,
+            format=spec.format,
             changed=len(changed) if changed is not None else None,
             # The first lines naming no corpus file, and how many: the summary lists as many.
             changed_errors=changed_errors[:MAX_SUMMARY_ERRORS] if changed_errors else None,
@@ -329,6 +351,26 @@ class RunService:
         from groundswell.shared.runs.execute import run_batch
 
         return run_batch(self, run_id, batch, token, node)
+
+    def read_pages(self, run_id: str, file: str, source_sha256: str, pages: str) -> str:
+        """A read unit's helper: recognise and store ``pages`` (``"17-32"``) of its source
+        file; what happened (runs/reading.py ``help_read``), ``gone`` for a run gone or
+        ended."""
+        from groundswell.shared.read import parse_pages
+        from groundswell.shared.runs.execute import context
+        from groundswell.shared.runs.reading import help_read
+
+        record = self.get_or_none(run_id)
+        if record is None or record.terminal:
+            return "gone"
+        ctx = context(self, record)  # built once per process and run
+        return help_read(
+            ctx.output,
+            lambda: ctx.runner.get_input(file),
+            file,
+            source_sha256,
+            parse_pages(pages),
+        )
 
     def release(self, run_id: str, batch: str, token: str, why: str, *, retry: bool) -> None:
         """A delivery ends without recording: a retry is not a death; a failure is, and is

@@ -35,6 +35,7 @@ from typing import Any
 
 import redis
 
+from groundswell.shared.producers import run_counters
 from groundswell.shared.runs import kinds
 from groundswell.shared.runs.liveness import Holder, Running, holder_alive
 from groundswell.shared.runs.models import RunRecord, listed_at
@@ -506,8 +507,8 @@ class RunStore:
                 **(fields or {}),
             },
         )
-        if counters:
-            pipe.hset(self._k(record.id, "counters"), mapping=counters)
+        if counters and (kept := run_counters(counters)):
+            pipe.hset(self._k(record.id, "counters"), mapping=kept)
         for spec in pending:
             pipe.hset(self._k(record.id, "pending"), spec.batch, spec.dumps())
             pipe.zadd(self._k(record.id, "leases"), {spec.batch: lease_until})
@@ -741,7 +742,7 @@ class RunStore:
             lease_until or time.time() + 3600,
             unplanned,
         ]
-        for name, value in counters.items():
+        for name, value in run_counters(counters).items():
             if value:
                 args += [name, int(value)]
         out = self._record(

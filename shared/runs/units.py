@@ -61,6 +61,12 @@ _LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
 )
 
 
+def current_listing() -> dict[str, dict[str, list[Any]]] | None:
+    """The listing entries of the batch running in this context (a corpus read in place
+    finds each document's record by them)."""
+    return _LISTING.get()
+
+
 def unit_key(kind: str, doc_id: str) -> str:
     return f"{kind}/{doc_id}"
 
@@ -197,6 +203,9 @@ class UnitRunner:
         self.cache: dict[str, Any] = {}
         # The last readings loaded: a document's verify and admit units often run together.
         self._readings: OrderedDict[tuple[str, str], StoredReading] = OrderedDict()
+        # Sends a helper task for pages of a source file (file, its sha256, the pages) when
+        # the runner is a run's on a worker: a long scan is then shared out (runs/reading.py).
+        self.ocr_helpers: Callable[[str, str, list[int]], None] | None = None
 
     # -- documents and their readings ---------------------------------------------------
 
@@ -218,6 +227,15 @@ class UnitRunner:
             stored = load_reading(self.output, sha, name)
             if stored is not None:
                 self.remember(stored)
+        return stored
+
+    def read_now(self, data: bytes, file: str, sha: str, name: str) -> StoredReading:
+        """Read the source file and store its reading (runs/reading.py ``read_source``), a
+        long scan shared out with helper tasks when the runner can send them."""
+        helpers = self.ocr_helpers
+        ask = None if helpers is None else (lambda pages: helpers(file, sha, pages))
+        stored = read_source(self.output, data, file, sha, name, ask)
+        self.remember(stored)
         return stored
 
     def remember(self, stored: StoredReading) -> None:
@@ -243,8 +261,7 @@ class UnitRunner:
             if not read_now:
                 raise Unread(file)
             # Its read unit has not stored it (a split or resent batch overtook it): read here.
-            stored = read_source(self.output, data, file, sha, name)
-            self.remember(stored)
+            stored = self.read_now(data, file, sha, name)
         if stored.error is not None and stored.error["cause"] == TIMEOUT:
             raise InputFileError(InputError(file, stored.error["message"]))
         text = stored.text or ""
@@ -257,6 +274,13 @@ class UnitRunner:
             stored,
             stored.failure(file),
         )
+
+    def indexed_document(self, doc_id: str, listing: dict[str, list[Any]] | None) -> Document:
+        """A finished run's document, unread (a PDF's stored reading), for the read side:
+        ``listing`` is its index row's listing entries, which locate a record read in place
+        (without them, a source looks for the document from its start)."""
+        with self.listed({doc_id: listing} if listing else None):
+            return self.document(doc_id, self.find_source(doc_id), read_now=False)
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -302,6 +326,22 @@ class UnitRunner:
         if "schema_sha256" not in self.cache:
             self.cache["schema_sha256"] = content_sha256(self.schema_once()[0])
         return self.cache["schema_sha256"]
+
+    def producer(self) -> dict[str, Any] | None:
+        """The corpus's declared producer (``corpus.yaml``, or the format it is read in), read
+        once per runner: its units' receipts carry it, and their fingerprints cover it. A bad
+        corpus.yaml fails each unit with its error (InputFileError), as a bad schema does."""
+        if "producer" not in self.cache:
+            from groundswell.shared.formats.corpus_file import declared_producer
+
+            try:
+                self.cache["producer"] = declared_producer(self.corpus)
+            except InputFileError as exc:
+                self.cache["producer"] = exc
+        found = self.cache["producer"]
+        if isinstance(found, InputFileError):
+            raise found
+        return found
 
     def listed_unit(
         self,

@@ -34,6 +34,10 @@ class ObjectStore(Protocol):
         """The object's bytes; ``KeyError`` when it does not exist; ``StorageRefused`` when
         it is larger than ``max_bytes`` (checked before reading the body)."""
 
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object (fewer past its end); ``KeyError`` when it
+        does not exist. A producer file is read so, a range at a time, where it lies."""
+
     def put(self, key: str, data: bytes, *, create_only: bool = False) -> bool:
         """Write ``data``. With ``create_only``, return False (and write nothing) if it exists."""
 

@@ -67,6 +67,22 @@ class LocalStore:
     def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
         """The file's bytes. Only regular files inside the root are read: a symbolic link
         (anywhere on the way) or a FIFO, device or socket is refused, naming the key."""
+        fd, size = self._open_file(key)
+        with os.fdopen(fd, "rb") as fh:
+            if max_bytes is not None and size > max_bytes:
+                raise StorageRefused(f"{key}: {size} bytes, over the limit of {max_bytes}")
+            return fh.read()
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the file, refused as :meth:`get` refuses it."""
+        fd, _ = self._open_file(key)
+        try:
+            return os.pread(fd, max(0, end - start), start) if end > start else b""
+        finally:
+            os.close(fd)
+
+    def _open_file(self, key: str) -> tuple[int, int]:
+        """An open descriptor of the key's regular file inside the root, and its size."""
         path = self._path(key)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -76,17 +92,18 @@ class LocalStore:
             if exc.errno == errno.ELOOP:
                 raise StorageRefused(f"{key}: a symbolic link, not a file") from None
             raise
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
+        try:
+            st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise KeyError(key)
             if not stat.S_ISREG(st.st_mode):
                 raise StorageRefused(f"{key}: not a regular file ({_kind(st.st_mode)})")
             if self._outside(path.parent):
                 raise StorageRefused(f"{key}: reached through a symbolic link to a folder")
-            if max_bytes is not None and st.st_size > max_bytes:
-                raise StorageRefused(f"{key}: {st.st_size} bytes, over the limit of {max_bytes}")
-            return fh.read()
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, st.st_size
 
     def _outside(self, folder: Path) -> bool:
         """Whether ``folder`` (or one on the way to it) is a link that leads out of the root."""

@@ -114,13 +114,25 @@ class S3Store:
     def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
         """The object's bytes; a body cut off on the way (or shorter than its length) is
         read again, whole, with a short backoff, before the error is raised as transient."""
+        return self._read(key, max_bytes, {})
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` by a ranged GET (an empty range past the end is b"")."""
+        if end <= start:
+            return b""
+        return self._read(key, None, {"Range": f"bytes={start}-{end - 1}"})
+
+    def _read(self, key: str, max_bytes: int | None, extra: dict[str, str]) -> bytes:
         delay = 0.1
         for attempt in range(1, READ_ATTEMPTS + 1):
             try:
-                response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+                response = self.client.get_object(Bucket=self.bucket, Key=self._key(key), **extra)
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
+                code = exc.response.get("Error", {}).get("Code")
+                if code in _NOT_FOUND:
                     raise KeyError(key) from None
+                if code == "InvalidRange" and extra:  # a range that starts past the end
+                    return b""
                 raise self._fail("GET", key, exc) from exc
             body = response["Body"]
             expected = response.get("ContentLength")

@@ -12,6 +12,7 @@ from typing import Any
 
 from groundswell.shared.text.transforms import (
     CASE_STEPS,
+    OCR_STEPS,
     SKELETON_STEPS,
     TYPOGRAPHY_STEPS,
     WHITESPACE_STEPS,
@@ -42,6 +43,12 @@ RATIONALES = {
     "case": (
         "Letter case ignored (Unicode case folding). Assumes case carries no meaning, which "
         "is false for units (mW and MW), tickers and defined terms."
+    ),
+    "ocr": (
+        "UNSOUND: the letters a recogniser confuses count as one ('rn' and 'm', '0' and 'o', "
+        "'1', 'i' and 'l', 'vv' and 'w'), and a word broken by a line-end hyphen is joined, "
+        "so 'burn' and 'bum', '10' and 'lo' become the same text. For text recognised from a "
+        "scan; a diagnostic, not evidence."
     ),
     "skeleton": (
         "UNSOUND: only letters and digits are compared, so '($10.0 million)' and '$100 "
@@ -175,12 +182,19 @@ def default_ladder(marker_pattern: str | None = None) -> Ladder:
     )
 
 
+def ocr_ladder(marker_pattern: str | None = None) -> Ladder:
+    """The default ladder with the OCR confusions folded between case and skeleton: the
+    ``ocr`` tier (unsound) says which quotations a recogniser's usual errors would explain."""
+    tiers = default_ladder(marker_pattern).tiers
+    return Ladder((*tiers[:4], Tier("ocr", OCR_STEPS, False, RATIONALES["ocr"]), *tiers[4:]))
+
+
 def strict_ladder(marker_pattern: str | None = None) -> Ladder:
     """The default ladder without case folding and skeleton: exact, whitespace, typography."""
     return Ladder(default_ladder(marker_pattern).tiers[:3])
 
 
-BUILTIN_LADDERS = {"default": default_ladder, "strict": strict_ladder}
+BUILTIN_LADDERS = {"default": default_ladder, "strict": strict_ladder, "ocr": ocr_ladder}
 
 
 def standard_chain(marker_pattern: str | None) -> tuple[Transform, ...]:

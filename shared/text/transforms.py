@@ -560,6 +560,34 @@ class AlphanumericSkeleton(Transform):
         return "".join(parts), SubsetMap(parent, text, size, counts)
 
 
+# --- OCR confusions (unsound) ---------------------------------------------------------------
+
+# What a recogniser commonly mistakes for what, folded to one side, after case folding: 'rn'
+# read for 'm', '0' for 'o', '1', 'i' and '|' for 'l', 'vv' for 'w'; a word broken by a line-end
+# hyphen ("exam- ple", once whitespace is one space) is joined. Ligatures are folded earlier, by
+# the typography tier's NFKC.
+_OCR_PAIRS = {"rn": "m", "vv": "w"}
+_OCR_SINGLE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l"})
+_OCR_RE = re.compile(r"rn|vv|(?<=[^\W\d_])- (?=[^\W\d_])")
+
+
+class FoldOcrConfusions(Transform):
+    """Letters a recogniser confuses compared as one (``rn``/``m``, ``0``/``o``,
+    ``1``/``l``/``i``, ``vv``/``w``) and line-end hyphenation joined. UNSOUND: 'burn' and
+    'bum', '10' and 'lo' become the same text. For recognised (OCR) text, and a diagnostic."""
+
+    op = "fold_ocr_confusions"
+    version = 1
+
+    def apply(self, text: str) -> str:
+        return self.project_text(text)[0]
+
+    def project_text(self, text: str) -> tuple[str, Edits]:
+        # The pairs and the hyphen first (they change lengths), then the one-for-one letters.
+        out, edits = _sub_with_edits(_OCR_RE, text, lambda m: _OCR_PAIRS.get(m.group(), ""))
+        return out.translate(_OCR_SINGLE), edits
+
+
 # --- registry ---------------------------------------------------------------------------------
 
 _REGISTRY: dict[tuple[str, int], Callable[..., Transform]] = {}
@@ -620,6 +648,7 @@ for _cls in (
     FoldHyphenVariants,
     NFKC,
     Casefold,
+    FoldOcrConfusions,
     AlphanumericSkeleton,
 ):
     register_transform(_cls.op, _cls.version, _cls)
@@ -635,3 +664,4 @@ TYPOGRAPHY_STEPS: tuple[Transform, ...] = (
 )
 CASE_STEPS: tuple[Transform, ...] = (Casefold(),)
 SKELETON_STEPS: tuple[Transform, ...] = (AlphanumericSkeleton(),)
+OCR_STEPS: tuple[Transform, ...] = (FoldOcrConfusions(),)

@@ -8,6 +8,7 @@ admission part.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -21,6 +22,7 @@ from groundswell.shared.corpus import (
     document_key,
     parse_candidates,
 )
+from groundswell.shared.producers import declared_input, producer_problem
 from groundswell.shared.read.regions import recognised
 from groundswell.shared.receipts import admit_fingerprint, content_sha256, receipt_key
 from groundswell.shared.runs import kinds
@@ -31,7 +33,7 @@ from groundswell.shared.runs.units import (
     error_body,
     error_from_body,
 )
-from groundswell.shared.summary import admit_unit_counts
+from groundswell.shared.summary import admit_unit_counts, producer_candidate_counts
 
 ADMIT = "admit"
 
@@ -55,12 +57,18 @@ def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> Uni
         if inputs.get("schema") != schema_sha:
             return None
         policy = runner.policy.admit_fingerprint
-        return admit_fingerprint(inputs.get("document"), inputs["candidates"], schema_sha, policy)
+        return admit_fingerprint(
+            inputs.get("document"),
+            inputs["candidates"],
+            schema_sha,
+            policy,
+            producer=runner.producer(),
+        )
 
     def tally(receipt: dict[str, Any]) -> tuple[Counter[str], list[InputError]]:
         labels, label_errors = runner.labels(doc_id, candidates=True)
         errors = [error_from_body(e, keys[1]) for e in receipt.get("errors", [])]
-        return admit_unit_counts(receipt["receipt"], labels), errors + label_errors
+        return _admit_counts(receipt, labels), errors + label_errors
 
     return runner.reuse_listed(ADMIT, doc_id, keys, fp, tally, runner.policy.admit_fingerprint)
 
@@ -85,7 +93,7 @@ def _admit(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
         doc.size,
         lambda: _admit_receipt(runner, fp, doc_id, doc, cand_data, schema, inputs),
         lambda receipt: (
-            admit_unit_counts(receipt["receipt"], labels),
+            _admit_counts(receipt, labels),
             [error_from_body(e, cand_file) for e in receipt.get("errors", [])] + label_errors,
         ),
         cand_file,
@@ -119,6 +127,9 @@ def _admit_receipt(
         "policy": {"admit_fingerprint": runner.policy.admit_fingerprint},
         "engine": {"admit": ENGINE_REVISION, "spec": SPEC_VERSION},
     }
+    if runner.producer() is not None:
+        # The corpus's declared producer (each candidate's own rides in ``records``).
+        body["producer"] = runner.producer()
     if doc.source:
         body["source"] = doc.source
     if doc.failure is not None:
@@ -127,6 +138,7 @@ def _admit_receipt(
     try:
         text = doc.text()
         candidates, errors = parse_candidates(cand_data, candidates_key(doc_id))
+        errors += _producer_errors(candidates, errors, candidates_key(doc_id))
     except InputFileError as exc:
         body["failure"] = error_body(exc.error)
         return body
@@ -162,6 +174,35 @@ def _admit_receipt(
     body["records"] = candidates  # as given; the NFC move is a function of them
     body["errors"] = [error_body(e) for e in errors]
     return body
+
+
+def _admit_counts(receipt: dict[str, Any], labels: Any) -> Counter[str]:
+    counts = admit_unit_counts(receipt["receipt"], labels)
+    counts.update(producer_candidate_counts(receipt, labels))
+    return counts
+
+
+def _producer_errors(
+    candidates: list[Any], errors: list[InputError], file: str
+) -> list[InputError]:
+    """A candidate whose ``producer`` member is no producer: an error naming ``[i].producer``
+    (``i`` its place in the file: the items left out before it count); it is admitted as
+    usual, counted under the corpus's producer, if it declares one."""
+    if not any(isinstance(c, dict) and "producer" in c for c in candidates):
+        return []
+    dropped = {
+        int(e.field[1 : e.field.index("]")])
+        for e in errors
+        if e.field and e.field.startswith("[") and "]" in e.field
+    }
+    places = (i for i in itertools.count() if i not in dropped)
+    out = []
+    for place, candidate in zip(places, candidates, strict=False):
+        if isinstance(candidate, dict) and "producer" in candidate:
+            problem = producer_problem(candidate["producer"])
+            if problem is not None:
+                out.append(InputError(file, problem, None, f"[{place}].producer"))
+    return out
 
 
 def _packet_error(doc_id: str, message: str) -> InputError:
@@ -204,6 +245,7 @@ def fingerprint(runner: UnitRunner, doc: Document, cand_data: bytes) -> tuple[st
         **source,
         "candidates": content_sha256(cand_data),
         "schema": runner.schema_sha256(),
+        **declared_input(runner.producer()),
     }
     fp = admit_fingerprint(
         doc.sha256,
@@ -211,6 +253,7 @@ def fingerprint(runner: UnitRunner, doc: Document, cand_data: bytes) -> tuple[st
         inputs["schema"],
         runner.policy.admit_fingerprint,
         doc.source,
+        runner.producer(),
     )
     return fp, inputs  # type: ignore[return-value]
 

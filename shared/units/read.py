@@ -17,7 +17,7 @@ from typing import Any
 from groundswell.shared.corpus import DOCUMENTS, InputFileError, document_key, source_format
 from groundswell.shared.receipts import content_sha256
 from groundswell.shared.runs import kinds
-from groundswell.shared.runs.reading import CONFLICT, read_source, reader
+from groundswell.shared.runs.reading import CONFLICT, reader
 from groundswell.shared.runs.segments import Segment, sum_counters
 from groundswell.shared.runs.units import UnitRunner
 
@@ -49,8 +49,7 @@ def read_unit(runner: UnitRunner, doc_id: str, source: Any) -> dict[str, int]:
     if stored is None:
         if runner.dry_run:
             return {"units.read.would_compute": 1}
-        stored = read_source(runner.output, data, file, sha, name)
-        runner.remember(stored)
+        stored = runner.read_now(data, file, sha, name)
         status = "computed"
     out = {f"units.read.{status}": 1}
     if stored.cause:

@@ -20,6 +20,7 @@ from groundswell.shared.corpus import (
     claims_key,
     parse_claims,
 )
+from groundswell.shared.producers import declared_input, producer_problem
 from groundswell.shared.read.regions import recognised, utf8_offsets
 from groundswell.shared.receipts import content_sha256, receipt_key, verify_fingerprint
 from groundswell.shared.runs import kinds
@@ -30,7 +31,11 @@ from groundswell.shared.runs.units import (
     error_body,
     error_from_body,
 )
-from groundswell.shared.summary import repair_unit_counts, verify_unit_counts
+from groundswell.shared.summary import (
+    producer_claim_counts,
+    repair_unit_counts,
+    verify_unit_counts,
+)
 
 VERIFY = "verify"
 
@@ -47,12 +52,14 @@ def _reuse_listed(runner: UnitRunner, doc_id: str, keys: tuple[str, str]) -> Uni
         if "source" in inputs or not inputs.get("claims"):
             return None
         policy = runner.policy.verify_fingerprint
-        return verify_fingerprint(inputs.get("document"), inputs["claims"], policy)
+        return verify_fingerprint(
+            inputs.get("document"), inputs["claims"], policy, producer=runner.producer()
+        )
 
     def tally(receipt: dict[str, Any]) -> tuple[Counter[str], list[InputError]]:
         labels, label_errors = runner.labels(doc_id, candidates=False)
         errors = [error_from_body(e, keys[1]) for e in receipt.get("errors", [])]
-        return _verify_counts(receipt.get("records", []), labels), errors + label_errors
+        return _verify_counts(receipt, labels), errors + label_errors
 
     return runner.reuse_listed(VERIFY, doc_id, keys, fp, tally, runner.policy.verify_fingerprint)
 
@@ -74,7 +81,7 @@ def _verify(runner: UnitRunner, doc_id: str, source: Any = None) -> UnitResult:
         doc.size,
         lambda: _verify_receipt(runner, fp, doc_id, doc, claims_data, inputs),
         lambda receipt: (
-            _verify_counts(receipt.get("records", []), labels),
+            _verify_counts(receipt, labels),
             [error_from_body(e, claims_file) for e in receipt.get("errors", [])] + label_errors,
         ),
         doc_file,
@@ -101,6 +108,9 @@ def _verify_receipt(
         "policy": {"verify_fingerprint": runner.policy.verify_fingerprint},
         "engine": {"verify": ENGINE_REVISION},
     }
+    if runner.producer() is not None:
+        # The corpus's declared producer (its records' own ride in them); none: as before.
+        body["producer"] = runner.producer()
     if repair is not None:
         # Only a version that repairs says so: without repair the receipt is as before.
         body["policy"]["repair"] = repair.identity
@@ -121,6 +131,9 @@ def _verify_receipt(
     repairer = repair.repairer(text, verifier) if repair is not None else None
     out: list[dict[str, Any]] = []
     for line, record in records:
+        if "producer" in record and (problem := producer_problem(record["producer"])):
+            # Verified as usual; counted under the corpus's producer, if it declares one.
+            errors.append(InputError(claims_key(doc_id), problem, line, "producer"))
         start, end = record.get("start"), record.get("end")
         if start is not None and end is not None:
             if not 0 <= start < end <= len(text):
@@ -183,7 +196,8 @@ def repair_result(item: dict[str, Any]) -> dict[str, Any] | None:
     return None if body is None else {**body, "before": item["certificate"]}
 
 
-def _verify_counts(records: list[dict[str, Any]], labels: Labels | None) -> Counter[str]:
+def _verify_counts(receipt: dict[str, Any], labels: Labels | None) -> Counter[str]:
+    records = receipt.get("records", [])
     counts = verify_unit_counts(
         ((r["record"].get("id"), r["certificate"]) for r in records), labels
     )
@@ -193,6 +207,7 @@ def _verify_counts(records: list[dict[str, Any]], labels: Labels | None) -> Coun
                 ((r["record"].get("id"), r["repair"]) for r in records if "repair" in r), labels
             )
         )
+    counts.update(producer_claim_counts(records, labels, receipt.get("producer")))
     return counts
 
 
@@ -203,8 +218,13 @@ def fingerprint(
     document read first: the text's digest, and the source file's digest and reader)."""
     source = {"source": doc.source["sha256"]} if doc.source else {}
     inputs = {"document": doc.sha256, **source, "claims": content_sha256(claims_data)}
+    inputs.update(declared_input(runner.producer()))
     fp = verify_fingerprint(
-        doc.sha256, inputs["claims"], runner.policy.verify_fingerprint, doc.source
+        doc.sha256,
+        inputs["claims"],
+        runner.policy.verify_fingerprint,
+        doc.source,
+        runner.producer(),
     )
     return fp, inputs  # type: ignore[return-value]
 
@@ -212,7 +232,12 @@ def fingerprint(
 def locate(runner: UnitRunner, doc_id: str) -> str | None:
     """The key of the receipt the document's unit has (or will have), from its inputs alone."""
     found = runner.located_inputs(doc_id, claims_key(doc_id))
-    return receipt_key(VERIFY, fingerprint(runner, found[1], found[0])[0]) if found else None
+    if found is None:
+        return None
+    try:
+        return receipt_key(VERIFY, fingerprint(runner, found[1], found[0])[0])
+    except InputFileError:
+        return None  # a bad corpus.yaml: no receipt
 
 
 def plan(doc: kinds.Listed) -> int | None:

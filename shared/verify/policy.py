@@ -114,7 +114,7 @@ class VerifyPolicy:
             factory = BUILTIN_LADDERS.get(self.ladder_name)
             if factory is None:
                 raise PolicyError(
-                    f"unknown ladder {self.ladder_name!r}: use 'default', 'strict', or give a "
+                    f"unknown ladder {self.ladder_name!r}: use 'default', 'strict', 'ocr', or give a "
                     "custom ladder"
                 )
             ladder = factory(self.marker_pattern)
@@ -321,6 +321,19 @@ BUILTIN_VERIFY_POLICIES: dict[str, VerifyPolicy] = {
     "default": DEFAULT,
     "permissive": PERMISSIVE,
 }
+
+
+def ocr_variant(policy: VerifyPolicy) -> VerifyPolicy:
+    """``policy`` on the ``ocr`` ladder (its own tiers with the OCR confusions folded between
+    case and skeleton), accepting through the same tier: what ``sensitivity --ocr`` verifies
+    with to count the quotations only a recogniser's usual errors explain. A policy with its
+    own ladder has no such variant."""
+    if policy.ladder is not None:
+        raise PolicyError(
+            f"{policy.ref} has its own ladder: add a fold_ocr_confusions step to it instead"
+        )
+    return replace(policy, name=f"{policy.name}-ocr", ladder_name="ocr", ladder=None,
+                   accept_through=policy.accept_tier)  # fmt: skip
 
 
 def get_verify_policy(ref: str) -> VerifyPolicy:

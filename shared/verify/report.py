@@ -13,7 +13,7 @@ from groundswell.shared.text.projections import Projections
 from groundswell.shared.text.unicode import UNICODE_VERSION
 from groundswell.shared.verify.certificate import Certificate
 from groundswell.shared.verify.engine import Verifier
-from groundswell.shared.verify.policy import ENGINE_REVISION, VerifyPolicy
+from groundswell.shared.verify.policy import ENGINE_REVISION, VerifyPolicy, ocr_variant
 
 MANIFEST_SCHEMA = "groundswell/verify-manifest/1"
 
@@ -152,17 +152,25 @@ def manifest(
 def sensitivity(
     claims_by_source: Iterable[tuple[str, Sequence[str]]],
     policies: Mapping[str, VerifyPolicy],
+    *,
+    ocr: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """The same claims re-verified under each policy: rates side by side.
+    """The same claims re-verified under each policy: rates side by side; with ``ocr``, also
+    how many each policy's ``ocr`` variant locates only at the (unsound) OCR-confusion tier.
 
     Each source is normalized once for all the policies (they share its projections).
     """
     profiles = {name: LadderProfile(policy) for name, policy in policies.items()}
+    variants = {name: ocr_variant(policy) for name, policy in policies.items()} if ocr else {}
+    explained = dict.fromkeys(variants, 0)
     for source, claims in claims_by_source:
         projections = Projections(source)
         for name, policy in policies.items():
             verifier = Verifier(source, policy, projections=projections)
             profiles[name].add_all(verifier.verify(claim) for claim in claims)
+            if name in variants:
+                loose = Verifier(source, variants[name], projections=projections)
+                explained[name] += sum(loose.verify(c).tier == "ocr" for c in claims)
     out: dict[str, dict[str, Any]] = {}
     for name, profile in profiles.items():
         rates = profile.rates()
@@ -174,6 +182,10 @@ def sensitivity(
             "exact_floor": rates["exact_floor"],
             "profile": profile.as_dict(),
         }
+        if name in variants:
+            # Found only once the recogniser's usual confusions are folded: never grounded.
+            out[name]["ocr_explained"] = explained[name]
+            out[name]["ocr_explained_rate"] = profile._share(explained[name])
     return out
 
 

@@ -22,6 +22,7 @@ from tests.test_client import app_operations
 
 pytestmark = pytest.mark.integration
 DOC = "brightwater-10q-q3-2025"
+WEBHOOK_SECRET = "whsec-client-test"
 
 
 @pytest.fixture
@@ -31,7 +32,8 @@ def finished_runs(service_settings, output_bucket, tmp_path):
         "storage_url": f"s3://{output_bucket}/out",
         "ledger_url": f"sqlite:///{tmp_path / 'ledger.sqlite'}",
         "api_key_hashes": hash_api_key(API_KEY),
-        "allowed_corpora": str(SAMPLE_CORPUS),
+        "allowed_corpora": f"{SAMPLE_CORPUS},s3://followed",
+        "stream_webhook_secret": WEBHOOK_SECRET,
     }
     settings = Settings(**values)
     runs = [
@@ -69,6 +71,8 @@ def test_every_route_through_the_client(finished_runs, tmp_path):
         assert again.corpus == str(SAMPLE_CORPUS) and again.policy["ref"] == "strict@1"
         assert api.cancel(queued.id).state == "cancelled" and api.cancel(again.id)
         assert api.summary(run_b)["run_id"] == run_b
+        by_producer = api.producers(run_b)
+        assert by_producer["run_id"] == run_b and by_producer["producers"] == []  # none declared
         diff = api.diff(run_a, run_b, limit=5)
         assert diff["pagination"]["limit"] == 5
         assert api.report(run_b, documents=2).startswith("<!doctype html")
@@ -124,6 +128,17 @@ def test_every_route_through_the_client(finished_runs, tmp_path):
         with pytest.raises(APIError) as gone:
             api.schedule(added.id)
         assert gone.value.status == 404 and added.id in gone.value.detail
+
+        # streams: follow an S3 corpus, push a signed notification, see it waiting
+        stream = api.follow("s3://followed/corpus", "default")
+        assert stream["policy"] == "default@1" and stream["status"]["pending"] == 0
+        created = {"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": "followed"}}}
+        created["s3"]["object"] = {"key": "corpus/documents/x.txt", "eTag": "e", "sequencer": "1"}
+        assert api.send_s3_events({"Records": [created]}, WEBHOOK_SECRET)["applied"] == 1
+        assert api.stream(stream["id"])["status"]["pending"] == 1
+        with pytest.raises(APIError) as forged:
+            api.send_s3_events({"Records": [created]}, "not-the-secret")
+        assert forged.value.status == 401
 
         # gates, exports, hooks, page images, recording (answers below 500 are their routes')
         with pytest.raises(APIError) as no_gate:

@@ -52,6 +52,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "json": {"corpus": str(SAMPLE_CORPUS), "document_id": "x", "claim": {"quote": "q"}}
     },
     ("POST", "/v1/hooks"): {"json": {"url": "https://93.184.215.14/groundswell"}},
+    ("POST", "/v1/streams"): {"json": {"corpus": "s3://fuzz/corpus"}},
+    ("POST", "/v1/events/s3"): {"json": {"Records": []}},
     ("POST", "/review/sign-in"): {"data": {"key": ADMIN, "next": "/review"}},
     ("POST", "/review/sign-out"): {"data": {}},
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import time
@@ -48,6 +49,29 @@ def test_invalid_requests_say_what_is_wrong(client):
     assert "changes/nope.txt: the list of changed keys" in unlisted.json()["detail"]
     shape = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "changed": 3})
     assert shape.status_code == 422 and "changed" in shape.text
+    fmt = client.post("/v1/runs", json={"corpus": str(SAMPLE_CORPUS), "format": "langextrakt"})
+    assert fmt.status_code == 422 and "format" in fmt.text and "langextract" in fmt.text
+
+
+def test_a_run_reads_producer_files_in_place_by_its_format(client, pipeline, tmp_path):
+    pipeline.start_worker("w1")
+    corpus = tmp_path / "lx"
+    corpus.mkdir()
+    text = "Net sales were $4.2 billion."
+    x = {"extraction_class": "sales", "extraction_text": "$4.2 billion",
+         "char_interval": {"start_pos": 15, "end_pos": 27}, "alignment_status": "match_exact"}  # fmt: skip
+    (corpus / "run.jsonl").write_text(
+        json.dumps({"document_id": "a", "text": text, "extractions": [x]}) + "\n"
+    )
+    (corpus / "schema.json").write_text('{"fields": {"sales": {"type": "string"}}}')
+    created = client.post("/v1/runs", json={"corpus": str(corpus), "format": "langextract"})
+    assert created.status_code == 202, created.text
+    assert created.json()["format"] == "langextract"
+    run_id = created.json()["id"]
+    summary = pipeline.wait(run_id)
+    assert summary["state"] == "succeeded", summary
+    assert summary["counts"]["claims.accepted"] == 1
+    assert summary["units"]["admit"]["computed"] == 1
 
 
 def test_run_round_trip(client, pipeline):

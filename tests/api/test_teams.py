@@ -31,6 +31,7 @@ MATRIX: dict[tuple[str, str], set[int]] = {
     ("GET", "/v1/runs/{run_a}/diff/{run_b}"): {200},
     ("GET", "/v1/runs/{run_id}/report"): {200},
     ("GET", "/v1/runs/{run_id}/summary"): {200},
+    ("GET", "/v1/runs/{run_id}/producers"): {200},
     ("GET", "/v1/runs/{run_id}/receipts"): {200},
     ("GET", "/v1/runs/{run_id}/documents/{doc_id}/receipts"): {200},
     ("GET", "/v1/schedules/{schedule_id}"): {200},
@@ -51,6 +52,7 @@ MATRIX: dict[tuple[str, str], set[int]] = {
     ("GET", "/v1/runs/{run_id}/documents/{doc_id}/pages/{page}.png"): {404},
     ("GET", "/review/tasks/{task_key}/pages/{page}.png"): {404},
     ("DELETE", "/v1/hooks/{hook_id}"): {204},
+    ("GET", "/v1/streams/{stream_id}"): {200},
 }
 # Routes with a path parameter that no team owns: policies and the docs are the deployment's.
 SHARED = {
@@ -96,12 +98,13 @@ def teams(service_settings, tmp_path):
             doc.write_text(doc.read_text(encoding="utf-8") + f"\n{team}\n", encoding="utf-8")
     values = {
         **service_settings,
-        "allowed_corpora": str(tmp_path / "corpora"),
+        # Each team also follows an S3 prefix of its own (a stream: S3 corpora only).
+        "allowed_corpora": f"{tmp_path / 'corpora'},s3://teams",
         "api_key_hashes": ",".join(
             [
                 hash_api_key(API_KEY),
-                f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'corpora' / 'team-a'}",
-                f"bob:runs+review:{hash_api_key(BOB)}:{tmp_path / 'corpora' / 'team-b'}",
+                f"ana:runs+review:{hash_api_key(ANA)}:{tmp_path / 'corpora' / 'team-a'}|s3://teams/team-a",
+                f"bob:runs+review:{hash_api_key(BOB)}:{tmp_path / 'corpora' / 'team-b'}|s3://teams/team-b",
             ]
         ),
         "api_rate_runs": "1000/minute",
@@ -129,7 +132,10 @@ def _owned(client: httpx.Client, corpus: Path, run_id: str) -> dict[str, str]:
     ).json()
     hook = client.post("/v1/hooks", json={"url": "https://93.184.215.14/groundswell"})
     assert hook.status_code == 201, hook.text
+    stream = client.post("/v1/streams", json={"corpus": f"s3://teams/{corpus.parent.name}/filings"})
+    assert stream.status_code == 201, stream.text
     return {
+        "stream_id": stream.json()["id"],
         "page": "1",
         "hook_id": hook.json()["id"],
         "run_id": run_id,
@@ -260,11 +266,16 @@ def test_each_team_sees_its_own_runs_and_nothing_of_the_other_s(teams):
             if "corpus" in s.labels
         }
 
-    labels = {team: corpus_label(str(c)) for team, c in corpora.items()}
-    assert corpora_in(httpx.get(f"{url}/metrics", timeout=60).text) == set(labels.values())
-    assert corpora_in(ana.get("/metrics").text) == {labels["team-a"]}
-    assert corpora_in(bob.get("/metrics").text) == {labels["team-b"]}
-    assert corpora_in(admin.get("/metrics").text) == set(labels.values())
+    # Each team's corpus, and the S3 prefix it follows (its stream's lag).
+    labels = {
+        team: {corpus_label(str(c)), corpus_label(f"s3://teams/{team}/filings")}
+        for team, c in corpora.items()
+    }
+    every = labels["team-a"] | labels["team-b"]
+    assert corpora_in(httpx.get(f"{url}/metrics", timeout=60).text) == every
+    assert corpora_in(ana.get("/metrics").text) == labels["team-a"]
+    assert corpora_in(bob.get("/metrics").text) == labels["team-b"]
+    assert corpora_in(admin.get("/metrics").text) == every
     assert "groundswell_runs_active" in ana.get("/metrics").text
 
 

@@ -72,6 +72,12 @@ COUNTERS = {
     "groundswell_labelled_candidates": {"policy", "version", "gold", "outcome"},
     "groundswell_repairs": {"policy", "version", "action", "stage"},
     "groundswell_wrong_repairs": {"policy", "version", "action"},
+    "groundswell_producer_claims": {"policy", "version", "producer", "outcome"},
+    "groundswell_producer_candidates": {"policy", "version", "producer", "outcome"},
+    "groundswell_producer_labelled": {"policy", "version", "producer", "kind"},
+    "groundswell_producer_escapes": {"policy", "version", "producer", "kind"},
+    "groundswell_producer_aligned_claims": {"policy", "version", "producer"},
+    "groundswell_producer_disagreements": {"policy", "version", "producer", "disagreement"},
     "groundswell_documents": {"kind"},
     "groundswell_document_bytes": {"kind"},
     "groundswell_units": {"kind", "status"},
@@ -86,8 +92,11 @@ COUNTERS = {
     "groundswell_bad_records": {"collection"},
     "groundswell_schedule_fires": {"outcome"},
     "groundswell_hook_deliveries": {"event", "outcome"},
+    "groundswell_stream_events": {"result"},
+    "groundswell_stream_windows": {"state"},
     "groundswell_reads": {"format", "status"},
     "groundswell_read_pages": {"format"},
+    "groundswell_ocr_pages": {"role", "how"},
     "groundswell_http_requests": {"method", "route", "status"},
 }
 HISTOGRAMS = {
@@ -113,6 +122,7 @@ GAUGES = {
     "groundswell_review_open_median_age_seconds": {"corpus", "policy", "version"},
     "groundswell_review_agreement_rate": {"corpus", "policy", "version"},
     "groundswell_review_escape_rate": {"corpus", "policy", "version"},
+    "groundswell_stream_lag_seconds": {"corpus", "policy", "version"},
 }
 # The gauges of the latest finished (or newest reviewed) run per corpus and policy version.
 PER_CORPUS = {
@@ -125,6 +135,7 @@ PER_CORPUS = {
     "groundswell_review_open_median_age_seconds",
     "groundswell_review_agreement_rate",
     "groundswell_review_escape_rate",
+    "groundswell_stream_lag_seconds",
 }
 # Worker metrics live in shared/metrics.py; the API defines the HTTP, queue and run gauges.
 WORKER_METRICS = set(COUNTERS) - {"groundswell_http_requests"} | {
@@ -285,7 +296,11 @@ def variable_metrics(dashboard: dict) -> set[str]:
 
 
 def alert_rules() -> list[dict]:
-    return [rule for group in load_yaml(ALERTS)["groups"] for rule in group["rules"]]
+    return [r for group in load_yaml(ALERTS)["groups"] for r in group["rules"] if "alert" in r]
+
+
+def recording_rules() -> list[dict]:
+    return [r for group in load_yaml(ALERTS)["groups"] for r in group["rules"] if "record" in r]
 
 
 # ------------------------------------------------------------------------ the parser
@@ -743,6 +758,7 @@ def test_api_collector_exposes_the_documented_gauges(monkeypatch) -> None:
 
     class Service:
         runs = Runs()
+        runs.r = type("NoStreams", (), {"scard": lambda self, key: 0})()  # no followed corpus
 
     monkeypatch.setattr(groundswell.workers.app, "queue_depths", lambda app: {"verify": 3})
     families = {f.name: f for f in QueueCollector(lambda: Service(), lambda: None).collect()}
@@ -789,6 +805,41 @@ def test_alert_expressions_use_documented_metrics_and_bounded_labels() -> None:
         assert names, rule["alert"]
         assert names <= set(SERIES), (rule["alert"], names - set(SERIES))
         assert labels <= BOUNDED_LABELS, (rule["alert"], labels - BOUNDED_LABELS)
+
+
+def test_recording_rules_use_documented_metrics_and_keep_the_producer_label() -> None:
+    rules = recording_rules()
+    assert {r["record"] for r in rules} >= {
+        "producer:groundswell_grounding_rate:ratio_1h",
+        "producer:groundswell_candidate_escape_rate:ratio_1h",
+        "producer:groundswell_review_rate:ratio_1h",
+        "producer:groundswell_disagreement_rate:ratio_1h",
+    }
+    for rule in rules:
+        names, labels = parse_promql(rule["expr"])
+        assert names <= set(SERIES), (rule["record"], names - set(SERIES))
+        assert labels <= BOUNDED_LABELS, (rule["record"], labels - BOUNDED_LABELS)
+        # level:metric:operations, aggregated by the level it names
+        level = rule["record"].split(":")[0]
+        clauses = _CLAUSES.findall(rule["expr"])
+        assert clauses and all(c.strip() == level for c in clauses), rule["record"]
+    tests = load_yaml(ALERT_TESTS)["tests"]
+    tested = {case["expr"] for t in tests for case in t.get("promql_expr_test", [])}
+    assert len(tested & {r["record"] for r in rules}) >= 3
+
+
+def test_the_by_extractor_row_breaks_the_rates_down_by_producer(dashboard: dict) -> None:
+    panels = dashboard["panels"]
+    start = next(i for i, p in enumerate(panels) if p["title"] == "By extractor")
+    end = next((i for i in range(start + 1, len(panels)) if panels[i]["type"] == "row"), None)
+    row = panels[start + 1 : end]
+    titles = {p["title"] for p in row}
+    for wanted in ("Grounding rate", "Escape rate", "Review load", "Producer/verifier"):
+        assert any(t.startswith(wanted) for t in titles), wanted
+    for panel in row:
+        for target in panel["targets"]:
+            assert "by (producer" in target["expr"], panel["title"]
+            assert "{{producer}}" in target["legendFormat"], panel["title"]
 
 
 # --------------------------------------------------------------------------- Grafana
@@ -853,6 +904,7 @@ def test_dashboard_has_the_rows() -> None:
         "Redeliveries and failures",
         "API",
         "Liveness",
+        "By extractor",
     }
     exprs = " ".join(expr for _, expr in dashboard_queries(dashboard))
     assert "histogram_quantile(0.5," in exprs and "histogram_quantile(0.95," in exprs

@@ -158,3 +158,24 @@ def upload(folder: Path, client, bucket: str, prefix: str) -> int:
             )
             count += 1
     return count
+
+
+def with_producers(target: Path, producers: list[dict[str, Any]]) -> dict[str, str]:
+    """Give each document's claims and candidates of a written corpus a ``producer`` member,
+    the producers taken in turn by document id; returns each document's producer format."""
+    out: dict[str, str] = {}
+    docs = sorted(p.stem for p in (target / "claims").glob("*.jsonl"))
+    for n, doc_id in enumerate(docs):
+        producer = producers[n % len(producers)]
+        claims = target / "claims" / f"{doc_id}.jsonl"
+        lines = [json.loads(line) for line in claims.read_text(encoding="utf-8").splitlines()]
+        claims.write_text(
+            "".join(json.dumps({**r, "producer": producer}) + "\n" for r in lines),
+            encoding="utf-8",
+        )
+        candidates = target / "candidates" / f"{doc_id}.json"
+        if candidates.exists():
+            items = json.loads(candidates.read_text(encoding="utf-8"))
+            candidates.write_text(json.dumps([{**c, "producer": producer} for c in items]))
+        out[doc_id] = producer["format"]
+    return out

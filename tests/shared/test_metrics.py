@@ -179,3 +179,33 @@ def test_a_kind_without_rows_counts_its_computed_units_from_its_batch():
     assert computed() == before + 3
     observe_batch("ledger", [], {"units.ledger.computed": 3}, {})  # a kind with rows: by rows
     assert computed() == before + 3
+
+
+def test_producer_series_count_a_batch_by_producer_with_a_bounded_label(monkeypatch):
+    from groundswell.shared import metrics
+    from groundswell.shared.producers import MAX_PRODUCERS, OTHER, counter
+
+    monkeypatch.setattr(metrics, "_PRODUCER_LABELS", set())
+    fresh = {
+        counter("claims", "lx:m1"): 5,
+        counter("claims.accepted", "lx:m1"): 3,
+        counter("claims.labelled_fabricated", "lx:m1"): 2,
+        counter("claims.escapes", "lx:m1"): 1,
+        counter("claims.aligned", "lx:m1"): 4,
+        counter("disagree.exact_not_verified", "lx:m1"): 1,
+    }
+    metrics.observe_claims("pt", "1", fresh)
+    at = {"policy": "pt", "version": "1", "producer": "lx:m1"}
+    assert sample("groundswell_producer_claims_total", {**at, "outcome": "accepted"}) == 3
+    assert sample("groundswell_producer_claims_total", {**at, "outcome": "refused"}) == 2
+    assert sample("groundswell_producer_escapes_total", {**at, "kind": "claim"}) == 1
+    assert sample("groundswell_producer_labelled_total", {**at, "kind": "claim"}) == 2
+    assert sample("groundswell_producer_aligned_claims_total", at) == 4
+    found = {**at, "disagreement": "exact_not_verified"}
+    assert sample("groundswell_producer_disagreements_total", found) == 1
+    # Past the bound, a new producer's series are "other"'s.
+    for i in range(MAX_PRODUCERS):
+        metrics.observe_candidates("pt", "1", {counter("candidates.outcome.admitted", f"p{i}"): 1})
+    other = {"policy": "pt", "version": "1", "producer": OTHER, "outcome": "admitted"}
+    assert sample("groundswell_producer_candidates_total", other) == 1
+    assert len(metrics._PRODUCER_LABELS) == MAX_PRODUCERS

@@ -214,3 +214,40 @@ def test_status_counts_read_units_beside_verify_and_admit(tmp_path):
     status = groundswell("status", done.stdout.strip(), env=env, cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     assert "succeeded  2/2 units (read 1/1, verify 1/1)" in status.stdout, status.stdout
+
+
+def test_run_reads_a_langextract_file_in_place_with_format(tmp_path):
+    """``run --format langextract``: the JSONL where it lies, no corpus.yaml, no import."""
+    env = service_env(storage_url=str(tmp_path / "out"))
+    corpus = tmp_path / "lx"
+    corpus.mkdir()
+    text = "Revenue rose to $12.5 million in 2019, up from $9 million."
+    record = {
+        "document_id": "q3",
+        "text": text,
+        "extractions": [
+            {
+                "extraction_class": "amount",
+                "extraction_text": "$12.5 million",
+                "char_interval": {"start_pos": 16, "end_pos": 29},
+                "alignment_status": "match_exact",
+            },
+            {"extraction_class": "amount", "extraction_text": "$40 million"},
+        ],
+    }
+    (corpus / "out.jsonl").write_text(json.dumps(record) + "\n")
+    (corpus / "schema.json").write_text(
+        '{"fields": {"amount": {"type": "string", "multiple": true}}}'
+    )
+    done = groundswell(
+        "run", str(corpus), "--format", "langextract", "--embedded", "--json", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["units"]["verify"]["computed"] == summary["units"]["admit"]["computed"] == 1
+    assert summary["counts"]["claims"] == 2 and summary["counts"]["claims.accepted"] == 1
+    # The same folder declaring a bad corpus.yaml: the run fails naming its line and field.
+    (corpus / "corpus.yaml").write_text("format: langextract\nproducer:\n  modle: x\n")
+    done = groundswell("run", str(corpus), "--embedded", "--json", env=env)
+    assert done.returncode == 1, done.stderr
+    assert "corpus.yaml:3: producer.modle: Extra inputs" in json.loads(done.stdout)["error"]

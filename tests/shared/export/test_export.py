@@ -194,3 +194,27 @@ def test_query_command(exported, monkeypatch):
     assert lines == [{"outcome": "admitted", "n": 3}, {"outcome": "rejected", "n": 3}]
     bad = CliRunner().invoke(main, ["query", "select from nowhere", "--from", str(root)])
     assert bad.exit_code == 2 and "groundswell: " in bad.output
+
+
+def test_the_producer_column_falls_back_to_the_corpus_declared_producer():
+    from groundswell.shared.export.service import certificate_rows, decision_rows
+
+    declared = {"format": "layout", "model": "m1"}
+    verify = {
+        "records": [
+            {"line": 1, "record": {"id": "q1", "claim": "x"}, "certificate": {}},
+            {"line": 2, "record": {"id": "q2", "claim": "x", "producer": "own"}, "certificate": {}},
+        ],
+        "producer": declared,
+    }
+    rows = list(certificate_rows(verify, {}, {}))
+    assert (
+        rows[0]["producer"] == json.dumps(declared, sort_keys=True) and rows[1]["producer"] == "own"
+    )
+    admit = {
+        "records": [{"id": "c1"}],
+        "receipt": {"decisions": [{"candidate_id": "c1", "outcome": "admitted"}]},
+        "producer": declared,
+    }
+    (row,) = decision_rows(admit, {}, {})
+    assert json.loads(row["producer"]) == declared

@@ -48,6 +48,13 @@ def test_two_models_extractions_of_the_same_documents(shared_corpus: Path, tmp_p
     report = json.loads(result.stdout)
     assert report["documents"] == 3 and report["documents_only_b"] == 1
     assert report["producers_a"] == [{"format": "langextract", "model": "model-a"}]
+    assert report["producer_keys_b"] == ["langextract:model-b"]  # as a run's summary keys it
+    # Without an import record, the producer corpus.yaml declares (import wrote one).
+    (tmp_path / "a" / "import.json").unlink()
+    again = CliRunner().invoke(
+        main, ["diff", "--extractions", str(tmp_path / "a"), str(tmp_path / "b"), "--json"]
+    )
+    assert json.loads(again.stdout)["producer_keys_a"] == ["langextract:model-a"]
     assert report["fields"] == {
         "amount": {"agree": 3, "differ": 0, "only_a": 0, "only_b": 0},
         "name": {"agree": 0, "differ": 0, "only_a": 3, "only_b": 0},
@@ -65,5 +72,5 @@ def test_two_models_extractions_of_the_same_documents(shared_corpus: Path, tmp_p
     shown = CliRunner().invoke(
         main, ["diff", "--extractions", str(tmp_path / "a"), str(tmp_path / "b")]
     )
-    assert "A: " in shown.stdout and "langextract/model-a" in shown.stdout
+    assert "A: " in shown.stdout and "langextract:model-a" in shown.stdout
     assert f"{docs[0][0]}  sales [2019]: 10 | 11" in shown.stdout

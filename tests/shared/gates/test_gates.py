@@ -196,9 +196,79 @@ def test_max_drop_against_a_baseline():
     assert "max_drop not checked: no corpus previous run" in lonely.checks[0].message
 
 
+def _by_producer(**grounded: int) -> dict:
+    """A summary whose producers each verified 100 claims, ``grounded[key]`` of them accepted."""
+    from groundswell.shared.producers import counter, summary_section
+    from groundswell.shared.summary import merge
+
+    parts = [
+        {
+            counter("claims", key): 100,
+            counter("claims.accepted", key): n,
+            counter("claims.aligned", key): 100,
+            counter("disagree.exact_not_verified", key): 100 - n,
+            counter("candidates", key): 10,
+            counter("candidates.outcome.needs_verification", key): 10 - n // 10,
+        }
+        for key, n in grounded.items()
+    ]
+    return summary(GOOD, producers=summary_section(merge(*parts)))
+
+
+def test_a_check_per_producer_reads_that_producers_rates():
+    spec = parse_gate(
+        gate(
+            {"metric": "grounding_rate", "producer": "lx:m1", "fail": {"min": 0.9}},
+            {"metric": "review_share", "producer": "lx:m2", "warn": {"max": 0.05}},
+            {"metric": "grounding_rate", "producer": "lx:gone", "fail": {"min": 0.9}},
+        )
+    )
+    result = evaluate(spec, _by_producer(**{"lx:m1": 95, "lx:m2": 80}))
+    first, second, third = result.checks
+    assert first.status == "pass" and first.value == 0.95 and first.producer == "lx:m1"
+    assert first.check == "grounding_rate@lx:m1"
+    assert second.status == "warn" and second.value == 0.2  # 2 of its 10 to review
+    assert third.status == "skipped" and "producer lx:gone" in third.message
+    assert result.status == "warn" and result.exit_code == 1
+
+
+def test_a_check_for_each_producer_fails_on_the_worst_and_its_baseline_is_its_own():
+    spec = parse_gate(
+        gate(
+            {"metric": "grounding_rate", "producer": "*", "fail": {"min": 0.9}},
+            {"metric": "disagreement_rate", "producer": "*", "warn": {"max_drop": 0.01}},
+        )
+    )
+    now = _by_producer(**{"lx:m1": 95, "lx:m2": 85})
+    before = _by_producer(**{"lx:m1": 95, "lx:m2": 95})
+    result = evaluate(spec, now, {"corpus_previous": ("r0", before)})
+    by = {(r.metric, r.producer): r for r in result.checks}
+    assert by[("grounding_rate", "lx:m1")].status == "pass"
+    assert by[("grounding_rate", "lx:m2")].status == "fail"
+    # Disagreements of m2 rose from 5% to 15%: a max_drop of a rate that should stay low is
+    # not crossed (it rose); m1's did not move.
+    assert by[("disagreement_rate", "lx:m2")].baseline == 0.05
+    assert result.status == "fail" and result.exit_code == 2
+    # The run-level disagreement rate sums every producer's.
+    run_level = parse_gate(gate({"metric": "disagreement_rate", "fail": {"max": 0.05}}))
+    assert evaluate(run_level, now).checks[0].value == 0.1
+    # No producer in the summary: one skipped check that says so.
+    lone = evaluate(spec, summary(GOOD))
+    assert lone.checks[0].status == "skipped" and "names no producer" in lone.checks[0].message
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [
+        (
+            "gate: 1\nchecks:\n  - metric: errors\n    producer: x\n    fail: {max: 0}\n",
+            "g.yaml:3: checks.0: metric 'errors' has no per-producer value",
+        ),
+        (
+            "gate: 1\nchecks:\n  - metric: review_share\n    producer: x\n    field: f\n"
+            "    fail: {max: 0}\n",
+            "g.yaml:3: checks.0: a check is per field or per producer, not both",
+        ),
         (
             "gate: 1\nchecks:\n  - metric: grounding_rat\n    fail: {min: 0.9}\n",
             "g.yaml:3: checks.0: unknown metric 'grounding_rat'",

@@ -175,3 +175,13 @@ def test_listing_snapshots_live_in_a_private_folder_of_this_user(tmp_path, monke
     folder.symlink_to(tmp_path / "store")  # a link planted where the folder would be
     with pytest.raises(StorageRefused, match="0700"):
         list(store.list_pages("documents/", snapshot="u"))
+
+
+def test_a_range_read_gives_those_bytes_and_nothing_past_the_end(store):
+    store.put("producer/a.jsonl", b"0123456789")
+    assert store.get_range("producer/a.jsonl", 2, 5) == b"234"
+    assert store.get_range("producer/a.jsonl", 8, 50) == b"89"
+    assert store.get_range("producer/a.jsonl", 10, 20) == b""
+    assert store.get_range("producer/a.jsonl", 4, 4) == b""
+    with pytest.raises(KeyError):
+        store.get_range("producer/none.jsonl", 0, 4)

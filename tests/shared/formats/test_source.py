@@ -1,0 +1,394 @@
+"""Producer files read in place: a LangExtract JSONL planned a range at a time, each line
+served as the native layout, with the receipts, summary and Merkle root of the same records
+imported by `groundswell import`; a second run reuses every receipt; a bad line fails alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundswell.shared.cli.app import main
+from groundswell.shared.corpus import InputFileError
+from groundswell.shared.formats import source as source_module
+from groundswell.shared.formats.source import ProducerCorpus, open_corpus
+from groundswell.shared.runs.inprocess import run_in_process
+from groundswell.shared.runs.plan import SourcePlanner, corpus_planner
+from groundswell.shared.settings import Settings
+from groundswell.shared.storage import open_store
+from tests.shared.formats import lx_fixtures
+
+DOCUMENTS = 40
+CORPUS_YAML = "format: langextract\nschema: schema.json\nproducer:\n  model: gemini-2.5-flash\n"
+
+
+def _summary_counts(summary: dict) -> dict:
+    """What a summary says of the corpus (not of the run: ids, places, times)."""
+    drop = {"run_id", "corpus", "output", "created_at", "started_at", "finished_at"}
+    return {k: v for k, v in summary.items() if k not in drop}
+
+
+@pytest.fixture(scope="module")
+def corpora(shared_corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("inplace")
+    src, _ = lx_fixtures.write(shared_corpus, base / "src", DOCUMENTS)
+    lines = src.read_bytes().splitlines(keepends=True)
+    # A record without an id of its own (named <stem>-<line>), and blank lines between.
+    anonymous = json.loads(lines[0])
+    del anonymous["document_id"]
+    data = b"".join(lines[:5]) + b"\n  \n" + b"".join(lines[5:])
+    data += json.dumps(anonymous).encode() + b"\n"
+    inplace = base / "inplace"
+    (inplace / "extractions").mkdir(parents=True)
+    (inplace / "extractions" / "lx.jsonl").write_bytes(data)
+    (inplace / "schema.json").write_text(json.dumps(lx_fixtures.SCHEMA))
+    (inplace / "corpus.yaml").write_text(CORPUS_YAML)
+    result = CliRunner().invoke(
+        main,
+        [
+            "import",
+            "langextract",
+            str(inplace / "extractions" / "lx.jsonl"),
+            "--to",
+            str(base / "imported"),
+            "--schema",
+            str(inplace / "schema.json"),
+            # The producer corpus.yaml declares: receipts carry it, so the same records are
+            # imported from the same producer.
+            "--model",
+            "gemini-2.5-flash",
+            "--no-check",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return base, inplace, base / "imported"
+
+
+def _settings(tmp: Path) -> Settings:
+    return Settings(storage_url=str(tmp), batch_bytes=60_000, batch_max_units=8)
+
+
+def test_in_place_run_has_the_imported_layouts_receipts_summary_and_merkle_root(
+    corpora, monkeypatch
+) -> None:
+    base, inplace, imported = corpora
+    # Ranges much smaller than the file: planning reads it in many range reads.
+    monkeypatch.setattr(source_module, "CHUNK_BYTES", 50_000)
+    out_a, out_b = base / "out-imported", base / "out-inplace"
+    a = run_in_process(str(imported), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(inplace), "default@1", str(out_b), _settings(out_b))
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+    assert b["units"]["verify"]["done"] == b["units"]["admit"]["done"] == DOCUMENTS + 1
+    assert b["failed_units"] == 0 and b["counts"]["claims"] > DOCUMENTS
+    receipts = sorted(p.relative_to(out_b) for p in (out_b / "receipts").rglob("*.json"))
+    assert receipts == sorted(p.relative_to(out_a) for p in (out_a / "receipts").rglob("*.json"))
+    for key in receipts:
+        assert (out_b / key).read_bytes() == (out_a / key).read_bytes()
+    # Every record is its producer's, in both: the receipts carry it, the summary counts by it.
+    assert list(b["producers"]) == ["langextract:gemini-2.5-flash"]
+    assert (
+        b["producers"]["langextract:gemini-2.5-flash"]["counts"]["claims"] == b["counts"]["claims"]
+    )
+    # A second run of the same files computes nothing: every receipt is found.
+    again = run_in_process(str(inplace), "default@1", str(out_b), _settings(out_b))
+    assert again["index"]["merkle_root"] == a["index"]["merkle_root"]
+    for kind in ("verify", "admit"):
+        assert again["units"][kind]["cached"] == DOCUMENTS + 1
+        assert again["units"][kind]["computed"] == 0
+
+
+def test_planning_resumes_from_its_cursor_range_by_range(corpora) -> None:
+    _, inplace, _ = corpora
+    store = open_store(str(inplace))
+    whole = [u.key for u in corpus_planner(open_corpus(store), None, 1000, None)]
+    corpus = ProducerCorpus(store, open_corpus(store).declared, chunk_bytes=30_000, page_size=3)
+    steps: list[str] = []
+    cursor = None
+    for _ in range(500):
+        planner = SourcePlanner(corpus, json.loads(json.dumps(cursor)) if cursor else None)
+        steps += [u.key for u in planner.step(1)]
+        cursor = planner.cursor()
+        if planner.finished:
+            break
+    assert steps == whole
+    assert len(whole) == 2 * (DOCUMENTS + 1)
+    # The anonymous record, by its line (after two blank ones).
+    assert f"verify/lx-{DOCUMENTS + 3}" in whole
+
+
+def test_a_bad_line_fails_its_unit_alone_naming_file_line_and_field(corpora, tmp_path) -> None:
+    _, inplace, _ = corpora
+    corpus = tmp_path / "bad"
+    shutil.copytree(inplace, corpus)
+    path = corpus / "extractions" / "lx.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    broken = json.loads(lines[1])
+    broken["extractions"][0]["char_interval"] = {"start_pos": 5, "end_pos": 10**7}
+    lines[1] = json.dumps(broken).encode() + b"\n"
+    lines[2] = b'{"document_id": "torn", "text": \n'
+    path.write_bytes(b"".join(lines))
+    out = tmp_path / "out"
+    summary = run_in_process(str(corpus), "default@1", str(out), _settings(out))
+    errors = {(e["file"], e["line"], e["field"]): e["message"] for e in summary["errors"]}
+    file = "extractions/lx.jsonl"
+    assert "start_pos <= end_pos" in errors[(file, 2, "extractions[0].char_interval")]
+    assert "invalid JSON" in errors[(file, 3, None)]
+    assert summary["units"]["verify"]["failed"] == 2
+    # The torn line is planned for verification alone, so that its error counts once.
+    assert summary["units"]["admit"]["failed"] == 1
+    # The good records around them are verified and admitted as usual.
+    assert summary["units"]["verify"]["done"] == DOCUMENTS + 1
+
+
+def test_a_bad_corpus_file_is_an_error_naming_its_line(tmp_path) -> None:
+    (tmp_path / "corpus.yaml").write_text("format: langextract\nfiles: {a: 1}\n")
+    with pytest.raises(InputFileError) as info:
+        open_corpus(open_store(str(tmp_path)))
+    assert (info.value.error.file, info.value.error.line) == ("corpus.yaml", 2)
+    # A native layout stays itself: no corpus.yaml, no format named.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    store = open_store(str(plain))
+    assert open_corpus(store) is store
+
+
+def _grown_file(path: Path, lines: list[bytes], size: int) -> int:
+    """A LangExtract JSONL of about ``size`` bytes: the records again and again, new ids."""
+    written = n = 0
+    with path.open("wb") as fh:
+        while written < size:
+            for raw in lines:
+                n += 1
+                line = raw.replace(b'"document_id": "', f'"document_id": "g{n}-'.encode(), 1)
+                fh.write(line + b"\n")
+                written += len(line) + 1
+    return n
+
+
+def _planning_peak(folder: Path) -> tuple[int, int]:
+    """Units planned over the whole file, step by step as plan_run does (a fresh planner
+    from the stored cursor each step), and the peak of Python memory while planning."""
+    import tracemalloc
+
+    corpus = open_corpus(open_store(str(folder)))
+    cursor, units = None, 0
+    tracemalloc.start()
+    try:
+        while True:
+            planner = corpus_planner(corpus, cursor, 1000, None)
+            units += len(planner.step(3))
+            cursor = json.loads(json.dumps(planner.cursor()))
+            if planner.finished:
+                break
+        return units, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_planning_memory_is_flat_in_the_files_size(corpora, tmp_path) -> None:
+    _, inplace, _ = corpora
+    lines = [
+        r for r in (inplace / "extractions" / "lx.jsonl").read_bytes().splitlines() if r.strip()
+    ]
+    peaks = {}
+    for size in (20 << 20, 160 << 20):
+        folder = tmp_path / str(size)
+        folder.mkdir()
+        (folder / "corpus.yaml").write_text(CORPUS_YAML)
+        records = _grown_file(folder / "lx.jsonl", lines, size)
+        units, peaks[size] = _planning_peak(folder)
+        assert units == 2 * records
+        (folder / "lx.jsonl").unlink()
+    # Eight times the file, the same memory: one range and one page of documents at a time.
+    assert peaks[160 << 20] < 1.25 * peaks[20 << 20], peaks
+    assert peaks[160 << 20] < 40 << 20, peaks
+
+
+def test_a_finished_runs_report_and_review_read_each_record_where_its_row_says(
+    corpora, redis_server, tmp_path, monkeypatch
+) -> None:
+    """The read side finds a document read in place by its index row's listing entry: the
+    report's page and the review tasks read a range a document, never the file from its start."""
+    import redis
+
+    from groundswell.shared.report.service import report
+    from groundswell.shared.review.store import RunReview
+    from groundswell.shared.runs.models import RunSpec
+    from groundswell.shared.storage.local import LocalStore
+    from tests.shared.runs.driving import drive
+
+    _, inplace, _ = corpora
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings = Settings(broker_url=redis_server.url, storage_url=str(tmp_path / "out"))
+    service, record, _ = drive(settings, RunSpec(corpus=str(inplace)))
+    assert record.state == "succeeded", record.error
+    from groundswell.shared.runs import execute
+
+    execute._contexts.clear()  # as in another process: nothing the run converted is kept
+    scans: list[str] = []
+    original = ProducerCorpus.listed_documents
+
+    def listed(self, cursor):
+        scans.append("scan")
+        return original(self, cursor)
+
+    ranges: list[tuple[int, int]] = []
+    read = LocalStore.get_range
+
+    def get_range(self, key, start, end):
+        ranges.append((start, end))
+        return read(self, key, start, end)
+
+    monkeypatch.setattr(ProducerCorpus, "listed_documents", listed)
+    monkeypatch.setattr(LocalStore, "get_range", get_range)
+    first = json.loads((inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()[0])
+    page = report(service, record)
+    assert first["document_id"] in page
+    assert ranges, "the report's page read its documents' texts"
+    manifest = RunReview(service, record).manifest()
+    assert manifest["tasks"] > 0
+    assert scans == [] and ranges, "each record read by its row's entry"
+    assert all(end - start < 200_000 for start, end in ranges)
+
+
+def test_one_response_per_file_is_a_unit_in_place_as_imported(shared_corpus, tmp_path) -> None:
+    """Azure analyzeResult files (UTF-16 offsets past non-BMP characters), one a document:
+    read in place, the receipts and Merkle root of the same files imported."""
+    from tests.shared.formats.test_providers import HEADING, NUMBER, _azure
+
+    texts = [
+        p.read_text(encoding="utf-8")
+        for p in sorted((shared_corpus / "documents").glob("tatqa-*.txt"))
+        if len(NUMBER.findall(p.read_text(encoding="utf-8"))) >= 3
+    ][:4]
+    corpus = tmp_path / "azure"
+    (corpus / "results").mkdir(parents=True)
+    for n, raw in enumerate(texts):
+        text = HEADING + raw
+        spans = [(f"amount_{i}", m) for i, m in enumerate(list(NUMBER.finditer(text))[:3])]
+        body = _azure(text, "utf16CodeUnit", spans)
+        (corpus / "results" / f"invoice-{n}.json").write_text(json.dumps(body))
+    schema = {"fields": {f"amount_{i}": {"type": "number", "unit": "USD"} for i in range(3)}}
+    (corpus / "schema.json").write_text(json.dumps(schema))
+    # The producer declared as the import is given it (receipts carry the declared producer,
+    # and each claim its record's): corpus.yaml's producer is import's --model and
+    # --producer-version.
+    (corpus / "corpus.yaml").write_text(
+        "format: azure-di\nschema: schema.json\nfiles: results/\n"
+        "producer: {model: prebuilt-invoice, producer_version: '2024-11-30'}\n"
+    )
+    args = ["import", "azure-di", str(corpus / "results"), "--to", str(tmp_path / "imported"),
+            "--schema", str(corpus / "schema.json"), "--no-check", "--model", "prebuilt-invoice",
+            "--producer-version", "2024-11-30"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["documents"] == len(texts) and b["failed_units"] == 0
+    assert b["counts"]["candidates.outcome.admitted"] > 0
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+
+
+def test_lines_longer_than_a_range_and_than_the_limit(corpora, tmp_path) -> None:
+    """A range that cuts a line is read on to the line's end; a line over the limit fails
+    alone, naming its line, and planning goes on after it."""
+    _, inplace, _ = corpora
+    store = open_store(str(inplace))
+    declared = open_corpus(store).declared
+    small = ProducerCorpus(store, declared, chunk_bytes=1000)  # far shorter than a line
+    assert [d.doc_id for p in small.listed_documents(None) for d in p] == [
+        d.doc_id for p in open_corpus(store).listed_documents(None) for d in p
+    ]
+    limited = ProducerCorpus(store, declared, chunk_bytes=1000, max_bytes=1500)
+    docs = [d for p in limited.listed_documents(None) for d in p]
+    lines = (inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()
+    records = [n for n, raw in enumerate(lines, 1) if raw.strip()]
+    assert [d.doc_id for d in docs] == [f"lx-{n}" for n in records]  # each over the limit
+    from groundswell.shared.runs.units import UnitRunner
+
+    with (
+        pytest.raises(InputFileError) as info,
+        UnitRunner.listed({docs[0].doc_id: docs[0].entries}),
+    ):
+        limited.get(f"claims/{docs[0].doc_id}.jsonl")
+    assert (info.value.error.file, info.value.error.line) == ("extractions/lx.jsonl", records[0])
+    assert "longer than 1500 bytes" in info.value.error.message
+
+
+class LazyJsonl:
+    """A LangExtract JSONL of ``n`` fixed-width lines, made on each range read (nothing is
+    written: a file of gigabytes costs no disk)."""
+
+    url = "lazy://"
+
+    def __init__(self, n: int) -> None:
+        text = "Revenue rose to $12.5 million in 2019. " * 200
+        x = {"extraction_class": "amount", "extraction_text": "$12.5 million",
+             "char_interval": {"start_pos": 16, "end_pos": 29}, "alignment_status": "match_exact"}  # fmt: skip
+        record = {"document_id": "d##########", "text": text, "extractions": [x]}
+        self.template = json.dumps(record).encode()
+        self.n, self.width = n, len(self.template) + 1
+        self.size = n * self.width
+
+    def _line(self, i: int) -> bytes:
+        return self.template.replace(b"##########", b"%010d" % i) + b"\n"
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        end = min(end, self.size)
+        if start >= end:
+            return b""
+        first, last = start // self.width, (end - 1) // self.width
+        data = b"".join(self._line(i) for i in range(first, last + 1))
+        return data[start - first * self.width : end - first * self.width]
+
+    def list_pages(self, prefix: str, start_after: str | None = None, **_: object):
+        from groundswell.shared.storage import ObjectInfo
+
+        if start_after is None:
+            yield [ObjectInfo("lx.jsonl", self.size, "etag")]
+
+    def get(self, key: str, max_bytes: int | None = None) -> bytes:
+        raise KeyError(key)
+
+
+def plan_lazy(n: int) -> str:
+    """Plan a lazy file of ``n`` lines as plan_run does; units, bytes, peak RSS (a fresh
+    process runs it: the peak is planning's)."""
+    import resource
+
+    from groundswell.shared.formats.corpus_file import CorpusFile
+
+    store = LazyJsonl(n)
+    corpus = ProducerCorpus(store, CorpusFile(format="langextract"))  # type: ignore[arg-type]
+    cursor, units = None, 0
+    while True:
+        planner = corpus_planner(corpus, cursor, 1000, None)  # type: ignore[arg-type]
+        units += len(planner.step(3))
+        cursor = json.loads(json.dumps(planner.cursor()))
+        if planner.finished:
+            break
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return json.dumps({"units": units, "bytes": store.size, "peak": peak})
+
+
+def test_planning_a_multi_gigabyte_jsonl_holds_flat_memory() -> None:
+    import subprocess
+    import sys
+
+    got = {}
+    for n in (10_000, 300_000):  # 80 MB and 2.4 GB of LangExtract lines
+        code = f"from tests.shared.formats.test_source import plan_lazy; print(plan_lazy({n}))"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        got[n] = json.loads(done.stdout.splitlines()[-1])
+        assert got[n]["units"] == 2 * n
+    assert got[300_000]["bytes"] > 2_400_000_000
+    assert got[300_000]["peak"] < got[10_000]["peak"] * 1.1, got
