@@ -236,8 +236,12 @@ def test_run_reads_a_langextract_file_in_place_with_format(tmp_path):
         ],
     }
     (corpus / "out.jsonl").write_text(json.dumps(record) + "\n")
-    (corpus / "schema.json").write_text('{"fields": {"amount": {"type": "string", "multiple": true}}}')
-    done = groundswell("run", str(corpus), "--format", "langextract", "--embedded", "--json", env=env)
+    (corpus / "schema.json").write_text(
+        '{"fields": {"amount": {"type": "string", "multiple": true}}}'
+    )
+    done = groundswell(
+        "run", str(corpus), "--format", "langextract", "--embedded", "--json", env=env
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["units"]["verify"]["computed"] == summary["units"]["admit"]["computed"] == 1
