@@ -395,6 +395,8 @@ class Settings(BaseSettings):
     # after its first; a document waits for its inputs (its document and each of
     # stream_wait_for) at most stream_grace_seconds, then is checked with what is there.
     stream_window_documents: int = Field(default=100, ge=1, le=100_000)
+    # Standing streams in all (POST /v1/streams and follow refuse a new one past it).
+    max_streams: int = Field(default=100, ge=1, le=10_000)
     stream_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
     stream_grace_seconds: float = Field(default=30.0, ge=0, le=86_400)
     stream_wait_for: Annotated[list[Literal["claims", "candidates"]], NoDecode] = Field(

@@ -10,12 +10,13 @@ import anyio
 from fastapi import APIRouter, Header, HTTPException, Request, Response, status
 
 from groundswell.api.deps import Principal, ServiceDep
+from groundswell.api.guards import limits_for
 from groundswell.api.routes.runs import checked_corpus
 from groundswell.shared.hooks.signing import SIGNATURE_HEADER, verify
 from groundswell.shared.runs.service import RunService
 from groundswell.shared.settings import ApiKey
 from groundswell.shared.streams.models import StreamRecord, StreamSpec
-from groundswell.shared.streams.service import StreamService
+from groundswell.shared.streams.service import StreamService, TooManyStreams
 
 router = APIRouter(tags=["streams"])
 WINDOWS_SHOWN = 10
@@ -34,14 +35,25 @@ def stream_out(streams: StreamService, record: StreamRecord) -> dict[str, Any]:
     }
 
 
-@router.post("/v1/streams", status_code=status.HTTP_201_CREATED, operation_id="follow_corpus")
+@router.post(
+    "/v1/streams",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="follow_corpus",
+    responses={409: {"description": "GROUNDSWELL_MAX_STREAMS reached"}},
+)
 def follow(body: StreamSpec, response: Response, service: ServiceDep, key: Principal) -> dict:
     """Follow an S3 corpus under a policy version: the standing stream of the pair (201 when
     made now, 200 when it was there). Its notifications come from SQS (`groundswell follow`)
     or POST /v1/events/s3; each window of them is a run."""
+    # A stream starts runs: making one counts against the key's run submissions.
+    limits = limits_for(service.settings)
+    limits.hit(limits.runs, "runs", key.digest)
     checked, _ = checked_corpus(service.settings, body.corpus, key)
     streams = StreamService(service)
-    record, created = streams.follow(body.model_copy(update={"corpus": checked}), key.name)
+    try:
+        record, created = streams.follow(body.model_copy(update={"corpus": checked}), key.name)
+    except TooManyStreams as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     if not created:
         response.status_code = status.HTTP_200_OK
     response.headers["Location"] = f"/v1/streams/{record.id}"

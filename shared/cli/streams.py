@@ -49,22 +49,26 @@ def follow(corpus: str, policy: str | None, queue_url: str | None) -> None:
     from pydantic import ValidationError
 
     from groundswell.shared.streams.models import StreamSpec
-    from groundswell.shared.streams.service import StreamService
+    from groundswell.shared.streams.service import StreamService, TooManyStreams
     from groundswell.shared.streams.sqs import SqsSource, sqs_client
 
     settings = _settings()
-    if not settings.broker_url:
-        _fail("follow needs a broker and workers (GROUNDSWELL_BROKER_URL)", 2)
     try:
         spec = StreamSpec(corpus=corpus, policy=policy or settings.default_policy)
     except ValidationError as exc:
         _fail(exc.errors()[0]["msg"].removeprefix("Value error, "), 2)
         return
+    if not settings.broker_url:
+        _fail("follow needs a broker and workers (GROUNDSWELL_BROKER_URL)", 2)
     service, app = _service(settings)
     if not _workers_answer(app):
         click.echo(f"groundswell: no workers answer on {settings.broker_url} yet", err=True)
     streams = StreamService(service)
-    record, created = streams.follow(spec)
+    try:
+        record, created = streams.follow(spec)
+    except TooManyStreams as exc:
+        _fail(str(exc), 2)
+        return
     click.echo(f"{'following' if created else 'following again'}: stream {record.id}", err=True)
     source = SqsSource(sqs_client(settings), queue_url) if queue_url else None
 

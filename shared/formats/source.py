@@ -353,7 +353,8 @@ class ProducerCorpus:
         if line == 0:
             return self.store.get(file, max_bytes=self.max_bytes)
         if self.max_bytes is not None and end - start > self.max_bytes:
-            raise StorageRefused(f"{file}:{line}: {end - start} bytes, over the limit")
+            error = InputError(file, f"a line longer than {self.max_bytes} bytes", line)
+            raise InputFileError(error)
         listing = self._listing()
         if self._span[0] != id(listing) or listing is None:
             self._span = (id(listing), {})

@@ -51,6 +51,10 @@ def report(service: RunSource, record: RunRecord, query: ReportQuery | None = No
     rows = [row for doc in selection.documents for row in doc]
 
     layouts: dict[str, Any] = {}  # the layout of the document just loaded (PDFs)
+    # The page's documents' listing entries: they locate a record of a corpus read in place.
+    listings: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        listings.setdefault(row["doc_id"], {}).update(row.get("listing") or {})
 
     def document(doc_id: str) -> str | None:
         try:
@@ -60,7 +64,7 @@ def report(service: RunSource, record: RunRecord, query: ReportQuery | None = No
         # A document read from PDF, HTML or XML: its stored reading (never read here).
         try:
             runner = service.inputs(record).runner
-            doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
+            doc = runner.indexed_document(doc_id, listings.get(doc_id))
             if doc.failure is not None:
                 return None
             layouts[doc_id] = doc.layout

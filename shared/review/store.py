@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from groundswell.shared.canonical import canonical_text
+from groundswell.shared.corpus import RecordSource
 from groundswell.shared.review.formats import KEY_RE, chain, json_key, reviewer_key
 from groundswell.shared.review.packets import ReviewPacket
 from groundswell.shared.review.tasks import TaskMaker, task_key
@@ -679,6 +680,19 @@ class RunReview:
         meta = {"policy_ref": self.record.policy.get("ref"), "corpus": self.record.corpus}
         return self.store.build(self.record.id, self.units(), self.policy, meta)
 
+    def _listing(self, doc_id: str) -> dict[str, Any] | None:
+        """The document's listing entries, from the run's index rows of it."""
+        from groundswell.shared.runs.index import IndexMissing, RunIndex
+
+        try:
+            rows = RunIndex(self.output, self.record.id).document(doc_id)
+        except IndexMissing:
+            return None
+        out: dict[str, Any] = {}
+        for row in rows:
+            out.update(row.get("listing") or {})
+        return out or None
+
     def units(self) -> Iterator[tuple[str, str, Callable[[], ReviewPacket | None]]]:
         from groundswell.shared.runs.index import IndexMissing, RunIndex
 
@@ -688,16 +702,21 @@ class RunReview:
             raise ReviewUnavailable(f"run {self.record.id} has no index") from None
         for row in index.rows():
             if row["kind"] == "admit" and row.get("receipt"):
-                doc_id, key = row["doc_id"], row["receipt"]
-                yield doc_id, key, lambda d=doc_id, k=key: self.packet(d, k)
+                doc_id, key, listing = row["doc_id"], row["receipt"], row.get("listing")
+                yield doc_id, key, lambda d=doc_id, k=key, li=listing: self.packet(d, k, None, li)
 
     def packet(
-        self, doc_id: str, receipt_key: str, unit: Mapping[str, Any] | None = None
+        self,
+        doc_id: str,
+        receipt_key: str,
+        unit: Mapping[str, Any] | None = None,
+        listing: dict[str, Any] | None = None,
     ) -> ReviewPacket | None:
         """The packet of one admission unit: its stored receipt, and the document, schema
         and candidates it was made from (the NFC form when the run normalized them). None
         for a unit that recorded a failure. ``unit``: the receipt's unit when the caller has
-        opened it already (it is read otherwise)."""
+        opened it already (it is read otherwise); ``listing``: the unit's index row's
+        listing entries (looked up in the index otherwise, for a corpus read in place)."""
         from groundswell.shared.admit.normalize import nfc_packet
         from groundswell.shared.corpus import SCHEMA_KEY, parse_schema
         from groundswell.shared.receipts import content_sha256, open_receipt
@@ -707,8 +726,9 @@ class RunReview:
         if not isinstance(unit.get("receipt"), dict):
             return None
         ctx = self.service.inputs(self.record)
-        runner = ctx.runner
-        doc = runner.document(doc_id, runner.find_source(doc_id), read_now=False)
+        if listing is None and isinstance(ctx.corpus, RecordSource):
+            listing = self._listing(doc_id)
+        doc = ctx.runner.indexed_document(doc_id, listing)
         schema_data = ctx.corpus.get(SCHEMA_KEY)
         if doc.sha256 != unit["document_sha256"]:
             raise InputsChanged(f"{doc.file}: the document changed since run {self.record.id}")

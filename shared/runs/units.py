@@ -275,6 +275,13 @@ class UnitRunner:
             stored.failure(file),
         )
 
+    def indexed_document(self, doc_id: str, listing: dict[str, list[Any]] | None) -> Document:
+        """A finished run's document, unread (a PDF's stored reading), for the read side:
+        ``listing`` is its index row's listing entries, which locate a record read in place
+        (without them, a source looks for the document from its start)."""
+        with self.listed({doc_id: listing} if listing else None):
+            return self.document(doc_id, self.find_source(doc_id), read_now=False)
+
     # -- inputs -------------------------------------------------------------------------
 
     def get_input(self, key: str) -> bytes | None:

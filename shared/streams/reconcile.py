@@ -47,21 +47,25 @@ def _rows_by_doc(index: RunIndex | None) -> Iterator[tuple[str, dict[str, list[A
 
 
 def differences(
-    listed: dict[str, list[Any]] | None, kept: dict[str, list[Any]] | None
-) -> Iterator[tuple[str, str, list[Any] | None]]:
-    """(action, key, entry) for each file of one document listed unlike the run kept it."""
+    listed: dict[str, list[Any]] | None, kept: dict[str, list[Any]] | None, in_run: bool
+) -> Iterator[tuple[str, str, list[Any] | None, bool]]:
+    """(action, key, entry, sure) for each file of one document listed unlike the run kept
+    it. ``sure``: the run shows the difference (a row kept other entries, or the document has
+    no row), not merely a row that kept none (a failed unit: then the stream's own state of
+    the key decides, so a failing document is not checked again at every pass)."""
     listed = listed or {}
+    sure = kept is not None or not in_run
     for key, entry in listed.items():
         if kept is None or kept.get(key) != entry:
-            yield CREATED, key, entry
+            yield CREATED, key, entry, sure
     for key in kept or {}:
         if key not in listed:
-            yield REMOVED, key, None
+            yield REMOVED, key, None, sure
 
 
 def changed_files(
     service: StreamService, record: StreamRecord
-) -> Iterator[tuple[str, str, list[Any] | None]]:
+) -> Iterator[tuple[str, str, list[Any] | None, bool]]:
     """What the listing shows changed against the corpus's latest run, document by document."""
     corpus = service.corpus(record)
     planner = CorpusPlanner(corpus, None, service.settings.list_page_size)
@@ -88,11 +92,11 @@ def changed_files(
     for doc_id, kept in _rows_by_doc(index):
         pull_past(doc_id)
         for earlier in sorted(d for d in listed if d < doc_id):  # listed, in no row: new
-            yield from differences(listed.pop(earlier), None)
-        yield from differences(listed.pop(doc_id, None), kept)
+            yield from differences(listed.pop(earlier), None, False)
+        yield from differences(listed.pop(doc_id, None), kept, True)
     pull_past(None)
     for doc_id in sorted(listed):
-        yield from differences(listed[doc_id], None)
+        yield from differences(listed[doc_id], None, False)
 
 
 def reconcile(service: StreamService, record: StreamRecord, now: float | None = None) -> Ingested:
@@ -102,15 +106,17 @@ def reconcile(service: StreamService, record: StreamRecord, now: float | None = 
     now = time.time() if now is None else now
     out = Ingested()
     bucket = record.bucket
-    batch: list[S3Event] = []
-    for action, key, entry in changed_files(service, record):
+    batches: dict[bool, list[S3Event]] = {True: [], False: []}
+    for action, key, entry, sure in changed_files(service, record):
         size, etag = (entry[0], str(entry[1])) if entry else (None, None)
+        batch = batches[sure]
         batch.append(S3Event(action, bucket, record.prefix + key, size, etag, None, now))
         if len(batch) >= BATCH:
-            out.add(service.apply(record, batch))
-            batch = []
-    if batch:
-        out.add(service.apply(record, batch))
+            out.add(service.apply(record, batch, reconciling=sure))
+            batch.clear()
+    for sure, batch in batches.items():
+        if batch:
+            out.add(service.apply(record, batch, reconciling=sure))
     out.events = out.applied + out.stale + out.ignored
     service.store.set_meta(record.id, reconciled_at=now)
     metrics.STREAM_EVENTS.labels("reconciled").inc(out.applied)

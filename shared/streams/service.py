@@ -103,6 +103,10 @@ def input_doc(key: str) -> str | None:
     return None
 
 
+class TooManyStreams(RuntimeError):
+    """GROUNDSWELL_MAX_STREAMS standing streams exist: a new one is refused."""
+
+
 class StreamService:
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
@@ -125,6 +129,11 @@ class StreamService:
         if existing is not None:
             self.store.r.sadd(STREAMS, sid)
             return existing, False
+        if len(self.store.ids()) >= self.settings.max_streams:
+            raise TooManyStreams(
+                f"{self.settings.max_streams} streams follow corpora already "
+                "(GROUNDSWELL_MAX_STREAMS): this one was not made"
+            )
         record = StreamRecord(
             id=sid,
             corpus=spec.corpus,
@@ -171,11 +180,20 @@ class StreamService:
         metrics.STREAM_EVENTS.labels("error").inc(len(out.errors))
         return out
 
-    def apply(self, record: StreamRecord, events: list[S3Event]) -> Ingested:
-        """Apply events of this stream's objects under its lock (one writer of its state)."""
+    def apply(
+        self, record: StreamRecord, events: list[S3Event], reconciling: bool = False
+    ) -> Ingested:
+        """Apply events of this stream's objects under its lock (one writer of its state).
+
+        Documents are marked pending before their keys' states are written: a crash between
+        the two leaves a document checked once more, never a key known and its document
+        forgotten. ``reconciling``: the events come from the listing, which differs from the
+        latest run; one whose state the stream already has marks its document pending again
+        when Redis no longer tracks it (Redis was lost after the event was applied)."""
         out = Ingested()
         with self.store.lock(record.id):
             pending: dict[str, dict[str, Any]] = {}
+            states: dict[str, dict[str, Any]] = {}  # written once the documents are pending
             for event in events:
                 key = record.relative(event.bucket, event.key)
                 assert key is not None
@@ -183,22 +201,23 @@ class StreamService:
                 if doc_id is None:
                     out.ignored += 1
                     continue
-                state = self.store.key_state(record.id, key)
+                state = states.get(key) or self.store.key_state(record.id, key)
                 if not newer(event, state):
-                    out.stale += 1
-                    continue
-                present = event.action == CREATED
-                self.store.put_key_state(
-                    record.id,
-                    {
+                    if not (
+                        reconciling and doc_id not in pending and self._untracked(record, doc_id)
+                    ):
+                        out.stale += 1
+                        continue
+                else:
+                    present = event.action == CREATED
+                    states[key] = {
                         "key": key,
                         "sequencer": event.sequencer,
                         "present": present,
                         "etag": event.etag if present else None,
                         "size": event.size if present else None,
                         "time": event.time,
-                    },
-                )
+                    }
                 entry = pending.get(doc_id) or self.store.doc(record.id, "pending", doc_id) or {}
                 entry["first"] = min(entry.get("first", event.time), event.time)
                 if key.startswith(DOCUMENTS):
@@ -206,6 +225,8 @@ class StreamService:
                 pending[doc_id] = entry
                 out.applied += 1
             self.store.put_docs(record.id, "pending", pending)
+            for state in states.values():
+                self.store.put_key_state(record.id, state)
             if pending:
                 oldest = min(e["first"] for e in pending.values())
                 known = self.store.meta(record.id).get("oldest")
@@ -213,6 +234,13 @@ class StreamService:
                     self.store.set_meta(record.id, oldest=oldest)
             self.store.count(record.id, "events", out.applied)
         return out
+
+    def _untracked(self, record: StreamRecord, doc_id: str) -> bool:
+        """Whether no window holds the document nor will: not pending, ready or in flight."""
+        return all(
+            self.store.doc(record.id, which, doc_id) is None
+            for which in ("pending", "ready", "inflight")
+        )
 
     # -- windows ----------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Where a stream's notifications come from: moto's own S3 notifications to its SQS queue, read
 by ``groundswell follow`` (a long-running process, stopped by Ctrl-C), and a signed webhook
-on the API. Real Redis, real workers, moto's S3 and SQS on one endpoint."""
+on the API, with the corpus on moto and on SeaweedFS. Real Redis, real workers."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from groundswell.shared.streams.service import StreamService
 from groundswell.workers.embedded import service_env, stop_process
 from tests.conftest import API_KEY, Pipeline, running_api, s3_client, wait_until
 from tests.integration import test_listed_reuse
+from tests.integration.conftest import STORE_LANES
 from tests.integration.test_streams import (
     FILES,
     Bucket,
@@ -40,12 +41,14 @@ SECRET = "whsec-stream-test"
 
 
 @pytest.fixture
-def pipe(service_settings, s3_endpoint, tmp_path) -> Iterator[Pipeline]:
+def pipe(service_settings, lane, tmp_path) -> Iterator[Pipeline]:
+    """On the lane's object store (moto's server by default, which is SQS's endpoint too)."""
     yield from stream_pipeline(
         service_settings,
-        s3_endpoint,
+        lane.s3_endpoint,
         tmp_path,
-        sqs_endpoint_url=s3_endpoint,
+        s3_endpoint_url=lane.s3_endpoint,
+        sqs_endpoint_url=lane.s3_endpoint,
         stream_window_documents=4,
         stream_grace_seconds=3,
         stream_webhook_secret=SECRET,
@@ -140,13 +143,15 @@ def signed(body: bytes, secret: str = SECRET, at: int | None = None) -> dict[str
     return {SIGNATURE_HEADER: sign(secret, body, at), "Content-Type": "application/json"}
 
 
-def test_signed_webhook_feeds_a_stream_and_its_lag_is_a_metric(pipe, folder, s3_endpoint, tmp_path):
-    bucket = Bucket(s3_endpoint, folder)
+@pytest.mark.parametrize("lane", STORE_LANES, indirect=True)
+def test_signed_webhook_feeds_a_stream_and_its_lag_is_a_metric(pipe, folder, lane, tmp_path):
+    bucket = Bucket(lane.s3_endpoint, folder)
     corpus = f"s3://{bucket.name}/corpus"
     values = {
         **pipe.values,
         "api_key_hashes": hash_api_key(API_KEY),
         "allowed_corpora": f"s3://{bucket.name}",
+        "max_streams": 1,
     }
     streams = StreamService(pipe.service)
     with running_api(values, tmp_path) as api:
@@ -159,6 +164,8 @@ def test_signed_webhook_feeds_a_stream_and_its_lag_is_a_metric(pipe, folder, s3_
         assert again.status_code == 200 and again.json()["id"] == sid
         refused = client.post("/v1/streams", json={"corpus": "s3://elsewhere/corpus"})
         assert refused.status_code == 403
+        another = client.post("/v1/streams", json={"corpus": corpus, "policy": "strict"})
+        assert another.status_code == 409 and "GROUNDSWELL_MAX_STREAMS" in another.text
 
         bucket.put("schema.json")
         doc_id = ids(folder)[0]

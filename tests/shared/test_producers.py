@@ -291,3 +291,27 @@ def test_a_changed_declaration_is_a_changed_input_and_a_bad_producer_member_fail
     # The same declaration again: its receipt is found.
     third = runner(lambda kind, doc: second.row()).unit("verify", "d")
     assert third.status == "cached" and third.receipt_key == second.receipt_key
+
+
+def test_a_run_summary_names_at_most_the_bound_and_finalize_keeps_its_state_small(tmp_path):
+    from groundswell.shared.runs.finalize import IndexBuild, build_summary
+    from groundswell.shared.runs.segments import Segment, write_segment
+    from groundswell.shared.storage import open_store
+
+    store = open_store(str(tmp_path / "out"))
+    # 120 producers, one batch each: finalize's summed state keeps at most MAX_TRACKED apart.
+    for i in range(120):
+        counters = {**_unit(f"p{i:03}", 10 + i), "claims": 10 + i}
+        write_segment(store, "r1", Segment(f"b{i:04}", "verify", [], counters))
+    build = IndexBuild(store, "r1")
+    manifest = build.step(float("inf"))
+    assert manifest is not None
+    assert len(by_producer(build.counters)) <= producers.MAX_TRACKED + 1
+    summary = build_summary({"id": "r1"}, build.counters, manifest)
+    assert len(summary["producers"]) == MAX_PRODUCERS + 1
+    keys = list(summary["producers"])
+    assert keys[0] == "p119" and keys[-1] == OTHER
+    assert sum(p["counts"]["claims"] for p in summary["producers"].values()) == sum(
+        10 + i for i in range(120)
+    )
+    assert not any(k.startswith(producers.PREFIX) for k in summary["counts"])

@@ -206,3 +206,226 @@ def test_planning_memory_is_flat_in_the_files_size(corpora, tmp_path) -> None:
     # Eight times the file, the same memory: one range and one page of documents at a time.
     assert peaks[160 << 20] < 1.25 * peaks[20 << 20], peaks
     assert peaks[160 << 20] < 40 << 20, peaks
+
+
+def test_a_finished_runs_report_and_review_read_each_record_where_its_row_says(
+    corpora, redis_server, tmp_path, monkeypatch
+) -> None:
+    """The read side finds a document read in place by its index row's listing entry: the
+    report's page and the review tasks read a range a document, never the file from its start."""
+    import redis
+
+    from groundswell.shared.report.service import report
+    from groundswell.shared.review.store import RunReview
+    from groundswell.shared.runs.models import RunSpec
+    from groundswell.shared.storage.local import LocalStore
+    from tests.shared.runs.driving import drive
+
+    _, inplace, _ = corpora
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings = Settings(broker_url=redis_server.url, storage_url=str(tmp_path / "out"))
+    service, record, _ = drive(settings, RunSpec(corpus=str(inplace)))
+    assert record.state == "succeeded", record.error
+    from groundswell.shared.runs import execute
+
+    execute._contexts.clear()  # as in another process: nothing the run converted is kept
+    scans: list[str] = []
+    original = ProducerCorpus.listed_documents
+
+    def listed(self, cursor):
+        scans.append("scan")
+        return original(self, cursor)
+
+    ranges: list[tuple[int, int]] = []
+    read = LocalStore.get_range
+
+    def get_range(self, key, start, end):
+        ranges.append((start, end))
+        return read(self, key, start, end)
+
+    monkeypatch.setattr(ProducerCorpus, "listed_documents", listed)
+    monkeypatch.setattr(LocalStore, "get_range", get_range)
+    first = json.loads((inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()[0])
+    page = report(service, record)
+    assert first["document_id"] in page
+    assert ranges, "the report's page read its documents' texts"
+    manifest = RunReview(service, record).manifest()
+    assert manifest["tasks"] > 0
+    assert scans == [] and ranges, "each record read by its row's entry"
+    assert all(end - start < 200_000 for start, end in ranges)
+
+
+def test_one_response_per_file_is_a_unit_in_place_as_imported(shared_corpus, tmp_path) -> None:
+    """Azure analyzeResult files (UTF-16 offsets past non-BMP characters), one a document:
+    read in place, the receipts and Merkle root of the same files imported."""
+    from tests.shared.formats.test_providers import HEADING, NUMBER, _azure
+
+    texts = [
+        p.read_text(encoding="utf-8")
+        for p in sorted((shared_corpus / "documents").glob("tatqa-*.txt"))
+        if len(NUMBER.findall(p.read_text(encoding="utf-8"))) >= 3
+    ][:4]
+    corpus = tmp_path / "azure"
+    (corpus / "results").mkdir(parents=True)
+    for n, raw in enumerate(texts):
+        text = HEADING + raw
+        spans = [(f"amount_{i}", m) for i, m in enumerate(list(NUMBER.finditer(text))[:3])]
+        body = _azure(text, "utf16CodeUnit", spans)
+        (corpus / "results" / f"invoice-{n}.json").write_text(json.dumps(body))
+    schema = {"fields": {f"amount_{i}": {"type": "number", "unit": "USD"} for i in range(3)}}
+    (corpus / "schema.json").write_text(json.dumps(schema))
+    # The producer declared as the import is given it (receipts carry the declared producer,
+    # and each claim its record's): corpus.yaml's producer is import's --model and
+    # --producer-version.
+    (corpus / "corpus.yaml").write_text(
+        "format: azure-di\nschema: schema.json\nfiles: results/\n"
+        "producer: {model: prebuilt-invoice, producer_version: '2024-11-30'}\n"
+    )
+    args = ["import", "azure-di", str(corpus / "results"), "--to", str(tmp_path / "imported"),
+            "--schema", str(corpus / "schema.json"), "--no-check", "--model", "prebuilt-invoice",
+            "--producer-version", "2024-11-30"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["documents"] == len(texts) and b["failed_units"] == 0
+    assert b["counts"]["candidates.outcome.admitted"] > 0
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+
+
+def test_lines_longer_than_a_range_and_than_the_limit(corpora, tmp_path) -> None:
+    """A range that cuts a line is read on to the line's end; a line over the limit fails
+    alone, naming its line, and planning goes on after it."""
+    _, inplace, _ = corpora
+    store = open_store(str(inplace))
+    declared = open_corpus(store).declared
+    small = ProducerCorpus(store, declared, chunk_bytes=1000)  # far shorter than a line
+    assert [d.doc_id for p in small.listed_documents(None) for d in p] == [
+        d.doc_id for p in open_corpus(store).listed_documents(None) for d in p
+    ]
+    limited = ProducerCorpus(store, declared, chunk_bytes=1000, max_bytes=1500)
+    docs = [d for p in limited.listed_documents(None) for d in p]
+    lines = (inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()
+    records = [n for n, raw in enumerate(lines, 1) if raw.strip()]
+    assert [d.doc_id for d in docs] == [f"lx-{n}" for n in records]  # each over the limit
+    from groundswell.shared.runs.units import UnitRunner
+
+    with (
+        pytest.raises(InputFileError) as info,
+        UnitRunner.listed({docs[0].doc_id: docs[0].entries}),
+    ):
+        limited.get(f"claims/{docs[0].doc_id}.jsonl")
+    assert (info.value.error.file, info.value.error.line) == ("extractions/lx.jsonl", records[0])
+    assert "longer than 1500 bytes" in info.value.error.message
+
+
+class LazyJsonl:
+    """A LangExtract JSONL of ``n`` fixed-width lines, made on each range read (nothing is
+    written: a file of gigabytes costs no disk)."""
+
+    url = "lazy://"
+
+    def __init__(self, n: int) -> None:
+        text = "Revenue rose to $12.5 million in 2019. " * 200
+        x = {"extraction_class": "amount", "extraction_text": "$12.5 million",
+             "char_interval": {"start_pos": 16, "end_pos": 29}, "alignment_status": "match_exact"}  # fmt: skip
+        record = {"document_id": "d##########", "text": text, "extractions": [x]}
+        self.template = json.dumps(record).encode()
+        self.n, self.width = n, len(self.template) + 1
+        self.size = n * self.width
+
+    def _line(self, i: int) -> bytes:
+        return self.template.replace(b"##########", b"%010d" % i) + b"\n"
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        end = min(end, self.size)
+        if start >= end:
+            return b""
+        first, last = start // self.width, (end - 1) // self.width
+        data = b"".join(self._line(i) for i in range(first, last + 1))
+        return data[start - first * self.width : end - first * self.width]
+
+    def list_pages(self, prefix: str, start_after: str | None = None, **_: object):
+        from groundswell.shared.storage import ObjectInfo
+
+        if start_after is None:
+            yield [ObjectInfo("lx.jsonl", self.size, "etag")]
+
+    def get(self, key: str, max_bytes: int | None = None) -> bytes:
+        raise KeyError(key)
+
+
+def plan_lazy(n: int) -> str:
+    """Plan a lazy file of ``n`` lines as plan_run does; units, bytes, peak RSS (a fresh
+    process runs it: the peak is planning's)."""
+    import resource
+
+    from groundswell.shared.formats.corpus_file import CorpusFile
+
+    store = LazyJsonl(n)
+    corpus = ProducerCorpus(store, CorpusFile(format="langextract"))  # type: ignore[arg-type]
+    cursor, units = None, 0
+    while True:
+        planner = corpus_planner(corpus, cursor, 1000, None)  # type: ignore[arg-type]
+        units += len(planner.step(3))
+        cursor = json.loads(json.dumps(planner.cursor()))
+        if planner.finished:
+            break
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return json.dumps({"units": units, "bytes": store.size, "peak": peak})
+
+
+def test_planning_a_multi_gigabyte_jsonl_holds_flat_memory() -> None:
+    import subprocess
+    import sys
+
+    got = {}
+    for n in (10_000, 300_000):  # 80 MB and 2.4 GB of LangExtract lines
+        code = f"from tests.shared.formats.test_source import plan_lazy; print(plan_lazy({n}))"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        got[n] = json.loads(done.stdout.splitlines()[-1])
+        assert got[n]["units"] == 2 * n
+    assert got[300_000]["bytes"] > 2_400_000_000
+    assert got[300_000]["peak"] < got[10_000]["peak"] * 1.1, got
+
+
+def test_a_mapped_jsonl_read_in_place_by_the_mapping_corpus_yaml_names(shared_corpus, tmp_path):
+    """The user's own JSONL through the mapping corpus.yaml names: the imported layout's
+    receipts and Merkle root; a mapping that is missing fails the run's units saying so."""
+    from tests.shared.formats.test_mapped import INSTRUCTOR, SENTENCE
+
+    corpus = tmp_path / "own"
+    corpus.mkdir()
+    lines = []
+    for path in sorted((shared_corpus / "documents").glob("tatqa-dev-*.txt"))[:40]:
+        text = path.read_text(encoding="utf-8")
+        found = SENTENCE.findall(text)[:2]
+        if len(found) == 2:
+            facts = [{"fact": "said", "substring_quote": found}]
+            lines.append(json.dumps({"doc_id": path.stem, "text": text, "facts": facts}))
+    (corpus / "facts.jsonl").write_text("\n".join(lines[:6]) + "\n")
+    (corpus / "mapping.yaml").write_text(INSTRUCTOR)
+    # Declared as the import is given it (the mapping names the same producer).
+    (corpus / "corpus.yaml").write_text(
+        "format: mapped\nmapping: mapping.yaml\n"
+        "producer: {model: gpt-4o-2024-08-06, prompt_version: facts-v2}\n"
+    )
+    args = ["import", "mapped", str(corpus / "facts.jsonl"), "--mapping",
+            str(corpus / "mapping.yaml"), "--to", str(tmp_path / "imported"), "--no-check",
+            "--model", "gpt-4o-2024-08-06", "--prompt-version", "facts-v2"]  # fmt: skip
+    assert CliRunner().invoke(main, args).exit_code == 0
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["units"]["verify"]["computed"] == 6 and b["counts"]["claims.accepted"] == 12
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+    (corpus / "mapping.yaml").unlink()
+    with pytest.raises(InputFileError) as info:
+        list(open_corpus(open_store(str(corpus))).listed_documents(None))
+    assert (info.value.error.file, info.value.error.field) == ("corpus.yaml", "mapping")

@@ -96,3 +96,23 @@ def test_a_stream_is_one_per_corpus_and_policy_version_and_knows_its_keys():
         "b",
         None,
     ]
+
+
+def test_reconciliation_differences_say_whether_the_run_shows_them():
+    from groundswell.shared.streams.reconcile import differences
+
+    kept = {"documents/a.txt": [3, "e1"], "claims/a.jsonl": [5, "e2"]}
+    same = dict(kept)
+    assert list(differences(same, kept, True)) == []
+    changed = {"documents/a.txt": [3, "e1"], "claims/a.jsonl": [6, "e3"]}
+    assert list(differences(changed, kept, True)) == [
+        ("created", "claims/a.jsonl", [6, "e3"], True)
+    ]
+    assert list(differences(None, kept, True)) == [
+        ("removed", "documents/a.txt", None, True),
+        ("removed", "claims/a.jsonl", None, True),
+    ]
+    # A document with no row: new to the run. A row that kept no entries (a failed unit):
+    # the stream's own state of each key decides.
+    assert {d[3] for d in differences(same, None, False)} == {True}
+    assert {d[3] for d in differences(same, None, True)} == {False}
