@@ -38,6 +38,54 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="groundswell-test-cache-"
 get_settings.cache_clear()
 
 
+# -- how xdist shares the tests out (pyproject: --dist loadfile --no-loadscope-reorder) -----
+# A module fixture (a runtime venv, a regenerated corpus, an oracle's readings) is built once
+# per worker process that runs a test of its module: every test of a file goes to one worker,
+# and a folder whose files share an expensive session fixture goes whole to one.
+SHARED_SESSION_FOLDERS = ("tests/shared/review/", "tests/browser/")
+# The files that take longest go out first, so that no long one is left to run alone at the
+# end while the other worker idles (only the order: a file missing here runs all the same).
+LONGEST_FIRST = (
+    "tests/test_install.py",
+    "tests/integration/test_pipeline.py",
+    "tests/test_readme.py",
+    "tests/shared/cli/test_runs_cli.py",
+    "tests/faults/test_faults.py",
+    "tests/shared/repair/test_differential.py",
+    "tests/shared/read/test_ocr.py",
+    "tests/integration/test_reprocessing.py",
+    "tests/shared/cli/test_policy_cli.py",
+    "tests/shared/read/test_pdf.py",
+    "tests/shared/cli/test_repair_cli.py",
+    "tests/integration/test_bookkeeping.py",
+    "tests/workers/test_scaling_signal.py",
+    "tests/integration/test_ledger_reprocessing.py",
+    "tests/workers/test_metrics.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    # A stable sort: tests keep their order within a file.
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent with -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadfile``, with each of SHARED_SESSION_FOLDERS one unit. (xdist's loadgroup
+    marks nodeids in a way pytest 9 no longer reads.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return next((f for f in SHARED_SESSION_FOLDERS if path.startswith(f)), path)
+
+    return FileScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def shared_corpus() -> Path:
     """../shared/corpus (setting GROUNDSWELL_SHARED_CORPUS): real documents, read in place."""

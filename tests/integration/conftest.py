@@ -24,7 +24,7 @@ from groundswell.workers.app import purge_queues
 from tests.conftest import S3_CREDENTIALS, Pipeline, s3_client
 from tests.integration.corpus_gen import pick_documents, upload, write_corpus
 
-PIPELINE_DOCUMENTS = 210
+PIPELINE_DOCUMENTS = 80
 
 # (object store, broker) of each lane; the README's matrix lists the same.
 LANES = {
@@ -87,7 +87,8 @@ def pipeline(lane: Lane, service_settings: dict[str, object], tmp_path: Path) ->
 
 @pytest.fixture(scope="session")
 def generated_corpus(shared_corpus: Path, corpus_index: list[dict], tmp_path_factory) -> Path:
-    """210 real documents with generated claims, candidates and labels, in a temp folder."""
+    """PIPELINE_DOCUMENTS real documents with generated claims, candidates and labels, in a
+    temp folder."""
     folder = tmp_path_factory.mktemp("generated-corpus")
     documents = pick_documents(shared_corpus, corpus_index, PIPELINE_DOCUMENTS)
     assert len(documents) == PIPELINE_DOCUMENTS

@@ -319,3 +319,113 @@ def test_lines_longer_than_a_range_and_than_the_limit(corpora, tmp_path) -> None
         limited.get(f"claims/{docs[0].doc_id}.jsonl")
     assert (info.value.error.file, info.value.error.line) == ("extractions/lx.jsonl", records[0])
     assert "longer than 1500 bytes" in info.value.error.message
+
+
+class LazyJsonl:
+    """A LangExtract JSONL of ``n`` fixed-width lines, made on each range read (nothing is
+    written: a file of gigabytes costs no disk)."""
+
+    url = "lazy://"
+
+    def __init__(self, n: int) -> None:
+        text = "Revenue rose to $12.5 million in 2019. " * 200
+        x = {"extraction_class": "amount", "extraction_text": "$12.5 million",
+             "char_interval": {"start_pos": 16, "end_pos": 29}, "alignment_status": "match_exact"}  # fmt: skip
+        record = {"document_id": "d##########", "text": text, "extractions": [x]}
+        self.template = json.dumps(record).encode()
+        self.n, self.width = n, len(self.template) + 1
+        self.size = n * self.width
+
+    def _line(self, i: int) -> bytes:
+        return self.template.replace(b"##########", b"%010d" % i) + b"\n"
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        end = min(end, self.size)
+        if start >= end:
+            return b""
+        first, last = start // self.width, (end - 1) // self.width
+        data = b"".join(self._line(i) for i in range(first, last + 1))
+        return data[start - first * self.width : end - first * self.width]
+
+    def list_pages(self, prefix: str, start_after: str | None = None, **_: object):
+        from groundswell.shared.storage import ObjectInfo
+
+        if start_after is None:
+            yield [ObjectInfo("lx.jsonl", self.size, "etag")]
+
+    def get(self, key: str, max_bytes: int | None = None) -> bytes:
+        raise KeyError(key)
+
+
+def plan_lazy(n: int) -> str:
+    """Plan a lazy file of ``n`` lines as plan_run does; units, bytes, peak RSS (a fresh
+    process runs it: the peak is planning's)."""
+    import resource
+
+    from groundswell.shared.formats.corpus_file import CorpusFile
+
+    store = LazyJsonl(n)
+    corpus = ProducerCorpus(store, CorpusFile(format="langextract"))  # type: ignore[arg-type]
+    cursor, units = None, 0
+    while True:
+        planner = corpus_planner(corpus, cursor, 1000, None)  # type: ignore[arg-type]
+        units += len(planner.step(3))
+        cursor = json.loads(json.dumps(planner.cursor()))
+        if planner.finished:
+            break
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return json.dumps({"units": units, "bytes": store.size, "peak": peak})
+
+
+def test_planning_a_multi_gigabyte_jsonl_holds_flat_memory() -> None:
+    import subprocess
+    import sys
+
+    got = {}
+    for n in (10_000, 300_000):  # 80 MB and 2.4 GB of LangExtract lines
+        code = f"from tests.shared.formats.test_source import plan_lazy; print(plan_lazy({n}))"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        got[n] = json.loads(done.stdout.splitlines()[-1])
+        assert got[n]["units"] == 2 * n
+    assert got[300_000]["bytes"] > 2_400_000_000
+    assert got[300_000]["peak"] < got[10_000]["peak"] * 1.1, got
+
+
+def test_a_mapped_jsonl_read_in_place_by_the_mapping_corpus_yaml_names(shared_corpus, tmp_path):
+    """The user's own JSONL through the mapping corpus.yaml names: the imported layout's
+    receipts and Merkle root; a mapping that is missing fails the run's units saying so."""
+    from tests.shared.formats.test_mapped import INSTRUCTOR, SENTENCE
+
+    corpus = tmp_path / "own"
+    corpus.mkdir()
+    lines = []
+    for path in sorted((shared_corpus / "documents").glob("tatqa-dev-*.txt"))[:40]:
+        text = path.read_text(encoding="utf-8")
+        found = SENTENCE.findall(text)[:2]
+        if len(found) == 2:
+            facts = [{"fact": "said", "substring_quote": found}]
+            lines.append(json.dumps({"doc_id": path.stem, "text": text, "facts": facts}))
+    (corpus / "facts.jsonl").write_text("\n".join(lines[:6]) + "\n")
+    (corpus / "mapping.yaml").write_text(INSTRUCTOR)
+    # Declared as the import is given it (the mapping names the same producer).
+    (corpus / "corpus.yaml").write_text(
+        "format: mapped\nmapping: mapping.yaml\n"
+        "producer: {model: gpt-4o-2024-08-06, prompt_version: facts-v2}\n"
+    )
+    args = ["import", "mapped", str(corpus / "facts.jsonl"), "--mapping",
+            str(corpus / "mapping.yaml"), "--to", str(tmp_path / "imported"), "--no-check",
+            "--model", "gpt-4o-2024-08-06", "--prompt-version", "facts-v2"]  # fmt: skip
+    assert CliRunner().invoke(main, args).exit_code == 0
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["units"]["verify"]["computed"] == 6 and b["counts"]["claims.accepted"] == 12
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+    (corpus / "mapping.yaml").unlink()
+    with pytest.raises(InputFileError) as info:
+        list(open_corpus(open_store(str(corpus))).listed_documents(None))
+    assert (info.value.error.file, info.value.error.field) == ("corpus.yaml", "mapping")
