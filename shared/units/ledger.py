@@ -186,9 +186,11 @@ def execute(work: kinds.Work) -> Segment:
     assert ctx is not None, "a ledger batch runs in a run (the in-process runner plans none)"
     spec = work.spec
     try:
-        failed, loaded = load_batch(
-            ctx, open_ledger(work.settings.ledger_database_url), spec.doc_ids, spec.source
-        )
+        # The batch's listing entries: a corpus read in place finds each record by them.
+        with work.runner.listed(spec.listing):
+            failed, loaded = load_batch(
+                ctx, open_ledger(work.settings.ledger_database_url), spec.doc_ids, spec.source
+            )
     except _unavailable() as exc:
         raise LedgerUnavailable(str(exc).splitlines()[0]) from exc
     # Index rows only for the units that failed: its counters say what it loaded.

@@ -392,3 +392,40 @@ def test_planning_a_multi_gigabyte_jsonl_holds_flat_memory() -> None:
         assert got[n]["units"] == 2 * n
     assert got[300_000]["bytes"] > 2_400_000_000
     assert got[300_000]["peak"] < got[10_000]["peak"] * 1.1, got
+
+
+def test_a_mapped_jsonl_read_in_place_by_the_mapping_corpus_yaml_names(shared_corpus, tmp_path):
+    """The user's own JSONL through the mapping corpus.yaml names: the imported layout's
+    receipts and Merkle root; a mapping that is missing fails the run's units saying so."""
+    from tests.shared.formats.test_mapped import INSTRUCTOR, SENTENCE
+
+    corpus = tmp_path / "own"
+    corpus.mkdir()
+    lines = []
+    for path in sorted((shared_corpus / "documents").glob("tatqa-dev-*.txt"))[:40]:
+        text = path.read_text(encoding="utf-8")
+        found = SENTENCE.findall(text)[:2]
+        if len(found) == 2:
+            facts = [{"fact": "said", "substring_quote": found}]
+            lines.append(json.dumps({"doc_id": path.stem, "text": text, "facts": facts}))
+    (corpus / "facts.jsonl").write_text("\n".join(lines[:6]) + "\n")
+    (corpus / "mapping.yaml").write_text(INSTRUCTOR)
+    # Declared as the import is given it (the mapping names the same producer).
+    (corpus / "corpus.yaml").write_text(
+        "format: mapped\nmapping: mapping.yaml\n"
+        "producer: {model: gpt-4o-2024-08-06, prompt_version: facts-v2}\n"
+    )
+    args = ["import", "mapped", str(corpus / "facts.jsonl"), "--mapping",
+            str(corpus / "mapping.yaml"), "--to", str(tmp_path / "imported"), "--no-check",
+            "--model", "gpt-4o-2024-08-06", "--prompt-version", "facts-v2"]  # fmt: skip
+    assert CliRunner().invoke(main, args).exit_code == 0
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["units"]["verify"]["computed"] == 6 and b["counts"]["claims.accepted"] == 12
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+    (corpus / "mapping.yaml").unlink()
+    with pytest.raises(InputFileError) as info:
+        list(open_corpus(open_store(str(corpus))).listed_documents(None))
+    assert (info.value.error.file, info.value.error.field) == ("corpus.yaml", "mapping")

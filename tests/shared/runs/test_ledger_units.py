@@ -465,3 +465,37 @@ def test_a_schedule_keeps_ledger_and_its_runs_carry_it(settings):
     runs = {s: service.fire_schedule(s, "publish:default@2") for s in (loading.id, plain.id)}
     assert runs[loading.id].ledger is True and runs[plain.id].ledger is False
     assert service.get(runs[loading.id].id).ledger is True
+
+
+def test_a_ledger_run_of_a_corpus_read_in_place_finds_each_record_by_its_batch(
+    settings, shared_corpus, tmp_path, monkeypatch
+):
+    """LangExtract files read in place, ledger on: each ledger unit reads its documents'
+    records by its batch's listing entries, never the file from its start."""
+    from groundswell.shared.formats.source import ProducerCorpus
+    from tests.shared.formats import lx_fixtures
+
+    corpus = tmp_path / "lx"
+    lx_fixtures.write(shared_corpus, corpus, 12)
+    (corpus / "schema.json").write_text(json.dumps(lx_fixtures.SCHEMA))
+    (corpus / "corpus.yaml").write_text("format: langextract\nschema: schema.json\n")
+    scans: list[object] = []
+    original = ProducerCorpus.listed_documents
+
+    def listed(self, cursor):
+        scans.append(cursor)
+        return original(self, cursor)
+
+    monkeypatch.setattr(ProducerCorpus, "listed_documents", listed)
+    # One converted document kept: each unit reads its record again, as in another process.
+    monkeypatch.setattr("groundswell.shared.formats.source.CONVERTED_BYTES", 1)
+    from groundswell.shared.runs.models import RunSpec
+
+    service, record, _ = drive(settings, RunSpec(corpus=str(corpus), ledger=True))
+    assert record.state == "succeeded", record.error
+    summary = service.summary(record.id)
+    assert summary["units"]["ledger"]["computed"] == 12
+    assert summary["counts"]["ledger.facts"] == summary["counts"]["candidates.outcome.admitted"]
+    # Planning pages the source (its steps start from their cursors); no unit scans it.
+    assert scans and all(c is None or "file" in c for c in scans)
+    assert len(scans) <= 4, scans
