@@ -29,6 +29,8 @@ from groundswell.workers.embedded import (
     free_port,
     service_env,
     stop_process,
+    stop_processes,
+    stop_workers,
     wait_for_port,
 )
 
@@ -382,10 +384,8 @@ class Pipeline:
         raise AssertionError(f"run {run_id} did not finish in {timeout} s; worker logs:\n{logs}")
 
     def stop(self) -> None:
-        for beat in self.beats:
-            stop_process(beat)
-        for proc in self.workers:
-            proc.stop()
+        stop_processes(self.beats)
+        stop_workers(self.workers)  # at once: their warm shutdowns overlap
 
 
 @pytest.fixture
