@@ -49,7 +49,7 @@ def test_an_unreachable_ledger_is_retried_as_a_store_of_the_moment(tmp_path, mon
 
     class Work:
         context = object()
-        spec = type("Spec", (), {"doc_ids": ["a"], "source": None, "batch": 0})()
+        spec = type("Spec", (), {"doc_ids": ["a"], "source": None, "batch": 0, "listing": None})()
         settings = type("S", (), {"ledger_database_url": "sqlite://"})()
 
     with pytest.raises(ledger.LedgerUnavailable) as raised:
