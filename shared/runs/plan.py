@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,9 +48,11 @@ if TYPE_CHECKING:
 
 
 def streams() -> tuple[str, ...]:
-    """The listings planning pages: ``documents/``, then each kind's (``claims/``, ...)."""
+    """The listings planning pages: ``documents/``, each kind's (``claims/``, ...), and
+    ``labels/``: a unit's listing entries then say whether its document has labels, so an
+    unchanged unit is reused without asking for its labels file."""
     listed = (k.listing for k in kinds.all_kinds() if k.listing)
-    return tuple(dict.fromkeys((DOCUMENTS, *listed)))
+    return tuple(dict.fromkeys((DOCUMENTS, *listed, LABELS)))
 
 
 @dataclass(slots=True)
@@ -141,6 +143,12 @@ class CorpusPlanner:
     def counters(self) -> dict[str, int]:
         """What planning counts: inputs that made no unit, documents by format."""
         return {k: v for k, v in {**self.ignored, **self.formats}.items() if v}
+
+    def new_step(self) -> None:
+        """Count from zero again: a planner kept for the next step counts each step's own."""
+        self.listed = 0
+        self.ignored = dict.fromkeys(self.ignored, 0)
+        self.formats = {}
 
     @property
     def finished(self) -> bool:
@@ -235,7 +243,10 @@ class CorpusPlanner:
         ``take`` is offered each document's units in order and returns False to end the
         step before that document (planning's window is full).
         """
-        units: list[PlannedUnit] = []
+        # What the last step's full window refused first (a planner kept across steps).
+        units, stopped = self._emit_final(take)
+        if stopped:
+            return units
         listed, pulls = self.listed, 0
         # At least ``pages`` pulls, and on until the cursor moves: a step that passed nothing
         # would be repeated as is by the next one (a document id is final only once every
@@ -301,6 +312,9 @@ class SourcePlanner:
     def counters(self) -> dict[str, int]:
         return {k: v for k, v in self.formats.items() if v}
 
+    def new_step(self) -> None:
+        self.listed, self.formats = 0, {}
+
     def cursor(self) -> dict[str, Any]:
         return {"source": self._at, **({"finished": True} if self.finished else {})}
 
@@ -330,6 +344,32 @@ class SourcePlanner:
     def __iter__(self) -> Iterator[PlannedUnit]:
         while not self.finished:
             yield from self.step(1)
+
+
+# The planner of each run's last step planned in this process, by run id: the next step,
+# when it resumes from that step's cursor here, reads on from the listing pages already
+# fetched instead of listing again from the cursor (LIST requests = listing pages). A step
+# run elsewhere (another worker) lists from its cursor as before. A few runs at most.
+_KEPT: OrderedDict[str, tuple[int, CorpusPlanner | SourcePlanner]] = OrderedDict()
+KEPT_PLANNERS = 8
+
+
+def kept_planner(
+    run_id: str, step: int, cursor: dict[str, Any]
+) -> CorpusPlanner | SourcePlanner | None:
+    """The planner that planned ``step`` of the run here, if its cursor is the committed one."""
+    kept = _KEPT.pop(run_id, None)
+    if kept is None or kept[0] != step or kept[1].cursor() != cursor:
+        return None
+    kept[1].new_step()
+    return kept[1]
+
+
+def keep_planner(run_id: str, step: int, planner: CorpusPlanner | SourcePlanner) -> None:
+    _KEPT[run_id] = (step, planner)
+    _KEPT.move_to_end(run_id)
+    while len(_KEPT) > KEPT_PLANNERS:
+        _KEPT.popitem(last=False)
 
 
 def corpus_planner(
@@ -622,7 +662,7 @@ def schema_problem(corpus: ObjectStore, settings: Any) -> InputError | None:
     return None
 
 
-PAGES_PER_STEP = 3  # about one listing page of each of documents/, claims/, candidates/
+PAGES_PER_STEP = 4  # about one listing page of each of documents/, claims/, candidates/, labels/
 
 
 @dataclass
@@ -724,8 +764,11 @@ def plan_run(service: RunService, run_id: str) -> bool:
                     service, record, f"invalid admission schema: {problem}", [problem.as_dict()]
                 )
                 return True
+        planner = None
         if step is None:
-            planner = corpus_planner(corpus, state.cursor, settings.list_page_size, run_id)
+            planner = kept_planner(run_id, state.step, state.cursor or {}) or corpus_planner(
+                corpus, state.cursor, settings.list_page_size, run_id
+            )
             followers = [k for k in kinds.all_kinds() if k.follow and k.on_in(record)]
             batcher = StepBatcher(settings.batch_bytes, settings.batch_max_units, followers)
             room = max(1, window - state.outstanding)
@@ -753,6 +796,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
             step = PlanStep(number, specs, planner.cursor(), planner.finished, seq, counters)
             if not output.put(plan_key(run_id, number), step.dumps(), create_only=True):
                 step = read_step(output, run_id, number) or step
+                planner = None  # another process planned this step: its planner is not ours
         committed, pending = runs.commit_plan(
             run_id,
             number,
@@ -763,6 +807,8 @@ def plan_run(service: RunService, run_id: str) -> bool:
             lease_until=service.queued_lease_until(),
             counters=step.counters,
         )
+        if committed and planner is not None and not step.finished:
+            keep_planner(run_id, number, planner)
         if committed:
             for spec in step.batches:
                 if not spec.held:  # a held batch is sent by the record of its read batch

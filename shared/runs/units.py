@@ -19,10 +19,12 @@ from typing import Any
 
 from groundswell.shared.corpus import (
     DOCUMENTS,
+    LABELS,
     SCHEMA_KEY,
     InputError,
     InputFileError,
     Labels,
+    RecordSource,
     decode_document,
     doc_id_of,
     document_key,
@@ -113,6 +115,9 @@ class UnitResult:
         }
         if self.listing is not None:  # what the next run compares to reuse it unread
             row["listing"] = self.listing
+            if any(k.startswith(LABELS) for k in self.listing):
+                # Its counts depend on its labels: kept, so reuse needs no labels body.
+                row["counts"] = dict(sorted(self.counts.items()))
         # What the report filters and counts a document by, without reading its receipt.
         row["tally"] = {k: v for k, v in sorted(self.counts.items()) if k.startswith(TALLIED)}
         kind = kinds.find(self.kind)
@@ -299,11 +304,21 @@ class UnitRunner:
         ``candidates`` on admission, with ``candidates``, the rest on verification). Bad
         entries are left out."""
         file = labels_key(doc_id)
+        if self.unlabelled(doc_id):
+            return None, []
         data = self.get_input(file)
         if data is None:
             return None, []
         labels, errors = parse_labels(data, file)
         return labels, [e for e in errors if (e.field or "").startswith("candidates") == candidates]
+
+    def unlabelled(self, doc_id: str) -> bool:
+        """Planning listed ``labels/`` and found no labels file of the document (a corpus
+        read in place lists its records, not ``labels/``: its labels are always asked)."""
+        listing = (_LISTING.get() or {}).get(doc_id)
+        if not listing or isinstance(self.corpus, RecordSource):
+            return False
+        return labels_key(doc_id) not in listing
 
     def schema_once(self) -> tuple[bytes, dict[str, Any]]:
         if self._schema is None:
@@ -357,6 +372,8 @@ class UnitRunner:
         entries kept in its row; an unusable input file fails it. ``source``: the document's
         file when it is not ``documents/<id>.txt``."""
         keys = (source if isinstance(source, str) else document_key(doc_id), input_file)
+        if labels_key(doc_id) in ((_LISTING.get() or {}).get(doc_id) or {}):
+            keys += (labels_key(doc_id),)  # its labels too: a changed labels file recounts
         try:
             reused = None if source is not None else reuse(self, doc_id, keys)
             return reused or self.with_listing(compute(self, doc_id, source), keys)
@@ -432,13 +449,33 @@ class UnitRunner:
         receipt = self._reuse(key)
         if receipt is None or "failure" in receipt:
             return None
-        counts, errors = tally(receipt)
+        counts, errors = self._listed_tally(previous, keys, receipt, tally)
         size = listing[keys[0]][0]
         out = UnitResult(
             kind, doc_id, "cached", key, receipt["receipt_sha256"], size, counts, errors
         )
         out.inputs, out.policy_fingerprint, out.listing = inputs, policy_fp, listing
         return out
+
+    @staticmethod
+    def _listed_tally(
+        previous: dict[str, Any],
+        keys: tuple[str, ...],
+        receipt: dict[str, Any],
+        tally: Callable[[dict[str, Any]], tuple[Counter[str], list[InputError]]],
+    ) -> tuple[Counter[str], list[InputError]]:
+        """A reused unit's counts and errors: those of its previous row when it has labels
+        listed as before (they are the labels' and the receipt's, both unchanged), so the
+        labels are not read; else counted from the receipt (no labels: nothing to read)."""
+        counts, errors = previous.get("counts"), previous.get("errors")
+        if (
+            any(k.startswith(LABELS) for k in keys)
+            and isinstance(counts, dict)
+            and isinstance(errors, list)
+            and previous.get("errors_total") == len(errors)  # none left out of the row
+        ):
+            return Counter(counts), [error_from_body(e, keys[1]) for e in errors]
+        return tally(receipt)
 
     def failed(self, kind: str, doc_id: str, error: InputError, **kw: Any) -> UnitResult:
         return UnitResult(kind, doc_id, "failed", errors=[error], **kw)

@@ -7,11 +7,14 @@ and in a local folder (mtime, inode and size).
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from botocore.client import BaseClient
 
 from groundswell.shared.runs.inprocess import run_in_process
 from groundswell.shared.runs.models import RunSpec
@@ -163,3 +166,101 @@ def test_unchanged_rerun_of_a_folder_compares_mtime_inode_and_size(settings, get
     assert read_changed == {f"documents/{doc_id}.txt": 1, f"candidates/{doc_id}.json": 1}
     assert _done(changed, "verify") == (0, DOCUMENTS)
     assert _done(changed, "admit") == (1, DOCUMENTS - 1)
+
+
+# -- the same, counted as S3 requests ------------------------------------------------------
+#
+# Every request the stores make goes through botocore's ``_make_api_call``; the counter keeps
+# those naming a corpus bucket (operation, key or prefix), so receipts and run state in the
+# output store never count: labels too, and each listing page.
+
+PAGE = 5  # keys a listing page: several pages a folder
+FOLDERS = ("documents/", "claims/", "candidates/", "labels/")
+
+
+@pytest.fixture
+def requests(monkeypatch) -> list[tuple[str, str]]:
+    """(operation, key or prefix) of each request naming a corpus bucket."""
+    seen: list[tuple[str, str]] = []
+    original = BaseClient._make_api_call
+
+    def call(self, operation, params, _original=original):
+        if str(params.get("Bucket", "")).startswith("corpus-"):
+            seen.append((operation, params.get("Key") or params.get("Prefix") or ""))
+        return _original(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", call)
+    return seen
+
+
+def _pages(corpus_dir: Path) -> int:
+    """The listing pages of the corpus's folders (an empty folder is one request too)."""
+    return sum(max(1, math.ceil(len(list((corpus_dir / f).glob("*"))) / PAGE)) for f in FOLDERS)
+
+
+def test_unchanged_rerun_reads_no_body_and_lists_each_page_once(
+    settings: Settings, requests, corpus_dir: Path, s3_endpoint, tmp_path
+):
+    assert list((corpus_dir / "labels").glob("*.json")), "the corpus has labels"
+    client = s3_client(s3_endpoint)
+    bucket = f"corpus-{os.urandom(4).hex()}"
+    client.create_bucket(Bucket=bucket)
+    upload(corpus_dir, client, bucket, "corpus")
+    spec = RunSpec(corpus=f"s3://{bucket}/corpus")
+    # Small pages and a small window: several pages a folder, planned over several steps.
+    settings = settings.model_copy(
+        update={"list_page_size": PAGE, "max_inflight_batches": 1, "batch_max_units": 2}
+    )
+
+    def run() -> tuple[dict, Counter]:
+        requests.clear()
+        service, record, kinds = drive(settings, spec)
+        assert record.state == "succeeded", record
+        assert kinds.count("plan") > 2  # planning took several steps
+        return service.summary(record.id), Counter(requests)
+
+    first, asked_first = run()
+    assert _lists(asked_first) == _pages(corpus_dir)  # each page once, over every step
+    again, asked_again = run()
+    assert _read(asked_again) == {}
+    assert _lists(asked_again) == _pages(corpus_dir)
+    for kind in ("verify", "admit"):
+        assert again["units"][kind]["cached"] == DOCUMENTS, again["units"]
+    # The labels' counts come from the rows, as they were counted from the labels.
+    assert again["counts"] == first["counts"]
+    assert again["index"]["merkle_root"] == first["index"]["merkle_root"]
+
+    # A changed labels file (one label flipped) recounts its document's units: read again.
+    path = sorted((corpus_dir / "labels").glob("*.json"))[0]
+    labels = json.loads(path.read_text())
+    part = next(p for p in ("claims", "candidates") if labels.get(p))
+    name = next(iter(labels[part]))
+    labels[part][name] = not labels[part][name]
+    key = f"corpus/labels/{path.name}"
+    client.put_object(Bucket=bucket, Key=key, Body=json.dumps(labels).encode())
+    changed, asked_changed = run()
+    assert asked_changed[("GetObject", key)] == 2  # by its verify and its admit unit
+    assert {k.split("/")[1] for (_, k) in _read(asked_changed)} == {
+        "documents",
+        "claims",
+        "candidates",
+        "labels",
+    }
+    assert len(_read(asked_changed)) == 4  # that document's files only
+    assert changed["counts"] != first["counts"]
+    path.write_text(json.dumps(labels))
+    fresh = run_in_process(str(corpus_dir), "default", str(tmp_path / "fresh"), settings)
+    assert changed["counts"] == fresh["counts"]
+
+
+def _read(asked: Counter) -> dict[tuple[str, str], int]:
+    """The corpus files read (documents, claims, candidates, labels)."""
+    return {
+        k: n
+        for k, n in asked.items()
+        if k[0] == "GetObject" and k[1].split("/")[1] + "/" in FOLDERS
+    }
+
+
+def _lists(asked: Counter) -> int:
+    return sum(n for (op, _), n in asked.items() if op == "ListObjectsV2")
