@@ -187,7 +187,7 @@ def execute(work: kinds.Work) -> Segment:
     spec = work.spec
     try:
         # The batch's listing entries: a corpus read in place finds each record by them.
-        with UnitRunner.listed(spec.listing):
+        with work.runner.listed(spec.listing):
             failed, loaded = load_batch(
                 ctx, open_ledger(work.settings.ledger_database_url), spec.doc_ids, spec.source
             )
