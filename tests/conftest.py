@@ -54,7 +54,6 @@ LONGEST_FIRST = (
     "tests/shared/cli/test_runs_cli.py",
     "tests/faults/test_faults.py",
     "tests/shared/repair/test_differential.py",
-    "tests/shared/read/test_ocr.py",
     "tests/integration/test_reprocessing.py",
     "tests/shared/cli/test_policy_cli.py",
     "tests/shared/read/test_pdf.py",
