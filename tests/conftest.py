@@ -29,6 +29,8 @@ from groundswell.workers.embedded import (
     free_port,
     service_env,
     stop_process,
+    stop_processes,
+    stop_workers,
     wait_for_port,
 )
 
@@ -52,7 +54,6 @@ LONGEST_FIRST = (
     "tests/shared/cli/test_runs_cli.py",
     "tests/faults/test_faults.py",
     "tests/shared/repair/test_differential.py",
-    "tests/shared/read/test_ocr.py",
     "tests/integration/test_reprocessing.py",
     "tests/shared/cli/test_policy_cli.py",
     "tests/shared/read/test_pdf.py",
@@ -382,10 +383,8 @@ class Pipeline:
         raise AssertionError(f"run {run_id} did not finish in {timeout} s; worker logs:\n{logs}")
 
     def stop(self) -> None:
-        for beat in self.beats:
-            stop_process(beat)
-        for proc in self.workers:
-            proc.stop()
+        stop_processes(self.beats)
+        stop_workers(self.workers)  # at once: their warm shutdowns overlap
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ tenth of a second, in every prefork child (bench/scale.py's "idle task" and "idl
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -47,10 +48,16 @@ def test_an_unreachable_ledger_is_retried_as_a_store_of_the_moment(tmp_path, mon
 
     monkeypatch.setattr(ledger, "open_ledger", away)
 
+    class Runner:
+        @contextlib.contextmanager
+        def listed(self, _listing):
+            yield
+
     class Work:
         context = object()
-        spec = type("Spec", (), {"doc_ids": ["a"], "source": None, "batch": 0})()
+        spec = type("Spec", (), {"doc_ids": ["a"], "source": None, "batch": 0, "listing": None})()
         settings = type("S", (), {"ledger_database_url": "sqlite://"})()
+        runner = Runner()
 
     with pytest.raises(ledger.LedgerUnavailable) as raised:
         ledger.execute(Work())  # type: ignore[arg-type]

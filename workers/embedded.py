@@ -54,16 +54,26 @@ def wait_for_port(port: int, timeout: float = 15.0, proc: subprocess.Popen | Non
 
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0, sig: int = signal.SIGTERM) -> None:
     """Stop a process group started with ``start_new_session`` (the worker and its pool)."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, sig)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
+    stop_processes([proc], timeout, sig)
+
+
+def stop_processes(
+    procs: list[subprocess.Popen], timeout: float = 10.0, sig: int = signal.SIGTERM
+) -> None:
+    """Stop several such groups at once: each is signalled before any is waited for, so their
+    shutdowns (a worker's warm shutdown takes a second or two) overlap."""
+    running = [p for p in procs if p.poll() is None]
+    for proc in running:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(5)
+            os.killpg(proc.pid, sig)
+    deadline = time.monotonic() + timeout
+    for proc in running:
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
 
 
 @dataclass
@@ -184,7 +194,15 @@ class WorkerProcess:
             stop_process(self.proc, timeout=5, sig=signal.SIGKILL)
 
     def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc, timeout=20)
+        stop_workers([self])
+
+    def _close_log(self) -> None:
         if hasattr(self._log, "close"):
             self._log.close()
+
+
+def stop_workers(workers: list[WorkerProcess], timeout: float = 20) -> None:
+    """Warm shutdown of these workers, all at once (each finishes the tasks it runs)."""
+    stop_processes([w.proc for w in workers if w.proc is not None], timeout=timeout)
+    for worker in workers:
+        worker._close_log()

@@ -452,7 +452,12 @@ def run_embedded(
 
     The workers' logs go to ``log_dir`` (a new temporary folder by default), which is named
     when the run does not succeed."""
-    from groundswell.workers.embedded import RedisServer, WorkerProcess, service_env
+    from groundswell.workers.embedded import (
+        RedisServer,
+        WorkerProcess,
+        service_env,
+        stop_workers,
+    )
 
     settings = _settings()
     made_here = log_dir is None
@@ -480,14 +485,17 @@ def run_embedded(
             else settings.storage_url,
         )
         env.pop("GROUNDSWELL_REDIS_URL", None)
+        started: list[WorkerProcess] = []
+        stack.callback(stop_workers, started)  # together: their shutdowns overlap
         for i in range(workers):
-            proc = WorkerProcess(
-                env,
-                concurrency=concurrency,
-                name=f"demo{i + 1}",
-                log_path=log_dir / f"worker-{i + 1}.log",
-            ).start()
-            stack.callback(proc.stop)
+            started.append(
+                WorkerProcess(
+                    env,
+                    concurrency=concurrency,
+                    name=f"demo{i + 1}",
+                    log_path=log_dir / f"worker-{i + 1}.log",
+                ).start()
+            )
         try:
             summary = _submit_and_wait(settings, spec, show_progress, timeout, private=True)
         except BaseException as exc:

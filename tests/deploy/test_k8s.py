@@ -57,7 +57,12 @@ TRIGGERS = {"redis": ("redis", "listName"), "rabbitmq": ("rabbitmq", "queueName"
 # The batch queues scale on the runs' outstanding work (issue 25: a queue's length misses the
 # messages its workers hold reserved): a Prometheus query of the API's gauge.
 SIGNAL = "groundswell_pending_batches"
-SIGNAL_QUERY = re.compile(r'^max\(groundswell_pending_batches\{queue="(\w+)"\}\)$')
+# A queue's outstanding batches; the read queue's adds its waiting messages (a long scan's
+# helper tasks are no run's batches: components/autoscaling/scaledobjects.yaml).
+SIGNAL_QUERY = re.compile(
+    r'^max\(groundswell_pending_batches\{queue="(\w+)"\}\)'
+    r'( \+ max\(groundswell_queue_length\{queue="\1"\}\))?$'
+)
 PREFIX = "GROUNDSWELL_"
 
 
@@ -296,6 +301,19 @@ def test_one_scaled_object_per_worker_on_its_queue(objects: list[dict], overlay:
         # on its broker queue.
         assert (trigger["type"] == "prometheus") == (queue != "control"), name
     assert sorted(targets) == sorted(workers), "exactly one ScaledObject per worker"
+
+
+def test_the_read_queue_scales_on_the_helpers_of_long_scans_too(objects: list[dict]) -> None:
+    """A long scan's helper tasks go to the read queue (no run's batches): its workers' signal
+    counts them, the other queues' does not."""
+    from groundswell.shared.runs.service import READ_PAGES
+    from groundswell.workers.app import QUEUE_OF, TASK_NAMES
+
+    assert QUEUE_OF[READ_PAGES] == "read" and TASK_NAMES[READ_PAGES] == "groundswell.read_pages"
+    for name, trigger in triggers_of(objects, "prometheus").items():
+        query = trigger["metadata"]["query"]
+        queue = SIGNAL_QUERY.match(query).group(1)
+        assert ('groundswell_queue_length{queue="read"}' in query) == (queue == "read"), name
 
 
 def test_idle_queues_scale_to_zero_but_control_keeps_a_consumer(objects: list[dict]) -> None:

@@ -19,6 +19,10 @@ from tests.conftest import API_KEY
 pytestmark = pytest.mark.integration
 
 
+# Private stacks of the tests that are about a message or the store, not concurrency, run
+# `--workers 1`: one worker process to start instead of two.
+
+
 def groundswell(*args: str, env: dict[str, str] | None = None, cwd=None, timeout: float = 180):
     return subprocess.run(
         [sys.executable, "-m", "groundswell", *args],
@@ -72,7 +76,9 @@ def test_a_folder_that_is_not_a_corpus_fails_and_says_what_the_layout_is(tmp_pat
     env["TMPDIR"] = str(tmp_path / "tmp")
     (tmp_path / "tmp").mkdir()
     for folder in (SAMPLE_CORPUS / "documents", tmp_path):  # text files, then nothing at all
-        done = groundswell("run", str(folder), "--embedded", env=env, cwd=tmp_path)
+        done = groundswell(
+            "run", str(folder), "--embedded", "--workers", "1", env=env, cwd=tmp_path
+        )
         assert done.returncode == 1, done.stderr
         assert "nothing to do" in done.stdout + done.stderr
         assert "claims/<id>.jsonl" in done.stdout + done.stderr
@@ -100,7 +106,9 @@ def test_a_corpus_in_another_layout_names_what_was_found_and_what_was_expected(t
         for key, data in files.items():
             (tmp_path / name / key).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / name / key).write_bytes(data)
-        done = groundswell("run", str(tmp_path / name), "--embedded", "--json", env=env)
+        done = groundswell(
+            "run", str(tmp_path / name), "--embedded", "--workers", "1", "--json", env=env
+        )
         assert done.returncode == 1, done.stderr
         error = json.loads(done.stdout)["error"]
         assert words in error and "a corpus holds documents/<id>.txt" in error, error
@@ -110,7 +118,9 @@ def test_a_corpus_in_another_layout_names_what_was_found_and_what_was_expected(t
     for key, data in {"claims/a.jsonl": claims, "document/a.txt": doc}.items():
         (tmp_path / "half" / key).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "half" / key).write_bytes(data)
-    done = groundswell("run", str(tmp_path / "half"), "--embedded", "--json", env=env)
+    done = groundswell(
+        "run", str(tmp_path / "half"), "--embedded", "--workers", "1", "--json", env=env
+    )
     assert done.returncode == 1, done.stderr
     error = json.loads(done.stdout)["error"]
     assert f"no documents in {tmp_path / 'half'}" in error, error
@@ -136,7 +146,9 @@ def test_an_unknown_policy_on_the_private_stack_is_one_line_and_exit_2(tmp_path)
 def test_status_and_summary_read_the_local_store_when_no_api_is_configured(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
     env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "out")
-    done = groundswell("run", str(SAMPLE_CORPUS), "--embedded", "-q", env=env, cwd=tmp_path)
+    done = groundswell(
+        "run", str(SAMPLE_CORPUS), "--embedded", "--workers", "1", "-q", env=env, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     run_id = done.stdout.strip()
     status = groundswell("status", run_id, env=env, cwd=tmp_path)
@@ -209,7 +221,9 @@ def test_status_counts_read_units_beside_verify_and_admit(tmp_path):
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDSWELL_")}
     env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "out")
-    done = groundswell("run", str(corpus), "--embedded", "-q", env=env, cwd=tmp_path)
+    done = groundswell(
+        "run", str(corpus), "--embedded", "--workers", "1", "-q", env=env, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     status = groundswell("status", done.stdout.strip(), env=env, cwd=tmp_path)
     assert status.returncode == 0, status.stderr

@@ -293,3 +293,28 @@ def test_a_scans_image_pages_are_shown_in_the_layouts_points(shared_raw: Path):
         render_page(tiff.getvalue(), 3, 100)
     with pytest.raises(RenderError, match="not an image that can be shown"):
         render_page(b"\x89PNG\r\n\x1a\n broken", 1, 100)
+
+
+def test_a_multi_page_tiff_shared_out_reads_as_one_process_reads_it(
+    shared_raw: Path, tmp_path: Path, ocr_settings
+):
+    """A TIFF's frames split into ranges (threshold 1): the helpers asked for every range but
+    the first, the unit doing them all itself (no worker took them), the reading stored byte
+    for byte as one process stores it, and each frame a piece."""
+    from groundswell.shared.runs.reading import Pieces, reader, reading_key
+
+    ocr_settings(ocr_split_pages="1")
+    frames = [render(shared_raw / name, n, 100) for name, n in (*PAGES, PAGES[0])]
+    tiff = io.BytesIO()
+    frames[0].save(tiff, "TIFF", dpi=(100, 100), save_all=True, append_images=frames[1:])
+    data, name = tiff.getvalue(), reader()
+    alone = open_store(str(tmp_path / "alone"), Settings())
+    shared = open_store(str(tmp_path / "shared"), Settings())
+    expected = read_source(alone, data, "documents/scan.tif", "1" * 64, name)
+    asked: list[list[int]] = []
+    got = read_source(shared, data, "documents/scan.tif", "1" * 64, name, asked.append)
+    assert expected.pages == 3 and not expected.cause and got == expected
+    assert asked == [[2], [3]]
+    key = reading_key("1" * 64, name)
+    assert shared.get(key) == alone.get(key)
+    assert all(Pieces(shared, "1" * 64, name).has(n) for n in (1, 2, 3))

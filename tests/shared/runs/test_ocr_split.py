@@ -134,3 +134,13 @@ def test_help_read_does_nothing_when_the_reading_is_stored_or_the_file_changed(s
         "stored"
     )
     assert fetched == []  # not even the source is read
+
+
+def test_a_helper_meeting_a_read_error_stops_and_leaves_it_to_the_unit(store):
+    import hashlib
+
+    data = b"%PDF-1.4 a damaged file"
+    sha = hashlib.sha256(data).hexdigest()
+    assert help_read(store, lambda: data, "documents/a.pdf", sha, [1, 2]) == "failed"
+    assert help_read(store, lambda: data, "documents/a.html", sha, [1]) == "failed"
+    assert not list(store.list_pages(Pieces(store, sha, reader()).prefix))
