@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,6 +103,14 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
             seen: dict[str, float] = {}
             finished: set[int] = set()
             output = service.store(service.output_url)
+            # Where a window's time goes: open (first ready to closed), its run (submitted
+            # to finished; queued: until its planning began), and until it is seen here.
+            parts: dict[str, list[float]] = {
+                "open_s": [],
+                "queued_s": [],
+                "run_s": [],
+                "seen_s": [],
+            }
 
             def collect() -> None:
                 for window in streams.windows(record.id)[1:]:
@@ -109,6 +118,15 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
                         continue
                     finished.add(window.number)
                     now = time.time()
+                    run = service.get(window.run_id)
+                    created, begun, ended = (
+                        datetime.fromisoformat(t).timestamp()
+                        for t in (run.created_at, run.started_at, run.finished_at)
+                    )
+                    parts["open_s"].append(window.closed_at - window.opened_at)
+                    parts["run_s"].append(ended - created)
+                    parts["queued_s"].append(begun - created)
+                    parts["seen_s"].append(now - ended)
                     for doc_id in json.loads(output.get(changed_key(window.run_id))):
                         seen.setdefault(doc_id.removeprefix("documents/"), now)
 
@@ -132,6 +150,7 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
             "p50_s": round(statistics.median(latencies), 2),
             "p95_s": round(percentile(latencies, 0.95), 2),
             "max_s": round(max(latencies), 2),
+            **{f"window_{k}_p50": round(statistics.median(v), 2) for k, v in parts.items() if v},
         }
 
 
