@@ -32,7 +32,7 @@ from groundswell.shared.runs.layout import changed_key  # noqa: E402
 from groundswell.shared.settings import get_settings  # noqa: E402
 from groundswell.shared.streams.models import StreamSpec  # noqa: E402
 from groundswell.shared.streams.service import StreamService  # noqa: E402
-from groundswell.shared.streams.sqs import SqsSource, sqs_client  # noqa: E402
+from groundswell.shared.streams.sqs import SqsSource, busy, sqs_client  # noqa: E402
 from groundswell.workers.embedded import RedisServer  # noqa: E402
 from tests.conftest import S3_CREDENTIALS, moto_endpoint, s3_client  # noqa: E402
 from tests.integration.corpus_gen import pick_documents, write_corpus  # noqa: E402
@@ -89,9 +89,10 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
         stop = threading.Event()
 
         def follow() -> None:  # what `groundswell follow --sqs` does
+            state: dict = {}
             while not stop.is_set():
-                source.poll(streams, record)
-                streams.periodic(only=record.id)
+                source.poll(streams, record, busy(state))
+                state = streams.periodic(only=record.id).get(record.id) or {}
 
         thread = threading.Thread(target=follow, daemon=True)
         thread.start()
