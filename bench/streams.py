@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +32,7 @@ from groundswell.shared.runs.layout import changed_key  # noqa: E402
 from groundswell.shared.settings import get_settings  # noqa: E402
 from groundswell.shared.streams.models import StreamSpec  # noqa: E402
 from groundswell.shared.streams.service import StreamService  # noqa: E402
-from groundswell.shared.streams.sqs import SqsSource, sqs_client  # noqa: E402
+from groundswell.shared.streams.sqs import SqsSource, busy, sqs_client  # noqa: E402
 from groundswell.workers.embedded import RedisServer  # noqa: E402
 from tests.conftest import S3_CREDENTIALS, moto_endpoint, s3_client  # noqa: E402
 from tests.integration.corpus_gen import pick_documents, write_corpus  # noqa: E402
@@ -88,9 +89,10 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
         stop = threading.Event()
 
         def follow() -> None:  # what `groundswell follow --sqs` does
+            state: dict = {}
             while not stop.is_set():
-                source.poll(streams, record)
-                streams.periodic(only=record.id)
+                source.poll(streams, record, busy(state))
+                state = streams.periodic(only=record.id).get(record.id) or {}
 
         thread = threading.Thread(target=follow, daemon=True)
         thread.start()
@@ -102,6 +104,14 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
             seen: dict[str, float] = {}
             finished: set[int] = set()
             output = service.store(service.output_url)
+            # Where a window's time goes: open (first ready to closed), its run (submitted
+            # to finished; queued: until its planning began), and until it is seen here.
+            parts: dict[str, list[float]] = {
+                "open_s": [],
+                "queued_s": [],
+                "run_s": [],
+                "seen_s": [],
+            }
 
             def collect() -> None:
                 for window in streams.windows(record.id)[1:]:
@@ -109,6 +119,15 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
                         continue
                     finished.add(window.number)
                     now = time.time()
+                    run = service.get(window.run_id)
+                    created, begun, ended = (
+                        datetime.fromisoformat(t).timestamp()
+                        for t in (run.created_at, run.started_at, run.finished_at)
+                    )
+                    parts["open_s"].append(window.closed_at - window.opened_at)
+                    parts["run_s"].append(ended - created)
+                    parts["queued_s"].append(begun - created)
+                    parts["seen_s"].append(now - ended)
                     for doc_id in json.loads(output.get(changed_key(window.run_id))):
                         seen.setdefault(doc_id.removeprefix("documents/"), now)
 
@@ -132,6 +151,7 @@ def measure(args, rate: float, endpoint: str, redis: RedisServer, folder: Path, 
             "p50_s": round(statistics.median(latencies), 2),
             "p95_s": round(percentile(latencies, 0.95), 2),
             "max_s": round(max(latencies), 2),
+            **{f"window_{k}_p50": round(statistics.median(v), 2) for k, v in parts.items() if v},
         }
 
 

@@ -50,7 +50,7 @@ def follow(corpus: str, policy: str | None, queue_url: str | None) -> None:
 
     from groundswell.shared.streams.models import StreamSpec
     from groundswell.shared.streams.service import StreamService, TooManyStreams
-    from groundswell.shared.streams.sqs import SqsSource, sqs_client
+    from groundswell.shared.streams.sqs import SqsSource, busy, sqs_client
 
     settings = _settings()
     try:
@@ -83,10 +83,11 @@ def follow(corpus: str, policy: str | None, queue_url: str | None) -> None:
     signal.signal(signal.SIGTERM, stop)
     tty = sys.stderr.isatty()
     shown, errors_shown = "", 0
+    state: dict[str, Any] = {}
     while not stopping:
         try:
             if source is not None:
-                got = source.poll(streams, record)
+                got = source.poll(streams, record, busy(state))
                 for error in got.errors[: max(0, 20 - errors_shown)]:
                     click.echo(
                         f"\ngroundswell: {error}" if tty else f"groundswell: {error}", err=True

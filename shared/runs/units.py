@@ -10,6 +10,7 @@ so the pipeline and the in-process core compute the same receipts and the same c
 
 from __future__ import annotations
 
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -61,6 +62,11 @@ MAX_ERRORS_PER_UNIT = 50
 _LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
     "groundswell_listing", default=None
 )
+
+
+# Bytes of documents and labels files a runner (one run's, in one process) keeps: their
+# units of each kind read them once.
+READ_CACHE_BYTES = 16 << 20
 
 
 def current_listing() -> dict[str, dict[str, list[Any]]] | None:
@@ -206,6 +212,13 @@ class UnitRunner:
         self._schema: tuple[bytes, dict[str, Any]] | InputFileError | None = None
         # What a kind parses once per runner (the admission schema and policy, say), by name.
         self.cache: dict[str, Any] = {}
+        # Documents and labels files read, by (key, listing entry): a document's verify and
+        # admit units (separate batches, often one after the other in this process) read it
+        # once. Only a listed input is kept (its entry, ETag or mtime, inode and size, names
+        # its content, as reuse by listing relies on); bounded in bytes.
+        self._read: OrderedDict[tuple[str, int, str], bytes] = OrderedDict()
+        self._read_bytes = 0
+        self._read_lock = threading.Lock()
         # The last readings loaded: a document's verify and admit units often run together.
         self._readings: OrderedDict[tuple[str, str], StoredReading] = OrderedDict()
         # Sends a helper task for pages of a source file (file, its sha256, the pages) when
@@ -254,7 +267,7 @@ class UnitRunner:
         if isinstance(source, list):
             raise InputFileError(source_conflict(source))
         file = source or document_key(doc_id)
-        data = self.get_input(file)
+        data = self.get_input(file, doc_id)
         if data is None:
             raise InputFileError(InputError(file, "no such document"))
         sha = content_sha256(data)
@@ -289,15 +302,40 @@ class UnitRunner:
 
     # -- inputs -------------------------------------------------------------------------
 
-    def get_input(self, key: str) -> bytes | None:
+    def get_input(self, key: str, shared_by: str | None = None) -> bytes | None:
         """An input's bytes, None when it is missing; one the store refuses (a link, a
-        special file, access denied) is an input error naming it, never retried."""
+        special file, access denied) is an input error naming it, never retried.
+        ``shared_by``: the document whose units of every kind read this file (its document,
+        its labels): read once while its listing entry stays the same."""
+        entry = ((_LISTING.get() or {}).get(shared_by) or {}).get(key) if shared_by else None
+        # Kept only by a content-naming entry; --verify-inputs reads every file itself.
+        kept = (key, entry[0], str(entry[1])) if entry and entry[1] else None
+        if kept is not None and not self.verify_inputs:
+            with self._read_lock:
+                data = self._read.get(kept)
+                if data is not None:
+                    self._read.move_to_end(kept)
+                    return data
         try:
-            return self.corpus.get(key, max_bytes=self.max_bytes)
+            data = self.corpus.get(key, max_bytes=self.max_bytes)
         except KeyError:
             return None
         except StorageRefused as exc:
             raise InputFileError(InputError(key, f"refused: {exc}")) from None
+        if kept is not None and len(data) == entry[0]:
+            self._keep_read(kept, data)
+        return data
+
+    def _keep_read(self, key: tuple[str, int, str], data: bytes) -> None:
+        if len(data) > READ_CACHE_BYTES // 16:
+            return  # a large file would push out many small ones
+        with self._read_lock:
+            if key in self._read:
+                return
+            self._read[key] = data
+            self._read_bytes += len(data)
+            while self._read_bytes > READ_CACHE_BYTES:
+                self._read_bytes -= len(self._read.popitem(last=False)[1])
 
     def labels(self, doc_id: str, candidates: bool) -> tuple[Labels | None, list[InputError]]:
         """The document's labels, and the bad entries this unit reports (each once: those of
@@ -306,7 +344,7 @@ class UnitRunner:
         file = labels_key(doc_id)
         if self.unlabelled(doc_id):
             return None, []
-        data = self.get_input(file)
+        data = self.get_input(file, doc_id)
         if data is None:
             return None, []
         labels, errors = parse_labels(data, file)

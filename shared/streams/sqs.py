@@ -8,6 +8,7 @@ logged and counted, and shown by the command).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import boto3
@@ -28,16 +29,32 @@ def sqs_client(settings: Settings) -> Any:
     )
 
 
+# How long a busy follow loop pauses when the queue had nothing (SQS waits in whole seconds).
+BUSY_PAUSE = 0.1
+
+
+def busy(status: dict[str, Any]) -> bool:
+    """A stream's status (``StreamService.status``) with documents on their way to a window
+    or a window running: its follow loop ticks often."""
+    return bool(status.get("run_id") or status.get("pending") or status.get("ready"))
+
+
 class SqsSource:
     def __init__(self, client: Any, queue_url: str, wait_seconds: int = 1) -> None:
         self.client, self.queue_url, self.wait_seconds = client, queue_url, wait_seconds
 
-    def poll(self, streams: StreamService, record: StreamRecord) -> Ingested:
+    def poll(self, streams: StreamService, record: StreamRecord, busy: bool = False) -> Ingested:
         """Take up to 10 messages (waiting up to ``wait_seconds`` for one), apply them to
-        the stream, delete them."""
+        the stream, delete them. ``busy`` (a window open or running, see
+        :func:`busy`): no long poll, so the loop's next tick closes a window when it is due
+        and sees its run finish within ``BUSY_PAUSE``, not a whole wait later."""
         answer = self.client.receive_message(
-            QueueUrl=self.queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=self.wait_seconds
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=10,
+            WaitTimeSeconds=0 if busy else self.wait_seconds,
         )
+        if busy and not answer.get("Messages"):
+            time.sleep(BUSY_PAUSE)
         out = Ingested()
         done = []
         try:

@@ -106,17 +106,20 @@ def test_unchanged_rerun_on_s3_reads_no_body(settings, gets, corpus_dir, s3_endp
 
     first, read_first = _run(settings, gets, corpus)
     assert first["units"]["verify"]["computed"] == DOCUMENTS
-    # Each document is read by its verify and its admit unit; claims and candidates once.
-    assert sum(read_first.values()) == 4 * DOCUMENTS
+    # Each document is read once (its admit unit takes the bytes its verify unit read, by
+    # the same listing entry), and each claims and candidates file once.
+    assert sum(read_first.values()) == 3 * DOCUMENTS
+    assert set(read_first.values()) == {1}
 
     again, read_again = _run(settings, gets, corpus)
     assert read_again == {}
     assert _done(again, "verify") == _done(again, "admit") == (0, DOCUMENTS)
     _same_results(first, again)
 
-    # --verify-inputs reads and hashes everything, with the same results.
+    # --verify-inputs reads and hashes everything (each unit its own inputs), with the same
+    # results.
     verified, read_verified = _run(settings, gets, corpus, verify_inputs=True)
-    assert read_verified == read_first
+    assert read_verified == {k: 2 if k.startswith("documents/") else 1 for k in read_first}
     assert _done(verified, "verify") == (0, DOCUMENTS)
     _same_results(first, verified)
 
@@ -140,7 +143,7 @@ def test_unchanged_rerun_on_s3_reads_no_body(settings, gets, corpus_dir, s3_endp
 def test_unchanged_rerun_of_a_folder_compares_mtime_inode_and_size(settings, gets, corpus_dir):
     corpus = str(corpus_dir)
     first, read_first = _run(settings, gets, corpus)
-    assert sum(read_first.values()) == 4 * DOCUMENTS
+    assert sum(read_first.values()) == 3 * DOCUMENTS  # each document once (mtime, inode, size)
 
     again, read_again = _run(settings, gets, corpus)
     assert read_again == {}
@@ -221,6 +224,7 @@ def test_unchanged_rerun_reads_no_body_and_lists_each_page_once(
 
     first, asked_first = run()
     assert _lists(asked_first) == _pages(corpus_dir)  # each page once, over every step
+    assert set(_read(asked_first).values()) == {1}  # a document and its labels read once
     again, asked_again = run()
     assert _read(asked_again) == {}
     assert _lists(asked_again) == _pages(corpus_dir)
@@ -239,7 +243,7 @@ def test_unchanged_rerun_reads_no_body_and_lists_each_page_once(
     key = f"corpus/labels/{path.name}"
     client.put_object(Bucket=bucket, Key=key, Body=json.dumps(labels).encode())
     changed, asked_changed = run()
-    assert asked_changed[("GetObject", key)] == 2  # by its verify and its admit unit
+    assert asked_changed[("GetObject", key)] == 1  # once, for its verify and its admit unit
     assert {k.split("/")[1] for (_, k) in _read(asked_changed)} == {
         "documents",
         "claims",
