@@ -47,20 +47,21 @@ get_settings.cache_clear()
 SHARED_SESSION_FOLDERS = ("tests/shared/review/", "tests/browser/")
 # The files that take longest go out first, so that no long one is left to run alone at the
 # end while the other worker idles (only the order: a file missing here runs all the same).
-LONGEST_FIRST = (
-    "tests/test_install.py",
-    "tests/integration/test_pipeline.py",
-    "tests/test_readme.py",
-    "tests/shared/cli/test_runs_cli.py",
+LONGEST_FIRST = (  # by a full run's durations (-n 2)
     "tests/faults/test_faults.py",
-    "tests/shared/repair/test_differential.py",
     "tests/integration/test_reprocessing.py",
-    "tests/shared/cli/test_policy_cli.py",
     "tests/shared/read/test_pdf.py",
-    "tests/shared/cli/test_repair_cli.py",
-    "tests/integration/test_bookkeeping.py",
+    "tests/test_install.py",
+    "tests/test_readme.py",
+    "tests/shared/cli/test_policy_cli.py",
+    "tests/shared/cli/test_runs_cli.py",
+    "tests/integration/test_pipeline.py",
+    "tests/shared/repair/test_differential.py",
+    "tests/shared/formats/test_source.py",
+    "tests/shared/read/test_ocr.py",
+    "tests/integration/test_hooks_pipeline.py",
     "tests/workers/test_scaling_signal.py",
-    "tests/integration/test_ledger_reprocessing.py",
+    "tests/integration/test_stream_sources.py",
     "tests/workers/test_metrics.py",
 )
 
