@@ -268,7 +268,11 @@ def attempt(service: RunService, run_id: str, did: str) -> Delivery:
     if redis is not None and not redis.set(
         lock, "1", nx=True, ex=int(settings.hook_timeout_seconds) + 30
     ):
-        raise Later(settings.hook_backoff_seconds, f"delivery {did} is being sent")
+        # Sent by another worker now, or by one killed while sending: try again when that
+        # send is over or its lock has expired, not every backoff until then.
+        left = redis.ttl(lock)
+        wait = max(settings.hook_backoff_seconds, left if isinstance(left, int) else 0)
+        raise Later(wait, f"delivery {did} is being sent")
     try:
         delivery = Delivery.model_validate_json(output.get(key))  # under the lock: the latest
         if delivery.status != "pending":

@@ -142,8 +142,10 @@ def test_no_duplicate_delivery_after_a_worker_sigkill(pipeline, receiver):
         "task_time_limit": 10,
         "visibility_timeout": 12,
     }
-    # A retry 5 s away: the worker is killed while it holds it.
-    w1 = pipeline.start_worker("w1", **{**hook_env(rx.url), "hook_backoff_seconds": 5})
+    # A retry 20 s away: the worker is killed while it holds it (well before it is due, even
+    # on a busy machine, so never while it is sending).
+    slow = {"hook_backoff_seconds": 20, "hook_backoff_max_seconds": 20}
+    w1 = pipeline.start_worker("w1", **{**hook_env(rx.url), **slow})
     record, _ = pipeline.service.submit(RunSpec(corpus=str(SAMPLE_CORPUS)))
     pipeline.wait(record.id)
     assert rx.first.wait(60), "no delivery came"

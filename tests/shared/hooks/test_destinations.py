@@ -155,3 +155,19 @@ def test_a_retried_attempt_is_counted_as_retried(tmp_path):
     with pytest.raises(Later):
         attempt(service, "r1", "d1")
     assert _count("finished", "retried") == before + 1
+
+
+def test_a_send_under_anothers_lock_waits_for_that_lock_not_one_backoff(tmp_path, redis_server):
+    """A worker killed while sending leaves its lock: the next attempt comes when the lock
+    has expired, not every backoff until then (a spin of retries through the broker)."""
+    import redis
+
+    service, store = _service(tmp_path, hook_allowed_hosts=["127.0.0.1"])
+    service.runs.r = redis.Redis.from_url(redis_server.url)
+    _pending(store, "http://127.0.0.1:9/closed")
+    service.runs.r.set("gs:hook:d1:sending", "1", ex=37)
+    with pytest.raises(Later) as later:
+        attempt(service, "r1", "d1")
+    assert 30 <= later.value.countdown <= 37
+    assert "being sent" in str(later.value)
+    service.runs.r.delete("gs:hook:d1:sending")
