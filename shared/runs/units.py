@@ -63,6 +63,9 @@ _LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
     "groundswell_listing", default=None
 )
 
+# Whether those entries were listed by this run's planning (a batch's), not read from an index
+# row by a reader of the run.
+_FRESH: ContextVar[bool] = ContextVar("groundswell_listing_fresh", default=True)
 
 # Bytes of documents and labels files a runner (one run's, in one process) keeps: their
 # units of each kind read them once.
@@ -297,7 +300,7 @@ class UnitRunner:
         """A finished run's document, unread (a PDF's stored reading), for the read side:
         ``listing`` is its index row's listing entries, which locate a record read in place
         (without them, a source looks for the document from its start)."""
-        with self.listed({doc_id: listing} if listing else None):
+        with self.listed({doc_id: listing} if listing else None, fresh=False):
             return self.document(doc_id, self.find_source(doc_id), read_now=False)
 
     # -- inputs -------------------------------------------------------------------------
@@ -310,6 +313,8 @@ class UnitRunner:
         entry = ((_LISTING.get() or {}).get(shared_by) or {}).get(key) if shared_by else None
         # Kept only by a content-naming entry; --verify-inputs reads every file itself.
         kept = (key, entry[0], str(entry[1])) if entry and entry[1] else None
+        if not _FRESH.get():
+            kept = None  # a reader's entries (an index row's) may name a file since changed
         if kept is not None and not self.verify_inputs:
             with self._read_lock:
                 data = self._read.get(kept)
@@ -422,13 +427,18 @@ class UnitRunner:
 
     @staticmethod
     @contextmanager
-    def listed(listing: dict[str, dict[str, list[Any]]] | None) -> Iterator[None]:
-        """Run a batch's units with its documents' listing entries (``BatchSpec.listing``)."""
-        token = _LISTING.set(listing)
+    def listed(
+        listing: dict[str, dict[str, list[Any]]] | None, fresh: bool = True
+    ) -> Iterator[None]:
+        """Run a batch's units with its documents' listing entries (``BatchSpec.listing``).
+        ``fresh``: listed by this run's planning, so bytes kept by them are the files' bytes
+        now; a reader's entries come from an index row, and the file may have changed since."""
+        token, kept = _LISTING.set(listing), _FRESH.set(fresh)
         try:
             yield
         finally:
             _LISTING.reset(token)
+            _FRESH.reset(kept)
 
     def entries(self, doc_id: str, keys: tuple[str, ...]) -> dict[str, list[Any]] | None:
         """The listing entries of a unit's input files, None unless planning listed each."""
