@@ -60,6 +60,8 @@ class Converted:
     # A document given as a file to read (a PDF sent to a provider): its bytes and ending.
     source: bytes | None = None
     suffix: str = ".txt"
+    # The record's member that names the document (None: named by its file or place).
+    id_field: str | None = None
 
 
 class RecordError(ValueError):
@@ -316,6 +318,7 @@ def cited_documents(
                 where=where,
                 source=doc.source,
                 suffix=doc.suffix,
+                id_field="id" if record_id is not None else None,
             )
         )
     return out

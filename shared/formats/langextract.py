@@ -152,5 +152,6 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
             candidates=candidates,
             producer=options["producer"],
             where=where,
+            id_field="document_id" if doc.document_id else None,
         )
     ]
