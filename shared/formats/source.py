@@ -184,6 +184,14 @@ class ProducerCorpus:
             and not key.startswith(LAYOUT_PREFIXES)
         )
 
+    def source_file(self, key: str) -> bool:
+        """Whether ``key`` is one of the producer files this corpus reads."""
+        return self._producer_file(key) and any(key.startswith(p) for p in self.declared.files)
+
+    def record_files(self, doc_id: str) -> list[str]:
+        found = self._listed_at(doc_id)
+        return [found[3]] if found is not None else []
+
     # -- planning --------------------------------------------------------------------------
 
     def listed_documents(self, cursor: dict[str, Any] | None) -> Iterator[list[ListedDocument]]:

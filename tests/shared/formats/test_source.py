@@ -633,3 +633,82 @@ def test_a_pdf_sent_to_the_provider_is_read_in_place_as_imported(fmt, tmp_path) 
     document = runner.indexed_document(pdf_id, None)
     assert document.source is not None and document.source["format"] == "pdf"
     assert "guidance is withdrawn" in document.text()
+
+
+def test_a_changed_run_over_records_read_in_place_equals_a_full_run(
+    corpora, redis_server, tmp_path
+) -> None:
+    """``run --changed`` over producer files: a document's layout key names its record (by
+    document id), a producer file's key every record of the file; the documents named are
+    read and checked, the others reused unread with their entries as listed now (a record
+    earlier in the file moved them), and the run is a full run's (summary, Merkle root)."""
+    import redis
+
+    from groundswell.shared.runs.execute import _contexts
+    from groundswell.shared.runs.models import RunSpec
+    from tests.shared.runs.driving import drive
+
+    _, inplace, _ = corpora
+    corpus = tmp_path / "corpus"
+    shutil.copytree(inplace, corpus)
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings = Settings(
+        broker_url=redis_server.url, storage_url=str(tmp_path / "out"), batch_max_units=8
+    )
+
+    def run(**spec) -> dict:
+        _contexts.clear()  # each run as in a fresh process: nothing converted is kept
+        service, record, _ = drive(settings, RunSpec(corpus=str(corpus), **spec))
+        assert record.state in ("succeeded", "partially_failed"), record.error
+        return service.summary(record.id)
+
+    def full() -> dict:
+        out = tmp_path / f"full-{len(list(tmp_path.glob('full-*')))}"
+        return run_in_process(str(corpus), "default@1", str(out), _settings(out))
+
+    first = run()
+    path = corpus / "extractions" / "lx.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    # One record's extractions cut (its claims and candidates change, and every later line
+    # moves), one record deleted, one added at the end.
+    cut = json.loads(lines[1])
+    cut["extractions"] = cut["extractions"][:1]
+    gone = json.loads(lines[8])
+    added = json.loads(lines[9])
+    added.update(document_id="added-record", text=added["text"] + "\nadded")
+    lines[1] = json.dumps(cut).encode() + b"\n"
+    del lines[8]
+    lines.append(json.dumps(added).encode() + b"\n")
+    path.write_bytes(b"".join(lines))
+    named = [f"claims/{cut['document_id']}.jsonl", f"documents/{gone['document_id']}.txt"]
+    by_id = run(changed=named)
+    # Each row locates its record in the file as it is now (what the read side reads it by),
+    # the rows reused by the list's word too.
+    from groundswell.shared.runs.index import RunIndex
+
+    listed = {
+        doc.doc_id: doc.entries
+        for page in open_corpus(open_store(str(corpus))).listed_documents(None)
+        for doc in page
+    }
+    rows = list(RunIndex(open_store(str(tmp_path / "out")), by_id["run_id"]).rows())
+    assert len(rows) == 2 * len(listed)
+    for row in rows:
+        assert row["listing"] == {k: listed[row["doc_id"]][k] for k in row["listing"]}, row
+    expected = full()
+    for got in (by_id, run(changed=["extractions/lx.jsonl", "notes.txt"])):
+        errors = got["counts"].pop("errors", 0) - expected["counts"].get("errors", 0)
+        assert got["counts"] == {k: v for k, v in expected["counts"].items() if k != "errors"}
+        assert got["index"]["merkle_root"] == expected["index"]["merkle_root"]
+        assert got["documents"] == expected["documents"] == first["documents"]
+        assert errors in (0, 1)  # the second list's line naming no corpus file
+    assert by_id["index"]["merkle_root"] != first["index"]["merkle_root"]
+    # By id: only the record named and the new one are computed (verify and admit), the
+    # rest reused by the list's word although their lines moved.
+    assert by_id["units"]["verify"]["computed"] == by_id["units"]["admit"]["computed"] == 2
+    # Each row reused locates its record in the file as it is now: a plain rerun, which
+    # compares every entry, reuses every unit by listing and matches.
+    again = run()
+    assert again["index"]["merkle_root"] == expected["index"]["merkle_root"]
+    for kind in ("verify", "admit"):
+        assert again["units"][kind]["computed"] == 0
