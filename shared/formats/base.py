@@ -144,10 +144,12 @@ def line_record(raw: bytes, file: str, number: int) -> tuple[Where, Any] | Input
     return where, value
 
 
+# ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, its encoder made once.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def jsonl(records: list[dict[str, Any]]) -> bytes:
-    return b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
-    )
+    return "".join([_COMPACT(r) + "\n" for r in records]).encode()
 
 
 def layout_files(got: Converted) -> dict[str, bytes]:
@@ -168,9 +170,7 @@ def layout_files(got: Converted) -> dict[str, bytes]:
     claims = [c if "producer" in c else {**c, "producer": got.producer} for c in got.claims]
     out = {**document, claims_key(got.doc_id): jsonl(claims if got.producer else got.claims)}
     if got.candidates is not None:
-        out[candidates_key(got.doc_id)] = (
-            json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        )
+        out[candidates_key(got.doc_id)] = (_COMPACT(got.candidates) + "\n").encode()
     return out
 
 

@@ -89,6 +89,10 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
     offsets = TextOffsets(text)
     fields: dict[str, str] = options.get("fields") or {}
     names: dict[str, str] = options.get("attributes") or {}
+    # The attributes that give evidence items (under the names the options give them).
+    evidence_names = {names.get(a, a) for _, a in ROLE_ATTRIBUTES} | {
+        names.get(a, a) for a in OUTSIDE_ATTRIBUTES
+    }
     extractions: list[tuple[int, LxExtraction]] = []
     for i, raw in enumerate(doc.extractions or []):
         extractions.append((i, validated(LxExtraction, raw, where, f"extractions[{i}]")))
@@ -120,8 +124,11 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
         for member in ("unit", "key"):
             if attrs.get(member) is not None:
                 cand[member] = attrs[member]
-        roles, invalid = _roles(attrs, names)
-        outside = _outside(attrs, names)
+        if attrs and not evidence_names.isdisjoint(attrs):
+            roles, invalid = _roles(attrs, names)
+            outside = _outside(attrs, names)
+        else:
+            roles, invalid, outside = [], False, []
         interval = x.char_interval
         aligned = interval is not None and None not in (interval.start_pos, interval.end_pos)
         if aligned:

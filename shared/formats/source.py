@@ -143,6 +143,7 @@ class ProducerCorpus:
         self._docs: OrderedDict[str, dict[str, bytes]] = OrderedDict()
         self._docs_bytes = 0
         self._p = 0
+        self._labelled: bool | None = None
 
     # -- what the format's conversion is given ---------------------------------------------
 
@@ -187,6 +188,14 @@ class ProducerCorpus:
     def source_file(self, key: str) -> bool:
         """Whether ``key`` is one of the producer files this corpus reads."""
         return self._producer_file(key) and any(key.startswith(p) for p in self.declared.files)
+
+    def has_labels(self) -> bool:
+        """Whether the corpus holds any labels file (one listing, once): without, no unit
+        asks for its document's labels (planning lists records, not ``labels/``)."""
+        if self._labelled is None:
+            first = next(iter(self.store.list_pages(LABELS, page_size=1)), [])
+            self._labelled = bool(first)
+        return self._labelled
 
     def record_files(self, doc_id: str) -> list[str]:
         found = self._listed_at(doc_id)

@@ -358,9 +358,12 @@ class UnitRunner:
 
     def unlabelled(self, doc_id: str) -> bool:
         """Planning listed ``labels/`` and found no labels file of the document (a corpus
-        read in place lists its records, not ``labels/``: its labels are always asked)."""
+        read in place lists its records, not ``labels/``: its labels are asked unless it has
+        none at all)."""
+        if isinstance(self.corpus, RecordSource):
+            return not self.corpus.has_labels()
         listing = (_LISTING.get() or {}).get(doc_id)
-        if not listing or isinstance(self.corpus, RecordSource):
+        if not listing:
             return False
         return labels_key(doc_id) not in listing
 

@@ -712,3 +712,31 @@ def test_a_changed_run_over_records_read_in_place_equals_a_full_run(
     assert again["index"]["merkle_root"] == expected["index"]["merkle_root"]
     for kind in ("verify", "admit"):
         assert again["units"][kind]["computed"] == 0
+
+
+def test_labels_beside_records_read_in_place_count_as_in_the_imported_layout(
+    corpora, tmp_path
+) -> None:
+    """A corpus read in place asks a document's labels only when it has labels at all (one
+    listing): with a labels file, the same label counts as the imported layout's."""
+    _, inplace, imported = corpora
+    first = json.loads((inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()[0])
+    labels = json.dumps({"claims": {"0": True, "1": False}, "candidates": {"0": False}})
+    runs = {}
+    for name, folder in (("inplace", inplace), ("imported", imported)):
+        corpus = tmp_path / name
+        shutil.copytree(folder, corpus)
+        (corpus / "labels").mkdir()
+        (corpus / "labels" / f"{first['document_id']}.json").write_text(labels)
+        out = tmp_path / f"out-{name}"
+        runs[name] = run_in_process(str(corpus), "default@1", str(out), _settings(out))
+    assert runs["inplace"]["counts"]["claims.labelled"] == 2
+    assert runs["inplace"]["counts"]["candidates.labelled"] == 1
+    assert runs["inplace"]["counts"] == runs["imported"]["counts"]
+    assert runs["inplace"]["index"]["merkle_root"] == runs["imported"]["index"]["merkle_root"]
+    assert (
+        ProducerCorpus(
+            open_store(str(inplace)), open_corpus(open_store(str(inplace))).declared
+        ).has_labels()
+        is False
+    )
