@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from groundswell.shared.formats.base import (
     Converted,
     RecordError,
@@ -83,6 +85,17 @@ def _outside(attrs: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any
     return out
 
 
+_EXTRACTIONS: TypeAdapter[list[LxExtraction]] = TypeAdapter(list[LxExtraction])
+
+
+def _extractions(raw: list[Any], where: Where) -> list[LxExtraction]:
+    """The extractions validated in one call; a bad one is named by validating each."""
+    try:
+        return _EXTRACTIONS.validate_python(raw)
+    except ValidationError:
+        return [validated(LxExtraction, x, where, f"extractions[{i}]") for i, x in enumerate(raw)]
+
+
 def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted]:
     doc = validated(LxDocument, value, where)
     text = doc.text
@@ -93,9 +106,7 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
     evidence_names = {names.get(a, a) for _, a in ROLE_ATTRIBUTES} | {
         names.get(a, a) for a in OUTSIDE_ATTRIBUTES
     }
-    extractions: list[tuple[int, LxExtraction]] = []
-    for i, raw in enumerate(doc.extractions or []):
-        extractions.append((i, validated(LxExtraction, raw, where, f"extractions[{i}]")))
+    extractions = list(enumerate(_extractions(doc.extractions or [], where)))
     spans: list[tuple[int, int]] = []
     for i, x in extractions:
         interval = x.char_interval
