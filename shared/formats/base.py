@@ -15,6 +15,7 @@ or an array of records. A malformed record is an :class:`InputError` naming the 
 from __future__ import annotations
 
 import json
+import json.encoder as json_encoder
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -144,8 +145,22 @@ def line_record(raw: bytes, file: str, number: int) -> tuple[Where, Any] | Input
     return where, value
 
 
-# ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, its encoder made once.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _no_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` of the JSON values a
+# conversion makes (never circular), its C encoder made once rather than on each call.
+if json_encoder.c_make_encoder is not None:
+    _ENCODE = json_encoder.c_make_encoder(
+        None, _no_json, json_encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+
+    def _COMPACT(value: Any) -> str:
+        return "".join(_ENCODE(value, 0))
+
+else:  # pragma: no cover (CPython has the C encoder)
+    _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def jsonl(records: list[dict[str, Any]]) -> bytes:
