@@ -18,7 +18,10 @@
 
 A record that converts to nothing (bad JSON, an offset outside its text) is planned under
 its default id (``<stem>-<line>``) as a verification unit that fails with the record's
-error, naming file, line and field.
+error, naming file, line and field; a record whose document id an earlier record gave (the
+ids listed are kept: ``seen.py``) as one named ``<stem>-<line>.duplicate`` that fails saying
+so, as ``groundswell import`` refuses it. A document sent to the provider as a file (a PDF)
+is served as ``documents/<id>.pdf``, its page citations bound as import binds them.
 """
 
 from __future__ import annotations
