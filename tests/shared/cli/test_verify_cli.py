@@ -279,13 +279,13 @@ def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
         assert {k: mine["groundswell"][k] for k in keep} == {k: gt["gtrex"][k] for k in keep}
 
 
-# What `verify` never loads: admission, the services, S3, the ledger's database layer; nor,
-# for a built-in policy on a local store, pydantic and the settings class, or the
-# registry and storage stack unless the store publishes something under the name; nor the
-# repair cascade or its aligner.
+# What `verify` never loads: admission, the services (Celery, its broker, Redis, the API), S3,
+# the ledger's database layer; nor, for a built-in policy on a local store, pydantic and the
+# settings class, or the registry and storage stack unless the store publishes something under
+# the name; nor the repair cascade or its aligner.
 NEVER = ("groundswell.shared.admit", "groundswell.api", "groundswell.workers", "celery",
-         "kombu", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
-         "pydantic", "groundswell.shared.settings",
+         "kombu", "redis", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
+         "psycopg", "limits", "pydantic", "groundswell.shared.settings",
          "groundswell.shared.repair.engine", "groundswell.shared.repair.align")  # fmt: skip
 UNPUBLISHED = ("groundswell.shared.policies", "groundswell.shared.storage")
 
