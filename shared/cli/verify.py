@@ -498,10 +498,11 @@ def verify(
                 cert = verifier.verify(data["claim"])
         except TransformError as exc:
             raise InvalidInput(f"{record.source_key}: {exc}") from None
-        profile.add(cert)
+        result = cert.as_dict()
+        profile.add(result)  # the dict made once serves the profile and the output
         checked[cert.scope] += 1  # "span": at its offsets; "document": document-wide
         out = {k: v for k, v in data.items() if k not in ("source", RESULT_KEY)}
-        out[RESULT_KEY] = cert.as_dict()
+        out[RESULT_KEY] = result
         lines.append(encode(out) + "\n")
     _write_output(output, lines)
     inputs = {
