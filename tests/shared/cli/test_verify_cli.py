@@ -336,8 +336,9 @@ def test_an_unpaired_surrogate_is_refused_and_a_pair_is_text(tmp_path: Path) -> 
     pair = '{"claim": "smile \\ud83d\\ude00", "source": "we smile \\ud83d\\ude00 here"}'
     _write(tmp_path / "lone.jsonl", [lone])
     _write(tmp_path / "nested.jsonl", ['{"claim": "x", "source": "x", "m": {"\\udc00": 1}}'])
+    _write(tmp_path / "upper.jsonl", ['{"claim": "x", "source": "x", "m": ["\\uDBFF"]}'])
     _write(tmp_path / "pair.jsonl", [pair])
-    for name in ("lone", "nested"):
+    for name in ("lone", "nested", "upper"):
         result = run(tmp_path, "verify", str(tmp_path / f"{name}.jsonl"))
         assert result.exit_code == 1
         assert f"{name}.jsonl:1: contains an unpaired surrogate" in result.output
