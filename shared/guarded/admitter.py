@@ -44,6 +44,7 @@ NOT_THERE = frozenset(
 _PERCENT_NAME = re.compile(r"%|percent", re.IGNORECASE)
 _PERCENT_ABLE = re.compile(r"%|percent|\brates?\b|margin|ratio|yield|\bshare\b", re.IGNORECASE)
 _CURRENCIES = ("$", "€", "£", "¥")
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _DATE_NAME = re.compile(r"\bdays?\b|\bdates?\b|\bdated\b", re.IGNORECASE)
 
 
@@ -295,7 +296,22 @@ class GuardedAdmitter(Admitter):
                     (t.start, t.end),
                 )
             elif (
-                names
+                spec.unit == "%"
+                and not percent_token
+                and cell is not None
+                and (pct := self._percent_in_row(view, cell)) is not None
+            ):
+                # "Satellite\t(85,423)\t(89,231)\t3,808\t4.3%": the row gives its percentage
+                # in another cell, marked; this one is not (guard revision 5)
+                note(
+                    "unit_kind",
+                    "UNIT_KIND_MISMATCH",
+                    f"{t.text} is not a percentage; the field is one, and its row gives "
+                    f"{view.text[pct[0] : pct[1]]!r} as one",
+                    (t.start, t.end),
+                )
+            elif (
+                (names or spec.unit is not None)
                 and _kind(view, t) == "day"
                 and not any(_DATE_NAME.search(a) for a in [*names, spec.name])
             ):
@@ -485,6 +501,17 @@ class GuardedAdmitter(Admitter):
         if cell is None:
             return None
         return self._cell_fits(self.schema.fields[d.field_name], d.key, cell)
+
+    @staticmethod
+    def _percent_in_row(view: TableView, cell: Cell) -> tuple[int, int] | None:
+        """The span of another cell of the cell's row that holds a number marked ``%``."""
+        for j, (a, b) in enumerate(view.slots(cell.line)):
+            if j in (0, cell.slot):
+                continue
+            for m in _DIGITS.finditer(view.text, a, b):
+                if view.percent_after(m.end()) or view.text[m.end() : m.end() + 2] == ")%":
+                    return a, b
+        return None
 
     def _column_says(self, view: TableView, cell: Cell, mark: str) -> bool:
         if cell.header_line is None:

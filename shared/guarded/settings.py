@@ -25,7 +25,9 @@ from typing import Any
 #    to be where the field is (its column, row, the header, its sentence's quantity, a number
 #    of another kind), or misread the same cell: a bracketed cell given positive elsewhere in
 #    the row may still be the field's; the day of a date ("as of September 29, 2019") is no
-#    quantity of a named field (UNIT_KIND_MISMATCH); a month is a whole word before the day;
+#    quantity of a named field or one with a unit (UNIT_KIND_MISMATCH), nor is a number
+#    without a % for a percentage field whose row marks another cell %; a month is a whole
+#    word before the day;
 #    a column header keeps its footnote marks ("Adjustments (1)") and is still the header.
 GUARD_REVISION = "groundswell-guard/5"
 

@@ -339,3 +339,34 @@ def test_a_header_with_a_footnote_mark_still_names_its_columns():
     wrong = dict(right, id="wrong", value="2100000", evidence=[{"text": "$2.1"}, scale])
     _, guarded = decide(RESTRUCTURING, schema, [wrong])
     assert "VALUE_NOT_IN_COLUMN" in guarded["wrong"]["codes"], guarded["wrong"]["guard"]
+
+
+SUBSCRIBERS = (
+    "\t2019\t2018\tCHANGE\t% CHANGE\n"
+    "IPTV\t91,476\t110,790\t(19,314)\t(17.4%)\n"
+    "Satellite\t(85,423)\t(89,231)\t3,808\t4.3%\n"
+    "As of December 31, 2019, we held a 32.0% ownership interest in the partnership.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("aliases", "value", "quote", "flagged"),
+    [
+        (["Satellite"], "-89231", "(89,231)", True),  # a count for the row's percentage
+        (["Satellite"], "4.3", "4.3%", False),  # the row's percentage
+        (["IPTV"], "-17.4", "(17.4%)", False),  # bracketed, marked after the bracket
+        ([], "31", "As of December 31, 2019, we held a 32.0% ownership interest", True),
+        ([], "32", "As of December 31, 2019, we held a 32.0% ownership interest", False),
+    ],
+)
+def test_a_percentage_field_is_not_given_an_unmarked_number(aliases, value, quote, flagged):
+    schema = {"fields": {"f": {"type": "number", "unit": "%", "aliases": aliases}}}
+    if not aliases:
+        del schema["fields"]["f"]["aliases"]
+    cand = {"id": "c", "field": "f", "value": value, "unit": "%", "evidence": [{"text": quote}]}
+    plain, guarded = decide(SUBSCRIBERS, schema, [cand])
+    codes = guarded["c"]["codes"]
+    assert ("UNIT_KIND_MISMATCH" in codes) is flagged, (plain["c"]["codes"], guarded["c"]["guard"])
+    if flagged:
+        assert plain["c"]["outcome"] == "admitted", plain["c"]["codes"]
+        assert guarded["c"]["outcome"] == "needs_verification"
