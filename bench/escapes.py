@@ -303,7 +303,12 @@ def real_markdown(real: dict[str, Any]) -> str:
         f"Real extractions (bench/real/afr: {real['packets']} runs of 4 models over agency "
         "statements, labelled by a person), against groundgate:"
     ]
-    names = {"dev": "development", "holdout": "hold-out", "holdout_2": "hold-out 2"}
+    names = {
+        "dev": "development",
+        "holdout": "hold-out",
+        "holdout_2": "hold-out 2",
+        "holdout_3": "hold-out 3",
+    }
     for split, part in real["splits"].items():
         out += [
             "",
