@@ -3,8 +3,8 @@
 The SDK's ``OTLPSpanExporter`` builds a ``requests`` session when it is made: importing
 ``requests`` (and ``urllib3``) is about 26 ms of CPU in every traced process, more than the
 rest of the set-up together, for a few posts a minute. This exporter sends the same request
-(the SDK's protobuf encoding, ``application/x-protobuf``) on one kept-alive connection per
-process, and reads the same standard variables: the endpoint, headers, timeout (seconds, as
+(``application/x-protobuf``, the SDK encoder's bytes written by :mod:`.wire` without the
+generated protobuf classes) on one kept-alive connection per process, and reads the same standard variables: the endpoint, headers, timeout (seconds, as
 the Python SDK reads it), ``gzip`` compression and a CA certificate. Client certificates, a
 credential provider or ``deflate`` are left to the SDK's exporter (:func:`handles_environment`).
 
@@ -24,10 +24,11 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.util.re import parse_env_headers
+
+from groundswell.shared.tracing import wire
 
 _log = logging.getLogger("groundswell.tracing")
 
@@ -134,7 +135,7 @@ class HttpSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if self._shutdown:
             return SpanExportResult.FAILURE
-        body = encode_spans(spans).SerializePartialToString()
+        body = wire.encode(spans)
         if self._gzip:
             body = gzip.compress(body)
         deadline = time.monotonic() + self._timeout

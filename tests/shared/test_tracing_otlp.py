@@ -136,7 +136,8 @@ def test_what_only_the_sdk_exporter_does_goes_to_it(clean_env, name, value):
 
 def test_preload_imports_the_set_up_and_sets_nothing_up():
     """What a prefork parent runs before its pool forks: the modules, no provider, no thread
-    (an export thread would not survive the fork), and no requests (the stdlib's client)."""
+    (an export thread would not survive the fork), neither requests (the stdlib's client) nor
+    protobuf (the wire encoding)."""
     code = (
         "import sys, threading\n"
         "from groundswell.shared import tracing\n"
@@ -145,12 +146,12 @@ def test_preload_imports_the_set_up_and_sets_nothing_up():
         "print(all(m in sys.modules for m in ('opentelemetry.sdk.trace.export',\n"
         "    'groundswell.shared.tracing.otlp', 'groundswell.shared.tracing.celery_spans')),\n"
         "    tracing.active(), type(trace.get_tracer_provider()).__name__,\n"
-        "    threading.active_count(), 'requests' in sys.modules)\n"
+        "    threading.active_count(), 'requests' in sys.modules, 'google.protobuf' in sys.modules)\n"
     )
     env = {**service_env(), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["True", "False", "ProxyTracerProvider", "1", "False"]
+    assert done.stdout.split() == ["True", "False", "ProxyTracerProvider", "1", "False", "False"]
 
 
 def test_a_failed_task_span_says_error_and_a_declared_outcome_does_not():
@@ -213,3 +214,56 @@ print(json.dumps({"spans": out, "traceparent": headers.get("traceparent"), "id":
     trace_hex, span_hex = format(sent["trace"], "032x"), format(sent["span"], "016x")
     # the message carries the send's span as the task's parent (flags: sampled, and more)
     assert result["traceparent"].startswith(f"00-{trace_hex}-{span_hex}-")
+
+
+def test_the_wire_encoding_is_the_sdk_encoders_byte_for_byte():
+    """Every field the encoder writes: two resources (one with a schema), three scopes, each
+    span kind, a remote parent with a trace state, events, links, statuses and attribute
+    values of every type, zeros and empties among them (a oneof writes them)."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import (
+        Link,
+        NonRecordingSpan,
+        SpanContext,
+        Status,
+        StatusCode,
+        TraceFlags,
+        TraceState,
+    )
+
+    from groundswell.shared.tracing import wire
+
+    memory = InMemorySpanExporter()
+    first = TracerProvider(resource=Resource.create({"service.name": "a", "n": 3}))
+    second = TracerProvider(resource=Resource({"service.name": "b"}, schema_url="https://x/1"))
+    for provider in (first, second):
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+    scoped = first.get_tracer("s1", "1.0", schema_url="https://s/1")
+    remote = SpanContext(
+        0xABC,
+        0xDEF,
+        is_remote=True,
+        trace_flags=TraceFlags(1),
+        trace_state=TraceState([("k", "v")]),
+    )
+    values = {"s": "x", "e": "", "b": False, "t": True, "i": 0, "neg": -5, "big": 2**62}
+    values |= {"f": 0.0, "g": 1.5, "l": ["a", "b"], "li": [1, 2], "lb": [True]}
+    with scoped.start_as_current_span("root", kind=trace.SpanKind.SERVER, attributes=values) as s:
+        s.add_event("event", {"k": 1})
+        s.add_event("bare")
+        links = [Link(remote, {"why": "x"}), Link(remote)]
+        with first.get_tracer("s2").start_as_current_span("child", links=links) as child:
+            child.set_status(Status(StatusCode.ERROR, "bad"))
+            child.record_exception(ValueError("v"))
+    under_remote = trace.set_span_in_context(NonRecordingSpan(remote))
+    for kind in trace.SpanKind:
+        second.get_tracer("s3").start_span(kind.name, context=under_remote, kind=kind).end()
+    ok = scoped.start_span("ok")
+    ok.set_status(Status(StatusCode.OK))
+    ok.end()
+    spans = memory.get_finished_spans()
+    assert len(spans) == 8
+    assert wire.encode(spans) == encode_spans(spans).SerializeToString()
+    assert wire.encode([]) == encode_spans([]).SerializeToString() == b""
