@@ -237,6 +237,13 @@ def test_unchanged_rerun_reads_no_body_and_lists_each_page_once(
     again, asked_again = run()
     assert _read(asked_again) == {}
     assert _lists(asked_again) == _pages(corpus_dir)
+    # The rest, whatever the planning steps: corpus.yaml once for planning (its corpus is
+    # kept in the process for the next step) and twice for the run's runner (its corpus
+    # and its producer), schema.json once for planning and once for the runner.
+    assert {k: n for k, n in asked_again.items() if k[0] != "ListObjectsV2"} == {
+        ("GetObject", "corpus/corpus.yaml"): 3,
+        ("GetObject", "corpus/schema.json"): 2,
+    }
     for kind in ("verify", "admit"):
         assert again["units"][kind]["cached"] == DOCUMENTS, again["units"]
     # The labels' counts come from the rows, as they were counted from the labels.
