@@ -19,6 +19,9 @@ _DATE_DAY = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:,|\b)",
     re.IGNORECASE,
 )
+# A footnote mark in a column header: "Adjustments (1)", "August 31, 2018 (3)",
+# "penetration(2)(3)" (guard revision 5: such a line is still the table's header).
+_FOOTNOTE = re.compile(r"\(\s*\d{1,2}\s*\)|(?<=[A-Za-z])\d(?![\d,.])")
 # Scale statements, with the power of ten each states: "in thousands", "(dollars in
 # millions)", "millions of dollars", "$'000", "£m" (a sign and a scale letter on their own).
 _WORD_POWER = {"thousand": 3, "million": 6, "billion": 9}
@@ -130,7 +133,7 @@ class TableView:
         if got is None:
             got = True
             for s, e in self.slots(n)[1:]:
-                cell = _DATE_DAY.sub(" ", _STATEMENTS.sub(" ", self.text[s:e]))
+                cell = _FOOTNOTE.sub(" ", _DATE_DAY.sub(" ", _STATEMENTS.sub(" ", self.text[s:e])))
                 if any(not YEAR.fullmatch(m.group()) for m in _NUMBER.finditer(cell)):
                     got = False
                     break
