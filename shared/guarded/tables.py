@@ -14,9 +14,12 @@ from functools import cached_property
 
 YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d,]|\.\d)")
 _NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
-# The day of a date in a column header ("April 26, 2019", "Sept. 30, 2025"): not a value.
+# The day of a date in a column header ("April 26, 2019", "Sept. 30, 2025", "31 December
+# 2019"): not a value.
 _DATE_DAY = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:,|\b)",
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:,|\b)"
+    # written day first, "31 December 2019" (guard revision 6)
+    r"|\b\d{1,2}\s+(?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s)",
     re.IGNORECASE,
 )
 # A footnote mark in a column header: "Adjustments (1)", "August 31, 2018 (3)",

@@ -370,3 +370,33 @@ def test_a_percentage_field_is_not_given_an_unmarked_number(aliases, value, quot
     if flagged:
         assert plain["c"]["outcome"] == "admitted", plain["c"]["codes"]
         assert guarded["c"]["outcome"] == "needs_verification"
+
+
+SEGMENTS = (
+    "\tThree months ended\t\t\t\n"
+    "\t31 December 2019\t\t31 December 2018\t\n"
+    "\tAmount\t% of revenues\tAmount\t% of revenues\n"
+    "\t(RMB in millions, unless specified)\t\t\t\n"
+    "VAS\t26,120\t50%\t20,330\t47%\n"
+)
+
+
+def test_a_header_dated_day_first_names_its_columns():
+    # a generated right value (TAT-QA): the row quoted whole, the field named by its row and
+    # year; revision 5 read "31" as a number, so no header, and sent it to review as ambiguous
+    schema = {"fields": {"f": {"type": "number", "aliases": ["VAS", "2019"]}}}
+    scale = {"role": "scale", "text": "in millions"}
+    right = {"id": "right", "field": "f", "value": "26120000000"}
+    right["evidence"] = [{"text": "VAS\t26,120\t50%\t20,330\t47%"}, scale]
+    plain, guarded = decide(SEGMENTS, schema, [right])
+    assert plain["right"]["outcome"] == "admitted", plain["right"]["codes"]
+    assert guarded["right"]["outcome"] == "admitted", guarded["right"]["guard"]
+    wrong = dict(right, id="wrong", value="20330000000", evidence=[{"text": "20,330"}, scale])
+    _, guarded = decide(SEGMENTS, schema, [wrong])
+    assert "VALUE_NOT_IN_COLUMN" in guarded["wrong"]["codes"], guarded["wrong"]["guard"]
+    # and in prose the day of such a date is no quantity of a named field
+    doc = "Revenue was RMB 1,200 million for the 31 December 2019 quarter.\n"
+    schema = {"fields": {"revenue": {"type": "number", "aliases": ["revenue"]}}}
+    cand = {"id": "c", "field": "revenue", "value": "31", "evidence": [{"text": doc.strip()}]}
+    _, guarded = decide(doc, schema, [cand])
+    assert "UNIT_KIND_MISMATCH" in guarded["c"]["codes"], guarded["c"]["guard"]
