@@ -308,6 +308,7 @@ def real_markdown(real: dict[str, Any]) -> str:
         "holdout": "hold-out",
         "holdout_2": "hold-out 2",
         "holdout_3": "hold-out 3",
+        "holdout_4": "hold-out 4",
     }
     for split, part in real["splits"].items():
         out += [
