@@ -259,7 +259,15 @@ class GuardedAdmitter(Admitter):
                     )
 
         if bracketed:
-            if value > 0 and g.on("sign"):
+            # a quote of "23,699" that another table writes unbracketed may be that cell's: the
+            # bracket of the cell read here does not contradict it (guard revision 7)
+            item = ctx.value_item
+            quoted = item is None or not item.has_offsets
+            if (
+                value > 0
+                and g.on("sign")
+                and not (quoted and view.unbracketed_cell(t.text, t.start))
+            ):
                 note(
                     "sign",
                     "SIGN_BRACKETED",

@@ -160,6 +160,17 @@ class TableView:
             got[number] = found
         return got[number]
 
+    def unbracketed_cell(self, number: str, other_than: int) -> bool:
+        """A value cell of some table (a tab line that is not a header line), other than the
+        one at ``other_than``, holds ``number`` as a whole token, not in brackets."""
+        for m in re.finditer(rf"(?<![\w.,]){re.escape(number)}(?![\w,]|\.\d)", self.text):
+            if m.start() == other_than:
+                continue
+            n = self.line_of(m.start())
+            if self.tabbed(n) and not self.header_like(n) and not self.bracketed(*m.span()):
+                return True
+        return False
+
     def cell(self, pos: int) -> Cell | None:
         """The table cell at ``pos``, or None outside a table (a line without a tab)."""
         n = self.line_of(pos)

@@ -403,3 +403,39 @@ def test_a_header_dated_day_first_names_its_columns():
     cand = {"id": "c", "field": "revenue", "value": "31", "evidence": [{"text": doc.strip()}]}
     _, guarded = decide(doc, schema, [cand])
     assert "UNIT_KIND_MISMATCH" in guarded["c"]["codes"], guarded["c"]["guard"]
+
+
+NET_COST = (
+    "Consolidated Statement of Net Cost\n"
+    "( IN MILLION S )\n"
+    "Total Gross Costs\t$ 25,599\n"
+    "Net Costs\t$ 23,699\n"
+    "\n"
+    "Consolidated Statement of Changes in Net Position\n"
+    "( IN MILLION S )\n"
+    "Imputed Financing\t369\n"
+    "Net Cost of Operations\t(23,699)\n"
+)
+
+
+def test_a_bracket_contradicts_only_the_cell_the_candidate_names():
+    # a real reply (NASA's statements, the fourth real hold-out): "23,699" quoted for the net
+    # cost, read by groundgate at the bracketed cell of the Statement of Changes in Net
+    # Position, while the Statement of Net Cost writes it unbracketed
+    names = ["Net Costs", "Net Cost of Operations"]
+    schema = {"fields": {"ncost": {"type": "number", "aliases": names}}}
+    cand = {"id": "c", "field": "ncost", "value": "23699000000"}
+    cand["evidence"] = [
+        {"text": "23,699"},
+        {"role": "scale", "text": "( IN MILLION S )"},
+        {"role": "field", "text": "Net Cost of Operations"},
+    ]
+    plain, guarded = decide(NET_COST, schema, [cand])
+    assert plain["c"]["outcome"] == "admitted", plain["c"]["codes"]
+    assert guarded["c"]["outcome"] == "admitted", guarded["c"]["guard"]
+    # bound by offsets to the bracketed cell, the positive value is contradicted
+    start = NET_COST.index("23,699)")
+    bound = dict(cand, id="b", evidence=[{"text": "23,699", "start": start, "end": start + 6}])
+    bound["evidence"] += cand["evidence"][1:]
+    _, guarded = decide(NET_COST, schema, [bound])
+    assert "SIGN_BRACKETED" in guarded["b"]["codes"], guarded["b"]["guard"]
