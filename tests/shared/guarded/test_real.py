@@ -1,5 +1,5 @@
-"""Issue 29's proof on real extractor output (bench/real/afr: four models' replies over eight
-agency statements, labelled by a person): on the development documents and on both hold-outs,
+"""Issue 29's proof on real extractor output (bench/real/afr: four models' replies over twelve
+agency statements, labelled by a person): on the development documents and on every hold-out,
 guarded admits every right value that groundgate 0.11.0 admits, and lets through no more wrong
 values than it does."""
 
