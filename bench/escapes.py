@@ -272,7 +272,7 @@ def real_evaluation(refs: list[str]) -> dict[str, Any]:
             deciders[ref] = lambda doc, schema, cands, f=factory: f(doc, schema).admit(cands)
     out: dict[str, Any] = {"packets": len(packets), "splits": {}}
     oracle = next(iter(deciders))
-    for split in dict.fromkeys(p.split for p in packets):
+    for split in sorted({p.split for p in packets}):  # dev, holdout, holdout_2, ...
         part = [p for p in packets if p.split == split]
         rows, escapes, lost = [], [], []
         oracle_admits: set[tuple[str, str, str]] = set()
@@ -308,6 +308,7 @@ def real_markdown(real: dict[str, Any]) -> str:
         "holdout": "hold-out",
         "holdout_2": "hold-out 2",
         "holdout_3": "hold-out 3",
+        "holdout_4": "hold-out 4",
     }
     for split, part in real["splits"].items():
         out += [

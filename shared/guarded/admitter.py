@@ -44,6 +44,12 @@ NOT_THERE = frozenset(
 _PERCENT_NAME = re.compile(r"%|percent", re.IGNORECASE)
 _PERCENT_ABLE = re.compile(r"%|percent|\brates?\b|margin|ratio|yield|\bshare\b", re.IGNORECASE)
 _CURRENCIES = ("$", "€", "£", "¥")
+# a day written before its month, "31 December 2019" (guard revision 6)
+_MONTH_AFTER = re.compile(
+    r"[ \u00a0]{1,2}(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
+    r"|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b",
+    re.IGNORECASE,
+)
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _DATE_NAME = re.compile(r"\bdays?\b|\bdates?\b|\bdated\b", re.IGNORECASE)
 
@@ -62,7 +68,9 @@ def _kind(view: TableView, t: Any) -> str:
     if YEAR.fullmatch(t.text):
         return "year"
     before = view.text[max(0, t.start - 12) : t.start]
-    if len(t.text) <= 2 and _MONTH.search(before):
+    if len(t.text) <= 2 and (
+        _MONTH.search(before) or _MONTH_AFTER.match(view.text, t.end, t.end + 12)
+    ):
         return "day"
     if view.percent_after(t.end):
         return "percent"
@@ -251,7 +259,15 @@ class GuardedAdmitter(Admitter):
                     )
 
         if bracketed:
-            if value > 0 and g.on("sign"):
+            # a quote of "23,699" that another table writes unbracketed may be that cell's: the
+            # bracket of the cell read here does not contradict it (guard revision 7)
+            item = ctx.value_item
+            quoted = item is None or not item.has_offsets
+            if (
+                value > 0
+                and g.on("sign")
+                and not (quoted and view.unbracketed_cell(t.text, t.start))
+            ):
                 note(
                     "sign",
                     "SIGN_BRACKETED",

@@ -327,17 +327,26 @@ def test_a_header_with_a_footnote_mark_still_names_its_columns():
     # a generated right value (TAT-QA): the field names the row and the year, the candidate
     # quotes the row; revision 4 read no header (the "(1)" of "Adjustments (1)" is a number)
     # and sent the value to review as ambiguous
-    schema = {"fields": {"f": {"type": "number", "unit": "USD", "aliases": ["Total", "2018"]}}}
-    row = {"text": "Total\t$55.5\t$42.4\t$(0.4)\t$2.1"}
-    scale = {"role": "scale", "text": "(in millions)"}
-    right = {"id": "right", "field": "f", "value": "55500000", "unit": "USD"}
-    right["evidence"] = [row, scale]
-    plain, guarded = decide(RESTRUCTURING, schema, [right])
+    field = {"type": "number", "unit": "USD", "aliases": ["Total", "2018"]}
+    row = "Total\t$55.5\t$42.4\t$(0.4)\t$2.1"
+    # and the 2019 column's cell, $2.1, stands under another year than the field's
+    args = ("(in millions)", "55500000", "2100000", "$2.1")
+    _row_admitted_other_column_not(RESTRUCTURING, field, row, *args)
+
+
+def _row_admitted_other_column_not(doc, field, row, scale, value, other, other_cell):
+    """The field's row quoted whole is admitted as groundgate admits it; the cell of the
+    row's other year column, quoted alone, stands under another year than the field's."""
+    schema = {"fields": {"f": field}}
+    unit = {"unit": field["unit"]} if "unit" in field else {}
+    scale_item = {"role": "scale", "text": scale}
+    right = {"id": "right", "field": "f", "value": value, **unit}
+    right["evidence"] = [{"text": row}, scale_item]
+    plain, guarded = decide(doc, schema, [right])
     assert plain["right"]["outcome"] == "admitted", plain["right"]["codes"]
     assert guarded["right"]["outcome"] == "admitted", guarded["right"]["guard"]
-    # and the 2019 column's cell is under another year than the field's
-    wrong = dict(right, id="wrong", value="2100000", evidence=[{"text": "$2.1"}, scale])
-    _, guarded = decide(RESTRUCTURING, schema, [wrong])
+    wrong = dict(right, id="wrong", value=other, evidence=[{"text": other_cell}, scale_item])
+    _, guarded = decide(doc, schema, [wrong])
     assert "VALUE_NOT_IN_COLUMN" in guarded["wrong"]["codes"], guarded["wrong"]["guard"]
 
 
@@ -370,3 +379,63 @@ def test_a_percentage_field_is_not_given_an_unmarked_number(aliases, value, quot
     if flagged:
         assert plain["c"]["outcome"] == "admitted", plain["c"]["codes"]
         assert guarded["c"]["outcome"] == "needs_verification"
+
+
+SEGMENTS = (
+    "\tThree months ended\t\t\t\n"
+    "\t31 December 2019\t\t31 December 2018\t\n"
+    "\tAmount\t% of revenues\tAmount\t% of revenues\n"
+    "\t(RMB in millions, unless specified)\t\t\t\n"
+    "VAS\t26,120\t50%\t20,330\t47%\n"
+)
+
+
+def test_a_header_dated_day_first_names_its_columns():
+    # a generated right value (TAT-QA): the row quoted whole, the field named by its row and
+    # year; revision 5 read "31" as a number, so no header, and sent it to review as ambiguous
+    field = {"type": "number", "aliases": ["VAS", "2019"]}
+    row = "VAS\t26,120\t50%\t20,330\t47%"
+    args = ("in millions", "26120000000", "20330000000", "20,330")
+    _row_admitted_other_column_not(SEGMENTS, field, row, *args)
+    # and in prose the day of such a date is no quantity of a named field
+    doc = "Revenue was RMB 1,200 million for the 31 December 2019 quarter.\n"
+    schema = {"fields": {"revenue": {"type": "number", "aliases": ["revenue"]}}}
+    cand = {"id": "c", "field": "revenue", "value": "31", "evidence": [{"text": doc.strip()}]}
+    _, guarded = decide(doc, schema, [cand])
+    assert "UNIT_KIND_MISMATCH" in guarded["c"]["codes"], guarded["c"]["guard"]
+
+
+NET_COST = (
+    "Consolidated Statement of Net Cost\n"
+    "( IN MILLION S )\n"
+    "Total Gross Costs\t$ 25,599\n"
+    "Net Costs\t$ 23,699\n"
+    "\n"
+    "Consolidated Statement of Changes in Net Position\n"
+    "( IN MILLION S )\n"
+    "Imputed Financing\t369\n"
+    "Net Cost of Operations\t(23,699)\n"
+)
+
+
+def test_a_bracket_contradicts_only_the_cell_the_candidate_names():
+    # a real reply (NASA's statements, the fourth real hold-out): "23,699" quoted for the net
+    # cost, read by groundgate at the bracketed cell of the Statement of Changes in Net
+    # Position, while the Statement of Net Cost writes it unbracketed
+    names = ["Net Costs", "Net Cost of Operations"]
+    schema = {"fields": {"ncost": {"type": "number", "aliases": names}}}
+    cand = {"id": "c", "field": "ncost", "value": "23699000000"}
+    cand["evidence"] = [
+        {"text": "23,699"},
+        {"role": "scale", "text": "( IN MILLION S )"},
+        {"role": "field", "text": "Net Cost of Operations"},
+    ]
+    plain, guarded = decide(NET_COST, schema, [cand])
+    assert plain["c"]["outcome"] == "admitted", plain["c"]["codes"]
+    assert guarded["c"]["outcome"] == "admitted", guarded["c"]["guard"]
+    # bound by offsets to the bracketed cell, the positive value is contradicted
+    start = NET_COST.index("23,699)")
+    bound = dict(cand, id="b", evidence=[{"text": "23,699", "start": start, "end": start + 6}])
+    bound["evidence"] += cand["evidence"][1:]
+    _, guarded = decide(NET_COST, schema, [bound])
+    assert "SIGN_BRACKETED" in guarded["b"]["codes"], guarded["b"]["guard"]
