@@ -83,6 +83,12 @@ class Tally:
         self.examples: dict[tuple, list] = defaultdict(list)
         # (policy, split) -> Counter of the codes that sent a right value default admits away
         self.lost: dict[tuple, Counter] = defaultdict(Counter)
+        # (policy, split) -> how many of those lost right values, and of the escapes, are of a
+        # field that names no column (no key, no year name) while the evidence or row holds
+        # several values: nothing in the schema picks the cell
+        self.no_column: dict[tuple, Counter] = defaultdict(Counter)
+        # (policy, split) -> the lost right values sent away by a contradiction, in words
+        self.exceptions: dict[tuple, list[str]] = defaultdict(list)
 
     def add(
         self,
@@ -100,8 +106,20 @@ class Tally:
             right = p.labels.get(cid)
             if right is None:
                 continue  # not labelled (or "not sure"): counted in neither
+            unnamed = not _names_column(p.schema, by_id[cid])
             if right and base is not None and base.get(cid) == "admitted" != d["outcome"]:
                 self.lost[(policy, p.split)]["+".join(d["codes"])] += 1
+                if unnamed and "CELL_AMBIGUOUS" in d["codes"]:
+                    self.no_column[(policy, p.split)]["lost"] += 1
+                if "CELL_AMBIGUOUS" not in d["codes"]:
+                    c = by_id[cid]
+                    said = "; ".join(f["detail"] for f in d.get("guard") or [] if "detail" in f)
+                    self.exceptions[(policy, p.split)].append(
+                        f"{p.doc_id} {cid} {c['field']}={c['value']} ({'+'.join(d['codes'])}): "
+                        f"{said}"
+                    )
+            if not right and d["outcome"] == "admitted" and unnamed:
+                self.no_column[(policy, p.split)]["escapes"] += 1
             key = (policy, p.split, p.family)
             self.counts[key]["right" if right else "wrong"][d["outcome"]] += 1
             codes = "+".join(d["codes"]) or "(no code)"
@@ -118,6 +136,17 @@ class Tally:
                     self.review_codes[key][f"missing:{m}"] += 1
             if right and d["outcome"] == "rejected":
                 self.reject_codes[key][codes] += 1
+
+
+def _names_column(schema: dict[str, Any], cand: dict[str, Any]) -> bool:
+    """Whether the candidate's field names a column: its schema keys the field (and the
+    candidate gives a key), or a name of the field is a year."""
+    spec = (schema.get("fields") or {}).get(cand.get("field")) or {}
+    if spec.get("keys") and cand.get("key"):
+        return True
+    return any(
+        str(a).strip().isdigit() and len(str(a).strip()) == 4 for a in spec.get("aliases") or []
+    )
 
 
 def _pct(n: int, d: int) -> str:
@@ -243,7 +272,7 @@ def real_evaluation(refs: list[str]) -> dict[str, Any]:
             deciders[ref] = lambda doc, schema, cands, f=factory: f(doc, schema).admit(cands)
     out: dict[str, Any] = {"packets": len(packets), "splits": {}}
     oracle = next(iter(deciders))
-    for split in dict.fromkeys(p.split for p in packets):
+    for split in sorted({p.split for p in packets}):  # dev, holdout, holdout_2, ...
         part = [p for p in packets if p.split == split]
         rows, escapes, lost = [], [], []
         oracle_admits: set[tuple[str, str, str]] = set()
@@ -274,7 +303,13 @@ def real_markdown(real: dict[str, Any]) -> str:
         f"Real extractions (bench/real/afr: {real['packets']} runs of 4 models over agency "
         "statements, labelled by a person), against groundgate:"
     ]
-    names = {"dev": "development", "holdout": "hold-out", "holdout_2": "hold-out 2"}
+    names = {
+        "dev": "development",
+        "holdout": "hold-out",
+        "holdout_2": "hold-out 2",
+        "holdout_3": "hold-out 3",
+        "holdout_4": "hold-out 4",
+    }
     for split, part in real["splits"].items():
         out += [
             "",
@@ -406,6 +441,13 @@ def main(argv: list[str] | None = None) -> int:
                     f"Right values default admits and {ref} does not ({split}): {n}"
                     + (": " + ", ".join(f"{k} {v}" for k, v in lost.most_common(6)) if n else "")
                 )
+                unnamed = tally.no_column.get((ref, split), Counter())
+                print(
+                    f"  {unnamed['lost']} of them CELL_AMBIGUOUS on a field that names no column "
+                    f"(no key, no year name); escapes of such fields: {unnamed['escapes']}"
+                )
+                for line in tally.exceptions.get((ref, split), []):
+                    print(f"  contradicted: {line}")
         if args.examples:
             for (pol, split, fam), cands in sorted(tally.examples.items()):
                 if pol == ref:
@@ -420,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(real_markdown(real))
     report["lost"] = {f"{pol}/{split}": dict(c) for (pol, split), c in tally.lost.items()}
+    report["no_column"] = {f"{pol}/{split}": dict(c) for (pol, split), c in tally.no_column.items()}
+    report["contradicted"] = {
+        f"{pol}/{split}": lines for (pol, split), lines in tally.exceptions.items()
+    }
     if oracle is not None:
         print()
         print(

@@ -23,6 +23,8 @@ items), labelled right, and then wrong candidates of several families, each labe
     wrong_key       the right value under another period's key (keyed fields only)
     wrong_scale     the value scaled one step too far (thousands read as millions)
     year_as_value   a year of the column header given as the value
+    date_day        the day of a date in the row or sentence ("as of September 29, 2019")
+                    given as the value (added with guard revision 5)
 
 Every packet holds one candidate (two for ``competing``), so families do not disturb each other
 (a wrong value of another family would otherwise conflict with the right one of its field).
@@ -62,6 +64,7 @@ FAMILIES = (
     "wrong_key",
     "wrong_scale",
     "year_as_value",
+    "date_day",
 )
 SPLITS = ("dev", "holdout")
 
@@ -785,6 +788,28 @@ def _families(at: _At, spec: dict[str, Any], rng_for: Any) -> Iterator[Packet]:
             yield at.wrong(
                 "year_as_value", Decimal(site.key), rng, v_item=v_item, drop=("sign", "scale")
             )
+    # (l) the day of a date of the row or sentence as the value, the whole of it quoted
+    rng = rng_for("date_day")
+    days = [t for t in _date_days(site) if t.written != abs(site.value)]
+    if days:
+        t = rng.choice(days)
+        v_item = _value_item(site, t, rng, whole=True)
+        yield at.wrong(
+            "date_day", t.written, rng, tok=t, v_item=v_item, drop=("sign", "scale", "unit")
+        )
+
+
+_DATE_DAY = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.? (\d{1,2})\b"
+)
+
+
+def _date_days(site: Site) -> list[Tok]:
+    """The tokens of the site's row or sentence that are the day of a written date."""
+    doc, (s, e) = site.doc, site.span
+    starts = {m.start(1) for m in _DATE_DAY.finditer(doc.text, s, e)}
+    return [t for t in doc.tokens_in(s, e) if t.start in starts and t is not site.tok]
 
 
 def labelled_packets(

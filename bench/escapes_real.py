@@ -2,15 +2,16 @@
 
 ``bench/real/afr/`` holds a derived subset of the agency-financial-report benchmark that
 groundgate publishes (``bench/afr/tabs`` of github.com/mohanraj00/groundgate, Apache-2.0; the
-statements are U.S. government works): 6 of its 20 FY2025 statements as groundgate's reader
+statements are U.S. government works): 10 of its 20 FY2025 statements as groundgate's reader
 wrote them (tables as rows with tabs), the replies of the four models that read them (one
 candidate per line of ``candidates.jsonl``), and the labels of the values (``labels.json``:
 groundgate's blind labels of every value it admitted, keyed by document, field, key and value;
 values it never admitted are labelled here, marked ``"by": "groundswell"``). See its README.
 
 The documents are split by ``split.json`` (recorded before any guard change): development,
-read while changing guards; hold-out, run only when a change is final; and ``holdout_2``, two
-statements added once guard revision 3 was final and decided once. A value labelled
+read while changing guards; hold-out, run only when a change is final; ``holdout_2``, two
+statements added once guard revision 3 was final and decided once; and ``holdout_3``, two more
+added once guard revision 5 was final and decided once. A value labelled
 ``not sure`` counts in neither right nor wrong.
 """
 

@@ -1,15 +1,20 @@
 """Run time with tracing on and off: the cost of OpenTelemetry spans on a whole run.
 
-    .venv/bin/python bench/tracing.py [--copies 20] [--reps 3] [--shared N]
+    .venv/bin/python bench/tracing.py [--copies 20] [--reps 6] [--shared N]
 
 A corpus of ``--copies`` copies of the sample corpus (9 documents each, new ids) runs on a
 private stack (`groundswell run --embedded`: a private Redis and 2 real workers), each time
 into a fresh store, alternately with ``OTEL_EXPORTER_OTLP_ENDPOINT`` unset and set to a
 loopback OTLP/HTTP receiver in this process (it answers 200 to every export and counts the
 bytes); with ``--shared N``, N real documents of the shared corpus instead, with generated
-claims and candidates (as bench/pipeline.py), so the units do a real document's work. Prints
-each run's wall time and the CPU time of all its processes (the machine may
-be shared: CPU is the steadier measure), and the ratios on/off (goal: at most 1.03).
+claims and candidates (as bench/pipeline.py), so the units do a real document's work. Runs
+come in ``--reps`` pairs, off then on, then on then off, ... (after one warm-up run not
+counted), so a change in the machine's load falls on both sides. Prints each run's wall
+time and the CPU time of every process of the run (the command, Redis, each worker's parent
+and pool children: all are its descendants and are waited for, so ``RUSAGE_CHILDREN`` holds
+them), then for each side the median and the spread, the ratio of the medians and the median
+of the ratios within pairs (goal: at most 1.03), and the load average before and after: on a
+shared machine CPU is the steadier measure.
 """
 
 from __future__ import annotations
@@ -61,9 +66,12 @@ class Collector:
         collector = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keeps connections alive, as a collector does
+
             def do_POST(self) -> None:
                 collector.bytes += len(self.rfile.read(int(self.headers["Content-Length"])))
                 self.send_response(200)
+                self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def log_message(self, *args) -> None:
@@ -99,38 +107,64 @@ def one(folder: Path, traced: bool, collector: Collector) -> tuple[float, float]
     return seconds, cpu
 
 
+def spread(values: list[float]) -> str:
+    """Median, the range and the range as a share of the median."""
+    mid = statistics.median(values)
+    return (
+        f"median {mid:.2f} s (min {min(values):.2f}, max {max(values):.2f}, "
+        f"spread {(max(values) - min(values)) / mid:.1%})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=20)
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=6, help="Pairs of runs (one off, one on).")
     parser.add_argument(
         "--shared", type=int, default=0, help="N real documents instead of sample copies."
     )
     args = parser.parse_args()
     collector = Collector()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         if args.shared:
             folder = shared_corpus(Path(tmp) / "corpus", args.shared)
         else:
             folder = corpus(Path(tmp) / "corpus", args.copies)
         documents = len(list((folder / "documents").iterdir()))
+        one(folder, False, collector)  # warm the page cache and the bytecode: not counted
         times: dict[bool, list[float]] = {False: [], True: []}
         cpus: dict[bool, list[float]] = {False: [], True: []}
+        ratios: list[float] = []
         for rep in range(args.reps):
+            # off-on, on-off, ...: a drift of the machine's load falls on both sides alike
+            pair: dict[bool, float] = {}
             for traced in (False, True) if rep % 2 == 0 else (True, False):
                 seconds, cpu = one(folder, traced, collector)
                 times[traced].append(seconds)
                 cpus[traced].append(cpu)
+                pair[traced] = cpu
                 print(
-                    f"rep {rep + 1} tracing {'on ' if traced else 'off'} {seconds:7.2f} s wall "
-                    f"{cpu:7.2f} s CPU (every process of the run)"
+                    f"pair {rep + 1} tracing {'on ' if traced else 'off'} {seconds:7.2f} s wall "
+                    f"{cpu:7.2f} s CPU (every process of the run)",
+                    flush=True,
                 )
-    off, on = min(times[False]), min(times[True])
+            ratios.append(pair[True] / pair[False])
+    load_after = os.getloadavg()
     cpu_off, cpu_on = statistics.median(cpus[False]), statistics.median(cpus[True])
+    print(f"{documents} documents, {args.reps} pairs of runs, alternating")
+    print(f"CPU off: {spread(cpus[False])}")
+    print(f"CPU on:  {spread(cpus[True])}")
     print(
-        f"{documents} documents; fastest wall off {off:.2f} s, on {on:.2f} s: "
-        f"{on / off:.3f}; median CPU off {cpu_off:.2f} s, on {cpu_on:.2f} s: "
-        f"{cpu_on / cpu_off:.3f} (goal <= 1.03); {collector.bytes} bytes of spans exported"
+        f"CPU on/off: {cpu_on / cpu_off:.3f} of the medians; per pair median "
+        f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}); "
+        "goal <= 1.03"
+    )
+    print(f"wall off: {spread(times[False])}")
+    print(f"wall on:  {spread(times[True])}")
+    print(
+        f"{collector.bytes} bytes of spans exported; load average "
+        f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
     )
 
 

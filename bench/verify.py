@@ -368,22 +368,11 @@ def main() -> None:
     print("\n".join(lines))
 
 
-def child_cpu(args: list[str], env: dict[str, str], repeat: int) -> float:
-    """Best CPU seconds (user + system) of ``repeat`` runs of a command, after one untimed."""
-    best = float("inf")
-    for n in range(repeat + 1):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(args, capture_output=True, check=True, env=env)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if n:  # the first run makes the per-user caches (bytecode, Unicode tables)
-            best = min(best, r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
-    return best
-
-
 def interleaved_cpu(commands: dict[str, list[str]], env: dict[str, str], repeat: int) -> dict:
     """Best CPU seconds of each command over ``repeat`` rounds, the commands taking turns in
-    each round (after one untimed round), so a busy spell of the machine weighs on all alike:
-    start-up is a tenth of a second, and one noisy run would decide a ratio of two."""
+    each round (after one untimed round, which makes the per-user caches: bytecode, Unicode
+    tables), so a busy spell of the machine weighs on all alike: start-up is a twentieth of a
+    second, and one noisy run would decide a ratio of two."""
     best = dict.fromkeys(commands, float("inf"))
     for n in range(repeat + 1):
         for name, args in commands.items():
@@ -431,32 +420,46 @@ def command_line(size: str = "1MB", repeat: int = 3, startup_repeat: int = 15) -
                 out,
             ]
 
-        for tool in ("groundswell", "gtrex"):
-            cpu[tool, "claims"] = child_cpu(
-                command(tool, "claims"), env, 1 if tool == "gtrex" else repeat
-            )
-        one = interleaved_cpu(
-            {t: command(t, "one") for t in ("groundswell", "gtrex")}, env, startup_repeat
+        load = [os.getloadavg()[0]]
+        # both tools best of ``repeat``, taking turns: a busy spell weighs on both alike
+        runs = interleaved_cpu(
+            {t: command(t, "claims") for t in ("groundswell", "gtrex")}, env, repeat
         )
+        load.append(os.getloadavg()[0])
+        one = interleaved_cpu(
+            {
+                **{t: command(t, "one") for t in ("groundswell", "gtrex")},
+                "python": [sys.executable, "-c", "pass"],  # the interpreter both start
+            },
+            env,
+            startup_repeat,
+        )
+        load.append(os.getloadavg()[0])
         for tool in ("groundswell", "gtrex"):
+            cpu[tool, "claims"] = runs[tool]
             cpu[tool, "one"] = one[tool]
         for tool, key in (("groundswell", "groundswell"), ("gtrex", "gtrex")):
             outputs[tool] = [
                 [json.loads(line)[key][k] for k in ("verdict", "tier", "start", "end")]
                 for line in (work / f"{tool}-claims.jsonl").read_text().splitlines()
             ]
+    cpu["python"] = one["python"]
     agree = sum(a == b for a, b in zip(outputs["gtrex"], outputs["groundswell"], strict=True))
     ours, theirs = cpu["groundswell", "claims"], cpu["gtrex", "claims"]
     one_ours, one_theirs = cpu["groundswell", "one"], cpu["gtrex", "one"]
     return (
         f"Command line, CPU s (`verify CLAIMS -o OUT`, {len(claims):,} claims on the {size} "
-        f"document; best of {repeat}, gtrex once): groundswell {ours:.3f}, gtrex {theirs:.3f}: "
-        f"{theirs / ours:.1f}x; same verdict, tier, offsets {agree:,} of {len(claims):,}\n"
+        f"document; best of {repeat}, the two taking turns): groundswell {ours:.3f}, gtrex "
+        f"{theirs:.3f}: {theirs / ours:.1f}x; same verdict, tier, offsets {agree:,} of "
+        f"{len(claims):,}\n"
         f"Start-up, CPU s (`verify` of one claim on a one-line source, best of "
         f"{startup_repeat}, the two taking turns): "
-        f"groundswell {one_ours:.3f}, gtrex {one_theirs:.3f}: {one_theirs / one_ours:.2f}x; "
+        f"groundswell {one_ours:.3f}, gtrex {one_theirs:.3f}: {one_theirs / one_ours:.2f}x "
+        f"(the interpreter alone, `python -c pass`: {cpu['python']:.3f}); "
         f"so the {size} run is groundswell {one_ours:.3f} start-up + {ours - one_ours:.3f} "
-        f"work, gtrex {one_theirs:.3f} + {theirs - one_theirs:.3f}"
+        f"work, gtrex {one_theirs:.3f} + {theirs - one_theirs:.3f}\n"
+        f"load average (1 min) at the start, between and at the end: "
+        f"{' / '.join(f'{x:.1f}' for x in load)} on {os.cpu_count()} CPUs"
     )
 
 

@@ -61,6 +61,7 @@ LONGEST_FIRST = (  # by a full run's durations (-n 2)
     "tests/shared/read/test_ocr.py",
     "tests/integration/test_hooks_pipeline.py",
     "tests/workers/test_scaling_signal.py",
+    "tests/integration/test_stream_landing.py",  # about 55 s on a busy machine
     "tests/integration/test_stream_sources.py",
     "tests/workers/test_metrics.py",
 )

@@ -20,7 +20,9 @@ GUARD_FLAGS: dict[str, str] = {
     "at its table (such as 'in thousands') scales it",
     "SIGN_BRACKETED": "the value is positive, but the table writes the number in brackets "
     "(a negative amount by the convention of financial tables)",
-    "UNIT_KIND_MISMATCH": "a percentage given for an amount, or an amount for a percentage",
+    "UNIT_KIND_MISMATCH": "a percentage given for an amount, or an amount (or a number its "
+    "row does not mark %, beside one it does) for a percentage, or the day of a date for a "
+    "quantity",
     "CELL_AMBIGUOUS": "the evidence quotes a whole row or sentence holding other numbers of "
     "the same kind, and nothing in the candidate names which one is the value",
     "VALUE_NOT_AT_FIELD": "the quoted sentence names the field at another of its numbers, "

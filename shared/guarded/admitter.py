@@ -24,15 +24,40 @@ NAME = "guarded"
 # The flags that say the document contradicts a candidate (CELL_AMBIGUOUS says only that it
 # does not pick one value): a proposal contradicted so loses to one that is not.
 CONTRADICTIONS = frozenset(GUARD_FLAGS) - {"CELL_AMBIGUOUS"}
+# The contradictions that say the field is not where a proposal's value stands (another
+# column, row, the header, another quantity of its sentence, a number of another kind). The
+# others (a bracketed cell given positive, a number given unscaled) say the proposal misread
+# its cell, which may still be the field's: they settle a conflict only between readings of
+# one cell (guard revision 5).
+NOT_THERE = frozenset(
+    {
+        "VALUE_NOT_IN_COLUMN",
+        "VALUE_NOT_IN_ROW",
+        "VALUE_IS_HEADER",
+        "VALUE_NOT_AT_FIELD",
+        "OTHER_PROPOSAL_AT_FIELD",
+        "UNIT_KIND_MISMATCH",
+    }
+)
 # Names of fields that hold a percentage; and names that may (a rate, a margin), which a
 # percentage does not contradict.
 _PERCENT_NAME = re.compile(r"%|percent", re.IGNORECASE)
 _PERCENT_ABLE = re.compile(r"%|percent|\brates?\b|margin|ratio|yield|\bshare\b", re.IGNORECASE)
 _CURRENCIES = ("$", "€", "£", "¥")
+# a day written before its month, "31 December 2019" (guard revision 6)
+_MONTH_AFTER = re.compile(
+    r"[ \u00a0]{1,2}(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
+    r"|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_DATE_NAME = re.compile(r"\bdays?\b|\bdates?\b|\bdated\b", re.IGNORECASE)
 
 
 _MONTH = re.compile(
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s*\Z", re.IGNORECASE
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?[ \u00a0]{0,2}\Z",
+    re.IGNORECASE,
 )
 
 
@@ -43,7 +68,9 @@ def _kind(view: TableView, t: Any) -> str:
     if YEAR.fullmatch(t.text):
         return "year"
     before = view.text[max(0, t.start - 12) : t.start]
-    if _MONTH.search(before):
+    if len(t.text) <= 2 and (
+        _MONTH.search(before) or _MONTH_AFTER.match(view.text, t.end, t.end + 12)
+    ):
         return "day"
     if view.percent_after(t.end):
         return "percent"
@@ -101,6 +128,7 @@ class GuardedAdmitter(Admitter):
         # where the value stands, for telling competing proposals apart (read over all
         # candidates in _flag_conflicts; never written into the receipt)
         self.__dict__.setdefault("_fields_at", {})[id(d)] = self._at_field(ctx, d, view, cell, t)
+        self.__dict__.setdefault("_cells_of", {})[id(d)] = t.dstart
 
         def note(check: str, code: str, detail: str, span: tuple[int, int] | None = None) -> None:
             entry: dict[str, Any] = {"check": check, "code": code, "detail": detail}
@@ -231,7 +259,15 @@ class GuardedAdmitter(Admitter):
                     )
 
         if bracketed:
-            if value > 0 and g.on("sign"):
+            # a quote of "23,699" that another table writes unbracketed may be that cell's: the
+            # bracket of the cell read here does not contradict it (guard revision 7)
+            item = ctx.value_item
+            quoted = item is None or not item.has_offsets
+            if (
+                value > 0
+                and g.on("sign")
+                and not (quoted and view.unbracketed_cell(t.text, t.start))
+            ):
                 note(
                     "sign",
                     "SIGN_BRACKETED",
@@ -273,6 +309,35 @@ class GuardedAdmitter(Admitter):
                     "unit_kind",
                     "UNIT_KIND_MISMATCH",
                     f"{t.text} is an amount; the field is a percentage",
+                    (t.start, t.end),
+                )
+            elif (
+                spec.unit == "%"
+                and not percent_token
+                and cell is not None
+                and (pct := self._percent_in_row(view, cell)) is not None
+            ):
+                # "Satellite\t(85,423)\t(89,231)\t3,808\t4.3%": the row gives its percentage
+                # in another cell, marked; this one is not (guard revision 5)
+                note(
+                    "unit_kind",
+                    "UNIT_KIND_MISMATCH",
+                    f"{t.text} is not a percentage; the field is one, and its row gives "
+                    f"{view.text[pct[0] : pct[1]]!r} as one",
+                    (t.start, t.end),
+                )
+            elif (
+                (names or spec.unit is not None)
+                and _kind(view, t) == "day"
+                and not any(_DATE_NAME.search(a) for a in [*names, spec.name])
+            ):
+                # "outstanding as of September 29, 2019": 29 is the day of a date, not a
+                # quantity (guard revision 5); a field named for a day or date may hold one
+                before = " ".join(view.text[max(0, t.start - 12) : t.start].split())
+                note(
+                    "unit_kind",
+                    "UNIT_KIND_MISMATCH",
+                    f"{t.text} is the day of a date ({before} {t.text}); the field is a quantity",
                     (t.start, t.end),
                 )
 
@@ -453,6 +518,17 @@ class GuardedAdmitter(Admitter):
             return None
         return self._cell_fits(self.schema.fields[d.field_name], d.key, cell)
 
+    @staticmethod
+    def _percent_in_row(view: TableView, cell: Cell) -> tuple[int, int] | None:
+        """The span of another cell of the cell's row that holds a number marked ``%``."""
+        for j, (a, b) in enumerate(view.slots(cell.line)):
+            if j in (0, cell.slot):
+                continue
+            for m in _DIGITS.finditer(view.text, a, b):
+                if view.percent_after(m.end()) or view.text[m.end() : m.end() + 2] == ")%":
+                    return a, b
+        return None
+
     def _column_says(self, view: TableView, cell: Cell, mark: str) -> bool:
         if cell.header_line is None:
             return False
@@ -537,6 +613,7 @@ class GuardedAdmitter(Admitter):
     def _flag_conflicts(self, decisions: list[Decision]) -> None:
         super()._flag_conflicts(decisions)
         at_field = self.__dict__.pop("_fields_at", {})
+        cells = self.__dict__.pop("_cells_of", {})
         if self.guard.on("competing"):
             self._competing(decisions, at_field)
         if not self.guard.resolve_conflicts:
@@ -549,6 +626,15 @@ class GuardedAdmitter(Admitter):
             contradicted = [d for d in group if d.codes & CONTRADICTIONS]
             standing = [d for d in group if not d.codes & CONTRADICTIONS]
             if not contradicted or len({d.value for d in standing}) != 1:
+                continue
+            # a proposal that misread its cell (sign, scale) is out only where the standing
+            # one reads that same cell: elsewhere the field may still be at its cell
+            mine = {cells.get(id(d)) for d in standing}
+            if any(
+                not d.codes & NOT_THERE
+                and (cells.get(id(d)) is None or cells.get(id(d)) not in mine)
+                for d in contradicted
+            ):
                 continue
             for d in standing:
                 d.codes.discard("CONFLICTING_CANDIDATES")

@@ -14,11 +14,17 @@ from functools import cached_property
 
 YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d,]|\.\d)")
 _NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
-# The day of a date in a column header ("April 26, 2019", "Sept. 30, 2025"): not a value.
+# The day of a date in a column header ("April 26, 2019", "Sept. 30, 2025", "31 December
+# 2019"): not a value.
 _DATE_DAY = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:,|\b)",
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:,|\b)"
+    # written day first, "31 December 2019" (guard revision 6)
+    r"|\b\d{1,2}\s+(?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s)",
     re.IGNORECASE,
 )
+# A footnote mark in a column header: "Adjustments (1)", "August 31, 2018 (3)",
+# "penetration(2)(3)" (guard revision 5: such a line is still the table's header).
+_FOOTNOTE = re.compile(r"\(\s*\d{1,2}\s*\)|(?<=[A-Za-z])\d(?![\d,.])")
 # Scale statements, with the power of ten each states: "in thousands", "(dollars in
 # millions)", "millions of dollars", "$'000", "£m" (a sign and a scale letter on their own).
 _WORD_POWER = {"thousand": 3, "million": 6, "billion": 9}
@@ -130,7 +136,7 @@ class TableView:
         if got is None:
             got = True
             for s, e in self.slots(n)[1:]:
-                cell = _DATE_DAY.sub(" ", _STATEMENTS.sub(" ", self.text[s:e]))
+                cell = _FOOTNOTE.sub(" ", _DATE_DAY.sub(" ", _STATEMENTS.sub(" ", self.text[s:e])))
                 if any(not YEAR.fullmatch(m.group()) for m in _NUMBER.finditer(cell)):
                     got = False
                     break
@@ -153,6 +159,17 @@ class TableView:
                     break
             got[number] = found
         return got[number]
+
+    def unbracketed_cell(self, number: str, other_than: int) -> bool:
+        """A value cell of some table (a tab line that is not a header line), other than the
+        one at ``other_than``, holds ``number`` as a whole token, not in brackets."""
+        for m in re.finditer(rf"(?<![\w.,]){re.escape(number)}(?![\w,]|\.\d)", self.text):
+            if m.start() == other_than:
+                continue
+            n = self.line_of(m.start())
+            if self.tabbed(n) and not self.header_like(n) and not self.bracketed(*m.span()):
+                return True
+        return False
 
     def cell(self, pos: int) -> Cell | None:
         """The table cell at ``pos``, or None outside a table (a line without a tab)."""

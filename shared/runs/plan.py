@@ -377,6 +377,23 @@ def keep_planner(run_id: str, step: int, planner: CorpusPlanner | SourcePlanner)
         _KEPT.popitem(last=False)
 
 
+# The corpus of each run planned in this process, by run id, as its first step here opened
+# it: its corpus.yaml is read once per process, as a run's units read it (one context per
+# process), not once per planning step.
+_CORPORA: OrderedDict[str, ObjectStore] = OrderedDict()
+
+
+def planning_corpus(service: RunService, record: Any) -> ObjectStore:
+    """The run's corpus (InputFileError: a bad corpus.yaml, not kept)."""
+    corpus = _CORPORA.get(record.id)
+    if corpus is None:
+        corpus = _CORPORA[record.id] = service.corpus_store(record)
+    _CORPORA.move_to_end(record.id)
+    while len(_CORPORA) > KEPT_PLANNERS:
+        _CORPORA.popitem(last=False)
+    return corpus
+
+
 def corpus_planner(
     corpus: ObjectStore, cursor: dict[str, Any] | None, page_size: int, snapshot: str | None
 ) -> CorpusPlanner | SourcePlanner:
@@ -748,7 +765,7 @@ def plan_run(service: RunService, run_id: str) -> bool:
         return True
     output = service.store(record.output)
     try:
-        corpus = service.corpus_store(record)
+        corpus = planning_corpus(service, record)
     except InputFileError as exc:  # a bad corpus.yaml: no retry mends it
         fail_run(service, record, f"invalid corpus: {exc}", [exc.error.as_dict()])
         return True

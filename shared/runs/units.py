@@ -21,7 +21,6 @@ from typing import Any
 from groundswell.shared.corpus import (
     CHANGED_FILE,
     DOCUMENTS,
-    LABELS,
     SCHEMA_KEY,
     InputError,
     InputFileError,
@@ -67,6 +66,12 @@ _LISTING: ContextVar[dict[str, dict[str, list[Any]]] | None] = ContextVar(
 # Whether those entries were listed by this run's planning (a batch's), not read from an index
 # row by a reader of the run.
 _FRESH: ContextVar[bool] = ContextVar("groundswell_listing_fresh", default=True)
+
+# The revision of how a unit's counts are taken from its receipt and labels
+# (shared/summary.py's unit counts, the kinds' tallies): an index row records it beside its
+# counts, and a row of another revision is recounted from its receipt. Bump it with any
+# change to those counts.
+COUNTING = 1
 
 # Bytes of documents and labels files a runner (one run's, in one process) keeps: their
 # units of each kind read them once.
@@ -125,9 +130,10 @@ class UnitResult:
         }
         if self.listing is not None:  # what the next run compares to reuse it unread
             row["listing"] = self.listing
-            if any(k.startswith(LABELS) for k in self.listing):
-                # Its counts depend on its labels: kept, so reuse needs no labels body.
-                row["counts"] = dict(sorted(self.counts.items()))
+            # Its counts (from its receipt, and its labels when it has some), by this
+            # counting: a unit reused with this row's receipt reads neither.
+            row["counts"] = dict(sorted(self.counts.items()))
+            row["counted"] = COUNTING
         # What the report filters and counts a document by, without reading its receipt.
         row["tally"] = {k: v for k, v in sorted(self.counts.items()) if k.startswith(TALLIED)}
         kind = kinds.find(self.kind)
@@ -503,14 +509,18 @@ class UnitRunner:
         if fp is None:
             return None
         key = receipt_key(kind, fp)
-        receipt = self._reuse(key)
-        if receipt is None or "failure" in receipt:
-            return None
-        counts, errors = self._listed_tally(previous, keys, receipt, tally)
+        counted = self._counted(previous, key, keys)
+        if counted is not None:
+            # The previous row is of this very receipt (same key: same fingerprint) and
+            # keeps its digest and counts: nothing to read.
+            digest, (counts, errors) = previous["receipt_sha256"], counted
+        else:
+            receipt = self._reuse(key)
+            if receipt is None or "failure" in receipt:
+                return None
+            digest, (counts, errors) = receipt["receipt_sha256"], tally(receipt)
         size = listing[keys[0]][0]
-        out = UnitResult(
-            kind, doc_id, "cached", key, receipt["receipt_sha256"], size, counts, errors
-        )
+        out = UnitResult(kind, doc_id, "cached", key, digest, size, counts, errors)
         out.inputs, out.policy_fingerprint, out.listing = inputs, policy_fp, listing
         return out
 
@@ -525,24 +535,25 @@ class UnitRunner:
         return any(CHANGED_FILE + file in self.changed for file in self.corpus.record_files(doc_id))
 
     @staticmethod
-    def _listed_tally(
-        previous: dict[str, Any],
-        keys: tuple[str, ...],
-        receipt: dict[str, Any],
-        tally: Callable[[dict[str, Any]], tuple[Counter[str], list[InputError]]],
-    ) -> tuple[Counter[str], list[InputError]]:
-        """A reused unit's counts and errors: those of its previous row when it has labels
-        listed as before (they are the labels' and the receipt's, both unchanged), so the
-        labels are not read; else counted from the receipt (no labels: nothing to read)."""
+    def _counted(
+        previous: dict[str, Any], key: str, keys: tuple[str, ...]
+    ) -> tuple[Counter[str], list[InputError]] | None:
+        """A reused unit's counts and errors from its previous row, or None (then they are
+        counted from its receipt). Only a row of the receipt at ``key`` (under another
+        policy part the receipt differs, and so do its counts), counted by this revision,
+        with every error (none left out of the row): its counts are the receipt's and its
+        labels', both unchanged (its inputs' entries, labels included, are as listed)."""
         counts, errors = previous.get("counts"), previous.get("errors")
         if (
-            any(k.startswith(LABELS) for k in keys)
+            previous.get("receipt") == key
+            and isinstance(previous.get("receipt_sha256"), str)
+            and previous.get("counted") == COUNTING
             and isinstance(counts, dict)
             and isinstance(errors, list)
-            and previous.get("errors_total") == len(errors)  # none left out of the row
+            and previous.get("errors_total") == len(errors)
         ):
             return Counter(counts), [error_from_body(e, keys[1]) for e in errors]
-        return tally(receipt)
+        return None
 
     def failed(self, kind: str, doc_id: str, error: InputError, **kw: Any) -> UnitResult:
         return UnitResult(kind, doc_id, "failed", errors=[error], **kw)

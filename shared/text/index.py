@@ -48,24 +48,26 @@ class KGramIndex:
         # last occurrence of the chosen k-gram, and one scan for the whole pattern over the
         # union of those ranges finds them all.
         scan_lo = scan_hi = -1
+        get = first.get
         for r in range(stride):
             # Prefer a k-gram that occurs once; otherwise the one whose occurrences span least.
             best_j = -1
             best_spread = -1
+            best_f = 0
             for j in range(r, m - k + 1, stride):
                 gram = pattern[j : j + k]
-                f = first.get(gram)
+                f = get(gram)
                 if f is None:
                     best_j = -1
                     break
                 spread = last[gram] - f
                 if best_j < 0 or spread < best_spread:
-                    best_j, best_spread = j, spread
+                    best_j, best_spread, best_f = j, spread, f
                     if spread == 0:
                         break
             if best_j < 0:
                 continue
-            f = first[pattern[best_j : best_j + k]]
+            f = best_f
             if best_spread == 0:
                 p = f - best_j
                 if p >= 0 and text.startswith(pattern, p):

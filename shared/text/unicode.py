@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
@@ -134,14 +135,17 @@ def _digest(nfkc: dict[str, str], casefold_long: dict[str, str]) -> str:
 
 
 def _write(path: Path, made: UnicodeTables) -> None:
-    """Write the tables once, atomically (a concurrent reader sees the whole file or none)."""
+    """Write the tables once, atomically: a temporary file of this process and thread, then a
+    rename, so a concurrent reader sees a whole file or none, and concurrent builders each put
+    a whole file in place (the last rename wins; they hold the same tables)."""
     data = {
         "unidata_version": UNICODE_VERSION,
         "sha256": _digest(made.nfkc, made.casefold_long),
         "nfkc": made.nfkc,
         "casefold_long": made.casefold_long,
     }
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    # a name of this process and thread: two builders never write into one temporary file
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")

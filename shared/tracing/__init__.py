@@ -2,10 +2,10 @@
 one trace per run, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set.
 
 Importing this package imports no OpenTelemetry module: :func:`enabled` reads the
-environment, :func:`annotate` is a no-op until :func:`setup` ran. The instrumentations
-(``opentelemetry-instrumentation-celery`` and ``-fastapi``) propagate the trace context in
-Celery's message headers, so a run's tasks are children of the request (or the command)
-that submitted it. docs/tracing.md.
+environment, :func:`annotate` is a no-op until :func:`setup` ran. Celery's signals
+(:mod:`.celery_spans`) carry the trace context in each message's headers, so a run's tasks
+are children of the request (``opentelemetry-instrumentation-fastapi``) or the command that
+submitted it; spans go out over OTLP/HTTP (:mod:`.otlp`). docs/tracing.md.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def active() -> bool:
 
 def setup(service_name: str, exporter: Any = None, simple: bool = False) -> None:
     """A tracer provider exporting to OTLP over HTTP (or to ``exporter``: tests pass the SDK's
-    in-memory one), and the Celery instrumentation. Once per process (after a fork: a
+    in-memory one), and spans of Celery messages and tasks. Once per process (after a fork: a
     prefork child calls it from ``worker_process_init``)."""
     global _active
     if _active:
@@ -46,21 +46,44 @@ def setup(service_name: str, exporter: Any = None, simple: bool = False) -> None
         )
         return
     from opentelemetry import trace
-    from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
     if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        exporter = OTLPSpanExporter()
+        exporter = _exporter()
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     processor = SimpleSpanProcessor(exporter) if simple else BatchSpanProcessor(exporter)
     provider.add_span_processor(processor)
     trace.set_tracer_provider(provider)
-    CeleryInstrumentor().instrument(tracer_provider=provider)
+    from groundswell.shared.tracing import celery_spans
+
+    celery_spans.instrument(provider)
     _active = True
+
+
+def _exporter() -> Any:
+    """OTLP/HTTP protobuf: through ``http.client`` (:mod:`.otlp`), or the SDK's exporter for
+    what only it does (client certificates, a credential provider, deflate)."""
+    from groundswell.shared.tracing import otlp
+
+    if otlp.handles_environment():
+        return otlp.HttpSpanExporter()
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()
+
+
+def preload() -> None:
+    """Import what :func:`setup` needs, without setting anything up: a prefork worker's
+    parent calls it before its pool forks, so each child inherits the modules and only
+    makes its provider and exporter (which must be made after the fork)."""
+    try:
+        import opentelemetry.sdk.trace.export  # noqa: F401
+
+        from groundswell.shared.tracing import celery_spans, otlp  # noqa: F401
+    except ImportError:
+        return  # setup() says so in each child
 
 
 def instrument_api(app: Any) -> None:

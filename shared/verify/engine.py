@@ -95,6 +95,11 @@ class Verifier:
         self._sha256: str | None = None
         self._tier_projections: list[Projection | None] = [None] * len(self._chains)
         self._bounds: Boundaries | None = None
+        # The search index and the projection it is built over, kept here once made (a
+        # lookup per claim in the shared projections would build their keys every time).
+        self._index_key = ("kgram", tuple(s.key for s in self._standard))
+        self._kgram: KGramIndex | None = None
+        self._skeleton: Projection | None = None
         # Tiers whose text keeps every letter and digit of the source as it is (exact and
         # whitespace, without markers): there, the characters around an occurrence are the
         # ones the boundary rules see, so a regex can skip most in-word occurrences.
@@ -109,6 +114,8 @@ class Verifier:
         state = dict(self.__dict__)
         state["_tier_projections"] = [None] * len(self._chains)
         state["_bounds"] = None
+        state["_kgram"] = None
+        state["_skeleton"] = None
         return state
 
     # --- public API -------------------------------------------------------------------------
@@ -208,13 +215,21 @@ class Verifier:
         return got
 
     def _index(self) -> KGramIndex | None:
-        key = ("kgram", tuple(s.key for s in self._standard))
+        index = self._kgram
+        if index is not None:
+            return index
+        key = self._index_key
         index = self.projections.peek(key)
         if index is None and self.projections.searches >= INDEX_AFTER:
-            index = self.projections.memo(
-                key, lambda: KGramIndex(self.projections.get(self._standard).text)
-            )
+            index = self.projections.memo(key, lambda: KGramIndex(self._skeleton_projection().text))
+        self._kgram = index
         return index
+
+    def _skeleton_projection(self) -> Projection:
+        got = self._skeleton
+        if got is None:
+            got = self._skeleton = self.projections.get(self._standard)
+        return got
 
     def _normalize(self, text: str, i: int) -> str:
         for step in self._chains[i]:
@@ -334,7 +349,7 @@ class Verifier:
         self, i: int, proj: Projection, occurrences: list[int], lead: int, n: int
     ) -> list[tuple[int, int]]:
         """Ranges of tier ``i`` to search with ``find(needle, lo, hi)``, in order."""
-        skeleton = self.projections.get(self._standard)
+        skeleton = self._skeleton_projection()
         out: list[tuple[int, int]] = []
         if self._chains[i] == self._standard:
             for p in occurrences:

@@ -58,6 +58,11 @@ def _run(settings: Settings, gets: Counter, corpus: str, **spec) -> tuple[dict, 
     return service.summary(record.id), _bodies(gets)
 
 
+def _receipts(gets: Counter) -> int:
+    """The receipts read (of the output store)."""
+    return sum(n for k, n in gets.items() if k.startswith("receipts/"))
+
+
 def _done(summary: dict, kind: str) -> tuple[int, int]:
     units = summary["units"][kind]
     assert units["failed"] == 0 and units["done"] == DOCUMENTS
@@ -113,13 +118,17 @@ def test_unchanged_rerun_on_s3_reads_no_body(settings, gets, corpus_dir, s3_endp
 
     again, read_again = _run(settings, gets, corpus)
     assert read_again == {}
+    # Nor any receipt: each unit's previous row names its receipt (same key, so the same
+    # fingerprint) with its digest and counts.
+    assert _receipts(gets) == 0
     assert _done(again, "verify") == _done(again, "admit") == (0, DOCUMENTS)
     _same_results(first, again)
 
-    # --verify-inputs reads and hashes everything (each unit its own inputs), with the same
-    # results.
+    # --verify-inputs reads and hashes everything (each unit its own inputs, and opens its
+    # receipt, checking its seal), with the same results.
     verified, read_verified = _run(settings, gets, corpus, verify_inputs=True)
     assert read_verified == {k: 2 if k.startswith("documents/") else 1 for k in read_first}
+    assert _receipts(gets) == 2 * DOCUMENTS
     assert _done(verified, "verify") == (0, DOCUMENTS)
     _same_results(first, verified)
 
@@ -228,6 +237,13 @@ def test_unchanged_rerun_reads_no_body_and_lists_each_page_once(
     again, asked_again = run()
     assert _read(asked_again) == {}
     assert _lists(asked_again) == _pages(corpus_dir)
+    # The rest, whatever the planning steps: corpus.yaml once for planning (its corpus is
+    # kept in the process for the next step) and twice for the run's runner (its corpus
+    # and its producer), schema.json once for planning and once for the runner.
+    assert {k: n for k, n in asked_again.items() if k[0] != "ListObjectsV2"} == {
+        ("GetObject", "corpus/corpus.yaml"): 3,
+        ("GetObject", "corpus/schema.json"): 2,
+    }
     for kind in ("verify", "admit"):
         assert again["units"][kind]["cached"] == DOCUMENTS, again["units"]
     # The labels' counts come from the rows, as they were counted from the labels.
@@ -268,3 +284,25 @@ def _read(asked: Counter) -> dict[tuple[str, str], int]:
 
 def _lists(asked: Counter) -> int:
     return sum(n for (op, _), n in asked.items() if op == "ListObjectsV2")
+
+
+def test_a_labelled_unit_reused_under_another_policy_takes_that_receipts_counts(
+    settings: Settings, gets, corpus_dir: Path, tmp_path
+):
+    """A row's counts are its receipt's: a rerun under the policy before last reuses that
+    policy's receipts (found by fingerprint), and counts them from those receipts and the
+    labels, not from the last run's rows (the other policy's)."""
+    assert list((corpus_dir / "labels").glob("*.json")), "the corpus has labels"
+    corpus = str(corpus_dir)
+    default, _ = _run(settings, gets, corpus)
+    strict, _ = _run(settings, gets, corpus, policy="strict")
+    assert strict["counts"] != default["counts"]
+    back, read_back = _run(settings, gets, corpus)
+    assert _done(back, "verify") == _done(back, "admit") == (0, DOCUMENTS)
+    # The verification receipts are not the last run's (strict's): each opened, counted
+    # from it and its labels; admission is the same under both (its rows are reused).
+    assert _receipts(gets) == DOCUMENTS
+    assert {k.split("/")[0] for k in read_back} <= {"documents", "claims", "candidates"}
+    fresh = run_in_process(corpus, "default", str(tmp_path / "fresh"), settings)
+    _same_results(fresh, back)
+    _same_results(default, back)

@@ -14,9 +14,19 @@ from groundswell.shared.cli.runs import SAMPLE_CORPUS
 from groundswell.shared.settings import hash_api_key
 from groundswell.workers.embedded import service_env
 from tests.conftest import API_KEY
+from tests.otlp_receiver import Receiver
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parent.parent.parent
+
+
+def _python(*args: str, env: dict[str, str]) -> str:
+    """Run this Python in the repository; its output (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
 
 
 def test_a_run_is_one_trace_from_the_request_to_finalize(service_settings):
@@ -26,16 +36,7 @@ def test_a_run_is_one_trace_from_the_request_to_finalize(service_settings):
         allowed_corpora=str(SAMPLE_CORPUS),
     )
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.workers.tracing_harness", API_KEY],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    first, *lines = done.stdout.splitlines()
+    first, *lines = _python("-m", "tests.workers.tracing_harness", API_KEY, env=env).splitlines()
     run_id = json.loads(first)["run_id"]
     spans = [json.loads(line) for line in lines]
     names = {s["name"] for s in spans}
@@ -56,6 +57,38 @@ def test_a_run_is_one_trace_from_the_request_to_finalize(service_settings):
         if s["name"] == "run/groundswell.finalize" and "groundswell.units" in s["attributes"]
     )
     assert final["attributes"]["groundswell.units"] == units
+
+
+def test_a_private_stack_exports_one_trace_over_otlp_from_its_prefork_workers(tmp_path):
+    """``groundswell run --embedded`` with the endpoint set: the command and real prefork
+    workers (each pool child setting up after the fork, on modules its parent loaded) post
+    their spans to an OTLP/HTTP receiver; they form one trace, from the submit to finalize."""
+    receiver = Receiver()
+    env = {k: v for k, v in service_env().items() if not k.startswith(("GROUNDSWELL_", "OTEL_"))}
+    env["GROUNDSWELL_STORAGE_URL"] = str(tmp_path / "store")
+    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
+    try:
+        _python("-m", "groundswell", "run", str(SAMPLE_CORPUS), "--embedded", env=env)
+        spans = receiver.spans()
+    finally:
+        receiver.close()
+    submit = [s for service, s in spans if s.name == "groundswell.submit"]
+    assert len(submit) == 1
+    assert {service for service, s in spans if s.name == "groundswell.submit"} == {
+        "groundswell-cli"
+    }
+    trace_id = submit[0].trace_id
+    ours = [(service, s) for service, s in spans if s.trace_id == trace_id]
+    by_name = {s.name for _, s in ours}
+    for task in ("plan", "verify", "admit", "finalize"):
+        assert f"run/groundswell.{task}" in by_name, sorted(by_name)
+    assert {service for service, s in ours if s.name.startswith("run/")} == {"groundswell-worker"}
+    assert len(ours) == len(spans)  # nothing outside the run's trace
+    ids = {s.span_id for _, s in ours}
+    assert all(s.parent_span_id in ids for _, s in ours if s is not submit[0])  # no orphan
+    batches = [s for _, s in ours if s.name in ("run/groundswell.verify", "run/groundswell.admit")]
+    attributes = [{a.key for a in s.attributes} for s in batches]
+    assert batches and all({"groundswell.units", "groundswell.cached"} <= a for a in attributes)
 
 
 def test_nothing_of_opentelemetry_is_imported_when_it_is_unset():

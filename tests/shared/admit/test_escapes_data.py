@@ -73,3 +73,20 @@ def test_table_reading_of_a_site() -> None:
     tok = next(t for t in doc.tokens if t.text == "1,202.9")
     assert tok.paren and tok.negative and not tok.percent
     assert canonical(Decimal("1496.50") * 10**6) == "1496500000"
+
+
+def test_a_date_day_value_is_the_day_of_a_date_its_evidence_quotes(shared_corpus: Path) -> None:
+    import re
+
+    packets = [
+        p
+        for p in labelled_packets(14, shared_corpus, limit_docs=DOCS * 3)
+        if p.family == "date_day"
+    ]
+    assert len(packets) >= 3
+    for p in packets:
+        (cand,) = p.candidates
+        quote = cand["evidence"][0]["text"]
+        days = re.findall(r"\b[A-Z][a-z]{2,8}\.? (\d{1,2})\b", quote)
+        assert cand["value"] in days, (cand["value"], quote)
+        assert p.labels == {cand["id"]: False}

@@ -279,14 +279,16 @@ def test_same_certificates_as_the_gtrex_cli(work: Path, policy: str) -> None:
         assert {k: mine["groundswell"][k] for k in keep} == {k: gt["gtrex"][k] for k in keep}
 
 
-# What `verify` never loads: admission, the services, S3, the ledger's database layer; nor,
-# for a built-in policy on a local store, pydantic and the settings class, or the
-# registry and storage stack unless the store publishes something under the name; nor the
-# repair cascade or its aligner.
+# What `verify` never loads: admission, the services (Celery, its broker, Redis, the API), S3,
+# the ledger's database layer; nor, for a built-in policy on a local store, pydantic and the
+# settings class, or the registry and storage stack unless the store publishes something under
+# the name; nor the repair cascade or its aligner; nor difflib, which click loads to suggest
+# close matches when it tries a short option such as -o as a long one (app.Command).
 NEVER = ("groundswell.shared.admit", "groundswell.api", "groundswell.workers", "celery",
-         "kombu", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
-         "pydantic", "groundswell.shared.settings",
-         "groundswell.shared.repair.engine", "groundswell.shared.repair.align")  # fmt: skip
+         "kombu", "redis", "fastapi", "uvicorn", "boto3", "botocore", "httpx", "sqlalchemy",
+         "psycopg", "limits", "pydantic", "groundswell.shared.settings",
+         "groundswell.shared.repair.engine", "groundswell.shared.repair.align",
+         "difflib")  # fmt: skip
 UNPUBLISHED = ("groundswell.shared.policies", "groundswell.shared.storage")
 
 
@@ -334,11 +336,52 @@ def test_an_unpaired_surrogate_is_refused_and_a_pair_is_text(tmp_path: Path) -> 
     pair = '{"claim": "smile \\ud83d\\ude00", "source": "we smile \\ud83d\\ude00 here"}'
     _write(tmp_path / "lone.jsonl", [lone])
     _write(tmp_path / "nested.jsonl", ['{"claim": "x", "source": "x", "m": {"\\udc00": 1}}'])
+    _write(tmp_path / "upper.jsonl", ['{"claim": "x", "source": "x", "m": ["\\uDBFF"]}'])
     _write(tmp_path / "pair.jsonl", [pair])
-    for name in ("lone", "nested"):
+    for name in ("lone", "nested", "upper"):
         result = run(tmp_path, "verify", str(tmp_path / f"{name}.jsonl"))
         assert result.exit_code == 1
         assert f"{name}.jsonl:1: contains an unpaired surrogate" in result.output
     result = run(tmp_path, "verify", str(tmp_path / "pair.jsonl"))
     assert result.exit_code == 0, result.output
     assert '"verdict": "grounded"' in result.output
+
+
+def test_a_short_option_is_read_as_its_long_spelling_and_nothing_else():
+    """`-o` reaches click as `--output` (so click builds no close-match error for it); values,
+    anything after `--` or an unknown spelling, and an option missing its value stay as typed."""
+    import click
+
+    from groundswell.shared.cli.app import main as group
+
+    command = group.get_command(click.Context(group), "verify")
+    ctx = click.Context(command)
+
+    def spelled(*args: str) -> list[str]:
+        return command._long_spelling(ctx, list(args))
+
+    assert spelled("c.jsonl", "-o", "out", "-h") == ["c.jsonl", "--output", "out", "--help"]
+    assert spelled("--marker-pattern", "-o", "-o", "x") == [
+        "--marker-pattern",
+        "-o",
+        "--output",
+        "x",
+    ]
+    assert spelled("-", "-o", "x") == ["-", "--output", "x"]  # stdin, then the option
+    assert spelled("--root=-o", "-o", "x") == ["--root=-o", "--output", "x"]
+    assert spelled("c", "--", "-o", "x") == ["c", "--", "-o", "x"]
+    assert spelled("-xo", "-o", "x") == ["-xo", "-o", "x"]
+    assert spelled("c", "-o") == ["c", "-o"]
+
+
+def test_a_short_option_without_its_value_is_named_as_typed(work: Path) -> None:
+    result = CliRunner().invoke(main, ["verify", str(work / "claims.jsonl"), "-o"])
+    assert result.exit_code == 2
+    assert "Option '-o' requires an argument" in result.output
+
+
+def test_verify_with_short_options_writes_where_they_say(work: Path) -> None:
+    out = work / "short.jsonl"
+    result = run(work, "verify", str(work / "claims.jsonl"), "--root", str(work), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_text().count("\n") == len(RECORDS)

@@ -185,3 +185,100 @@ def test_a_range_read_gives_those_bytes_and_nothing_past_the_end(store):
     assert store.get_range("producer/a.jsonl", 4, 4) == b""
     with pytest.raises(KeyError):
         store.get_range("producer/none.jsonl", 0, 4)
+
+
+# Keys a lean listing must give back byte for byte: XML's own characters, URL-encoding's,
+# spaces, non-ASCII (two and four UTF-8 bytes) and a carriage return (which XML would turn
+# into a newline unless the keys come URL-encoded, as the stores ask for them).
+ODD_NAMES = ["a&b", "<x>", "q\"uo'te", "sp ace", "plus+", "pct%41", "é", "😀", "cr\rlf", "semi;"]
+
+
+def test_a_listing_pass_reads_odd_keys_as_botocore_parses_them(store, monkeypatch):
+    """Planning's pass (a ``snapshot``: pages parsed lean, read ahead) lists what a plain
+    botocore paginator lists: the same keys, sizes and ETags, page for page."""
+    from groundswell.shared.storage import s3
+
+    lean: list[int] = []
+
+    def counted(body: bytes, _lean=s3.lean_listing) -> dict:
+        out = _lean(body)
+        lean.append(len(out.get("Contents", ())))
+        return out
+
+    monkeypatch.setattr(s3, "lean_listing", counted)
+    for name in ODD_NAMES:
+        store.put(f"odd/{name}.txt", name.encode())
+    passed = [
+        [(i.key, i.size, i.etag) for i in page]
+        for page in store.list_pages("odd/", page_size=3, snapshot="pass")
+    ]
+    assert [len(p) for p in passed] == [3, 3, 3, 1]
+    keys = [k for page in passed for k, _, _ in page]
+    assert keys == sorted((f"odd/{n}.txt" for n in ODD_NAMES), key=lambda k: k.encode())
+    assert [list(p) for p in store.list_pages("odd/", page_size=3)] == [
+        [i for i in page] for page in store.list_pages("odd/", page_size=3, snapshot="again")
+    ]
+    if not hasattr(store, "client"):
+        return
+    assert lean == [3, 3, 3, 1] * 3  # every page of the passes was parsed lean
+    cut = len(store.prefix)
+    paginator = store.client.get_paginator("list_objects_v2")
+    plain = [
+        [(o["Key"][cut:], o["Size"], o["ETag"].strip('"')) for o in page.get("Contents", ())]
+        for page in paginator.paginate(
+            Bucket=store.bucket, Prefix=store.prefix + "odd/", PaginationConfig={"PageSize": 3}
+        )
+    ]
+    assert passed == plain
+
+
+def test_a_lean_listing_leaves_what_it_does_not_know_to_botocore():
+    from groundswell.shared.storage.s3 import _LEAN, _lean_listing, lean_listing
+
+    ns = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
+    page = (
+        f"<?xml version='1.0' encoding='UTF-8'?><ListBucketResult {ns}><Name>b</Name>"
+        "<KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>"
+        "<NextContinuationToken>t1</NextContinuationToken><EncodingType>url</EncodingType>"
+        "<Contents><Key>p/a%26b.txt</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>"
+        '<ETag>"e1"</ETag><Size>7</Size><StorageClass>STANDARD</StorageClass></Contents>'
+        "<Contents><Key>p/c.txt</Key><ETag>&quot;e2&quot;</ETag><Size>0</Size></Contents>"
+        "</ListBucketResult>"
+    ).encode()
+    assert lean_listing(page) == {
+        "KeyCount": 2,
+        "IsTruncated": True,
+        "NextContinuationToken": "t1",
+        "EncodingType": "url",
+        "Contents": [
+            {"Key": "p/a%26b.txt", "ETag": '"e1"', "Size": 7},
+            {"Key": "p/c.txt", "ETag": '"e2"', "Size": 0},
+        ],
+    }
+
+    def hook(body: bytes, status: int = 200, lean: bool = True) -> tuple[dict, dict]:
+        response, custom = {"status_code": status, "body": body}, {}
+        token = _LEAN.set(lean)
+        try:
+            _lean_listing(response_dict=response, customized_response_dict=custom)
+        finally:
+            _LEAN.reset(token)
+        return response, custom
+
+    response, custom = hook(page)
+    assert response["body"] == b"" and custom["Contents"][1]["Key"] == "p/c.txt"
+    # Not a pass's listing, an error, a delimited listing, a page without sizes, not XML:
+    # botocore parses the body as it came.
+    delimited = page.replace(
+        b"</ListBucketResult>",
+        b"<CommonPrefixes><Prefix>p/d/</Prefix></CommonPrefixes></ListBucketResult>",
+    )
+    for body, status, lean in (
+        (page, 200, False),
+        (page, 500, True),
+        (delimited, 200, True),
+        (page.replace(b"<Size>0</Size>", b""), 200, True),
+        (b"<ListBucketResult><Contents>", 200, True),
+        (b"<Error><Code>SlowDown</Code></Error>", 200, True),
+    ):
+        assert hook(body, status, lean) == ({"status_code": status, "body": body}, {})

@@ -83,3 +83,18 @@ def test_the_skeleton_of_ascii_text_is_the_regex_one():
     for text in (every, every[::-1] * 3, "Net sales: $1,234.5 (up 2%) -- a_b", ""):
         assert AlphanumericSkeleton().apply(text) == re.sub(r"[\W_]+", "", text)
     assert AlphanumericSkeleton().apply("Caf\u00e9 \u00bd_x") == "Caf\u00e9\u00bdx"
+
+
+def test_runs_of_spaces_are_found_as_the_regex_finds_them():
+    """Whitespace collapsing finds runs of two or more spaces with str.find; it finds exactly
+    the runs the regex ``  +`` finds, and the text collapses as split-and-join collapses it."""
+    import random
+    import re
+
+    from groundswell.shared.text.transforms import _double_space_starts
+
+    rng = random.Random(31)
+    for _ in range(2000):
+        text = "".join(rng.choice("  a\n\t\u00a0") for _ in range(rng.randint(0, 40)))
+        assert _double_space_starts(text) == [m.start() for m in re.finditer("  +", text)]
+        assert CollapseWhitespace().project_text(text)[0] == " ".join(text.split())

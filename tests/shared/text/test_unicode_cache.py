@@ -102,3 +102,94 @@ def test_the_quick_checks_agree_with_the_per_character_derivation():
     )
     for spoil in ({"\u00b2": "2"}, {"a": "a"}, {"\ufb01": "f\x00i"}, {"ab": "ab"}):
         assert not unicode._folds_check({**made.nfkc, **spoil})
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[: len(raw) // 2],  # cut short mid-write by another tool: not JSON
+        lambda raw: b"\xff\xfe garbage",  # not UTF-8
+        lambda raw: b"",  # empty
+        lambda raw: b"[1, 2, 3]",  # JSON, but no tables
+    ],
+)
+def test_a_corrupt_file_is_rebuilt_silently(cache, monkeypatch, damage):
+    unicode.tables()
+    path = unicode.cache_path()
+    path.write_bytes(damage(path.read_bytes()))
+    unicode.tables.cache_clear()
+    calls = scans(monkeypatch)
+    assert unicode.tables() == unicode.build_tables()  # no error reaches the caller
+    assert len(calls) == 2  # the rebuild and the comparison
+    assert unicode._read(path) == unicode.tables()  # the file is whole again
+
+
+def test_a_write_is_a_rename_of_a_whole_file(cache, monkeypatch):
+    """Nothing is written at the cache's own name: a whole temporary file is renamed there,
+    so a reader at any moment finds the old file, the new one, or none."""
+    made = unicode.build_tables()
+    path = unicode.cache_path()
+    renames: list[tuple[Path, Path]] = []
+    real_replace = unicode.os.replace
+
+    def replace(src, dst):
+        assert not Path(dst).exists()  # nothing half-written at the name before the rename
+        assert unicode._read(Path(src)) == made  # the temporary file is already whole
+        renames.append((Path(src), Path(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(unicode.os, "replace", replace)
+    unicode._write(path, made)
+    assert [dst for _, dst in renames] == [path]
+    assert renames[0][0].parent == path.parent and renames[0][0] != path
+    assert sorted(p.name for p in cache.iterdir()) == [path.name]
+
+
+def test_concurrent_builders_in_threads_leave_one_whole_file(cache):
+    import threading
+
+    made = unicode.build_tables()
+    path = unicode.cache_path()
+    start = threading.Barrier(8)
+
+    def build() -> None:
+        start.wait()
+        for _ in range(5):
+            unicode._write(path, made)
+
+    threads = [threading.Thread(target=build) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert unicode._read(path) == made
+    assert sorted(p.name for p in cache.iterdir()) == [path.name]  # no temporary file left
+
+
+def test_concurrent_builder_processes_agree_and_leave_one_whole_file(cache):
+    """Four processes find no cache and build it at the same time: each gets the tables the
+    database gives, and one whole file is left."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from groundswell.shared.text import unicode\n"
+        "from groundswell.shared.canonical import json_sha256\n"
+        "t = unicode.tables()\n"
+        "print(json_sha256({'nfkc': t.nfkc, 'casefold_long': t.casefold_long}))\n"
+    )
+    env = {**os.environ, "GROUNDSWELL_CACHE_DIR": str(cache)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(4)
+    ]
+    outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4
+    made = unicode.build_tables()
+    from groundswell.shared.canonical import json_sha256
+
+    assert set(outs) == {json_sha256({"nfkc": made.nfkc, "casefold_long": made.casefold_long})}
+    path = unicode.cache_path()
+    assert unicode._read(path) == made
+    assert sorted(p.name for p in cache.iterdir()) == [path.name]
