@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -115,6 +115,18 @@ class RecordSource(Protocol):
         """The documents after ``cursor`` (None: from the start), a page at a time."""
         ...
 
+    def source_file(self, key: str) -> bool:
+        """Whether ``key`` is one of the source's files (a --changed list may name it)."""
+        ...
+
+    def record_files(self, doc_id: str) -> list[str]:
+        """The source files the document's record lies in, as the running batch lists it."""
+        ...
+
+    def has_labels(self) -> bool:
+        """Whether the corpus holds any labels file (``labels/``)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class InputError:
@@ -182,6 +194,8 @@ def json_problem(value: Any, path: str = "") -> tuple[str | None, str] | None:
     Integers beyond 2^53 (I-JSON), non-finite numbers and nesting deeper than
     :data:`MAX_JSON_DEPTH` are refused; the field is a path like ``meta.items[3]``.
     """
+    if _canonical(value):
+        return None  # the common case, checked without naming a path for each member
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -202,6 +216,31 @@ def json_problem(value: Any, path: str = "") -> tuple[str | None, str] | None:
             for i, sub in enumerate(item):
                 stack.append((sub, f"{where}[{i}]", depth + 1))
     return None
+
+
+def _canonical(value: Any) -> bool:
+    """Whether :func:`json_problem` finds nothing in ``value`` (the same checks, faster)."""
+    stack: list[tuple[Any, int]] = [([value], -1)]  # the value as a member, at depth 0
+    while stack:
+        item, depth = stack.pop()
+        if depth >= MAX_JSON_DEPTH and item:
+            return False  # its members are nested too deep
+        members = item.values() if type(item) is dict else item
+        for sub in members:
+            kind = type(sub)
+            if kind is str or sub is None or kind is bool:
+                continue
+            if kind is int:
+                if abs(sub) > _SAFE_INTEGER:
+                    return False
+            elif kind is float:
+                if not math.isfinite(sub):
+                    return False
+            elif kind is dict or kind is list:
+                stack.append((sub, depth + 1))
+            else:
+                return False  # another type (a subclass): the full check says what it is
+    return True
 
 
 def _json_error(exc: Exception) -> str:
@@ -381,13 +420,23 @@ def _line_of(text: str, key: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
+# A producer file a --changed list names, in its list of documents: the file's key after this
+# (a document id never holds a slash), which names every record of the file.
+CHANGED_FILE = "/"
+
+
 def changed_documents(
-    lines: list[str], name: str, corpus: str = ""
+    lines: list[str],
+    name: str,
+    corpus: str = "",
+    source_file: Callable[[str], bool] | None = None,
 ) -> tuple[list[str], list[InputError]]:
     """The documents a list of changed keys names (``run --changed``), and an error naming
     ``name``:line for each line that names no corpus file. A key is relative to the corpus,
     or starts with the corpus (its URL or folder) or with its S3 prefix, as S3 Inventory
-    writes it. Existence is not checked: a named key that was deleted names its document."""
+    writes it. Existence is not checked: a named key that was deleted names its document.
+    ``source_file``: whether a key is one of a record source's files (a producer's file
+    read in place), which names all of its records: listed as ``CHANGED_FILE + key``."""
     heads = [corpus.rstrip("/") + "/"] if corpus else []
     if corpus.startswith("s3://"):
         bucket_and_prefix = corpus[5:].rstrip("/").split("/", 1)
@@ -405,6 +454,8 @@ def changed_documents(
                 break
         prefix = next((p for p in SUFFIX if key.startswith(p)), None)
         doc_id = doc_id_of(key, prefix) if prefix is not None else None
+        if doc_id is None and source_file is not None and source_file(key):
+            doc_id = CHANGED_FILE + key
         if doc_id is None:
             errors.append(
                 InputError(name, f"names no corpus file: {json.dumps(key[:200])}", number)

@@ -15,6 +15,7 @@ or an array of records. A malformed record is an :class:`InputError` naming the 
 from __future__ import annotations
 
 import json
+import json.encoder as json_encoder
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -60,6 +61,8 @@ class Converted:
     # A document given as a file to read (a PDF sent to a provider): its bytes and ending.
     source: bytes | None = None
     suffix: str = ".txt"
+    # The record's member that names the document (None: named by its file or place).
+    id_field: str | None = None
 
 
 class RecordError(ValueError):
@@ -142,10 +145,26 @@ def line_record(raw: bytes, file: str, number: int) -> tuple[Where, Any] | Input
     return where, value
 
 
-def jsonl(records: list[dict[str, Any]]) -> bytes:
-    return b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in records
+def _no_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` of the JSON values a
+# conversion makes (never circular), its C encoder made once rather than on each call.
+if json_encoder.c_make_encoder is not None:
+    _ENCODE = json_encoder.c_make_encoder(
+        None, _no_json, json_encoder.encode_basestring, None, ":", ",", False, False, True
     )
+
+    def _COMPACT(value: Any) -> str:
+        return "".join(_ENCODE(value, 0))
+
+else:  # pragma: no cover (CPython has the C encoder)
+    _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def jsonl(records: list[dict[str, Any]]) -> bytes:
+    return "".join([_COMPACT(r) + "\n" for r in records]).encode()
 
 
 def layout_files(got: Converted) -> dict[str, bytes]:
@@ -166,9 +185,7 @@ def layout_files(got: Converted) -> dict[str, bytes]:
     claims = [c if "producer" in c else {**c, "producer": got.producer} for c in got.claims]
     out = {**document, claims_key(got.doc_id): jsonl(claims if got.producer else got.claims)}
     if got.candidates is not None:
-        out[candidates_key(got.doc_id)] = (
-            json.dumps(got.candidates, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        )
+        out[candidates_key(got.doc_id)] = (_COMPACT(got.candidates) + "\n").encode()
     return out
 
 
@@ -316,6 +333,7 @@ def cited_documents(
                 where=where,
                 source=doc.source,
                 suffix=doc.suffix,
+                id_field="id" if record_id is not None else None,
             )
         )
     return out

@@ -95,7 +95,7 @@ def import_files(
                         got.where.file,
                         f"document id {got.doc_id!r} already imported from {seen[got.doc_id.lower()]}",
                         got.where.line,
-                        got.where.at("document_id"),
+                        got.where.at(got.id_field or "document_id"),
                     )
                 )
                 continue

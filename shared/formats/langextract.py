@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from groundswell.shared.formats.base import (
     Converted,
     RecordError,
@@ -83,15 +85,28 @@ def _outside(attrs: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any
     return out
 
 
+_EXTRACTIONS: TypeAdapter[list[LxExtraction]] = TypeAdapter(list[LxExtraction])
+
+
+def _extractions(raw: list[Any], where: Where) -> list[LxExtraction]:
+    """The extractions validated in one call; a bad one is named by validating each."""
+    try:
+        return _EXTRACTIONS.validate_python(raw)
+    except ValidationError:
+        return [validated(LxExtraction, x, where, f"extractions[{i}]") for i, x in enumerate(raw)]
+
+
 def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted]:
     doc = validated(LxDocument, value, where)
     text = doc.text
     offsets = TextOffsets(text)
     fields: dict[str, str] = options.get("fields") or {}
     names: dict[str, str] = options.get("attributes") or {}
-    extractions: list[tuple[int, LxExtraction]] = []
-    for i, raw in enumerate(doc.extractions or []):
-        extractions.append((i, validated(LxExtraction, raw, where, f"extractions[{i}]")))
+    # The attributes that give evidence items (under the names the options give them).
+    evidence_names = {names.get(a, a) for _, a in ROLE_ATTRIBUTES} | {
+        names.get(a, a) for a in OUTSIDE_ATTRIBUTES
+    }
+    extractions = list(enumerate(_extractions(doc.extractions or [], where)))
     spans: list[tuple[int, int]] = []
     for i, x in extractions:
         interval = x.char_interval
@@ -120,8 +135,11 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
         for member in ("unit", "key"):
             if attrs.get(member) is not None:
                 cand[member] = attrs[member]
-        roles, invalid = _roles(attrs, names)
-        outside = _outside(attrs, names)
+        if attrs and not evidence_names.isdisjoint(attrs):
+            roles, invalid = _roles(attrs, names)
+            outside = _outside(attrs, names)
+        else:
+            roles, invalid, outside = [], False, []
         interval = x.char_interval
         aligned = interval is not None and None not in (interval.start_pos, interval.end_pos)
         if aligned:
@@ -152,5 +170,6 @@ def convert(value: Any, where: Where, options: dict[str, Any]) -> list[Converted
             candidates=candidates,
             producer=options["producer"],
             where=where,
+            id_field="document_id" if doc.document_id else None,
         )
     ]

@@ -297,4 +297,13 @@ def _record(mapping: Mapping, record: Any, where: Where, options: dict[str, Any]
         where=where,
         source=source,
         suffix=suffix,
+        id_field=_path_field(mapping.document.id) if mapping.document.id else None,
     )
+
+
+def _path_field(path: Any) -> str | None:
+    """The member a JSON path of the record names, as an error names it (``$.doc_id``:
+    ``doc_id``); a constant id names none."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return None
+    return path.lstrip("$").lstrip(".") or None

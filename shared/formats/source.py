@@ -18,11 +18,15 @@
 
 A record that converts to nothing (bad JSON, an offset outside its text) is planned under
 its default id (``<stem>-<line>``) as a verification unit that fails with the record's
-error, naming file, line and field.
+error, naming file, line and field; a record whose document id an earlier record gave (the
+ids listed are kept: ``seen.py``) as one named ``<stem>-<line>.duplicate`` that fails saying
+so, as ``groundswell import`` refuses it. A document sent to the provider as a file (a PDF)
+is served as ``documents/<id>.pdf``, its page citations bound as import binds them.
 """
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -45,6 +49,7 @@ from groundswell.shared.corpus import (
 from groundswell.shared.formats import convert_file, convert_line, file_stem
 from groundswell.shared.formats.base import Converted, layout_files, safe_id
 from groundswell.shared.formats.corpus_file import CORPUS_FILE, CorpusFile, read_corpus_file
+from groundswell.shared.formats.seen import SeenIds
 from groundswell.shared.storage import ObjectInfo, ObjectStore, StorageRefused
 
 JSONL = (".jsonl", ".ndjson")
@@ -76,13 +81,44 @@ def _parse_locator(etag: Any) -> tuple[int, int, int, str] | None:
     return int(parts[0]), int(parts[1]), int(parts[2]), parts[4]
 
 
+# A document planned under the id of an earlier record: its unit, named after its record
+# (``<stem>-<line>.duplicate``, ``.duplicate<k>`` for a record's k-th document), fails.
+_DUPLICATE = re.compile(r"^(?P<base>.+)\.duplicate(?P<k>\d*)$")
+
+
+class _Listing:
+    """What one pass over the source carries: the ids it has seen and the next ordinal."""
+
+    def __init__(self, seen: SeenIds, n: int) -> None:
+        self.seen, self.n = seen, n
+
+
+# The ids seen by the last passes planned in this process, by source (its store, format and
+# prefixes): a planner that resumes from a cursor here (the next step of a run) takes them
+# up instead of listing the source again from its start. A few sources at most.
+_SEEN: OrderedDict[tuple[str, str, tuple[str, ...]], SeenIds] = OrderedDict()
+KEPT_SOURCES = 4
+
+
 def _virtual(key: str) -> str | None:
-    """The document id of a layout key this source serves, None for another key."""
+    """The document id of a layout key this source serves (a document's text or source
+    file, its claims, its candidates), None for another key."""
     for prefix in (DOCUMENTS, CLAIMS, CANDIDATES):
         doc_id = doc_id_of(key, prefix)
-        if doc_id is not None and (prefix != DOCUMENTS or key == document_key(doc_id)):
+        if doc_id is not None:
             return doc_id
     return None
+
+
+def _duplicate_error(got: Converted) -> InputError:
+    where = got.where
+    return InputError(
+        where.file,
+        f"document id {got.doc_id!r} is given by an earlier record too (a document id names "
+        "one record): this record is left out, as `groundswell import` leaves it out",
+        where.line,
+        where.at(got.id_field),
+    )
 
 
 class ProducerCorpus:
@@ -110,6 +146,7 @@ class ProducerCorpus:
         self._docs: OrderedDict[str, dict[str, bytes]] = OrderedDict()
         self._docs_bytes = 0
         self._p = 0
+        self._labelled: bool | None = None
 
     # -- what the format's conversion is given ---------------------------------------------
 
@@ -151,34 +188,83 @@ class ProducerCorpus:
             and not key.startswith(LAYOUT_PREFIXES)
         )
 
+    def source_file(self, key: str) -> bool:
+        """Whether ``key`` is one of the producer files this corpus reads."""
+        return self._producer_file(key) and any(key.startswith(p) for p in self.declared.files)
+
+    def has_labels(self) -> bool:
+        """Whether the corpus holds any labels file (one listing, once): without, no unit
+        asks for its document's labels (planning lists records, not ``labels/``)."""
+        if self._labelled is None:
+            first = next(iter(self.store.list_pages(LABELS, page_size=1)), [])
+            self._labelled = bool(first)
+        return self._labelled
+
+    def record_files(self, doc_id: str) -> list[str]:
+        found = self._listed_at(doc_id)
+        return [found[3]] if found is not None else []
+
     # -- planning --------------------------------------------------------------------------
 
     def listed_documents(self, cursor: dict[str, Any] | None) -> Iterator[list[ListedDocument]]:
         """The documents after ``cursor``, a page (at most a range, or ``page_size``
         documents) at a time. The cursor: the prefix's number ``p``, the ``file`` and its
-        ``etag`` and ``size``, the byte ``offset`` and ``line`` reached, and ``skip``: the
-        documents of the record at ``offset`` already planned."""
+        ``etag`` and ``size``, the byte ``offset`` and ``line`` reached, ``skip``: the
+        documents of the record at ``offset`` already planned, and ``n``: the documents
+        listed before it (their ids are what a later record's id is checked against)."""
         at = dict(cursor or {})
+        key = (self.url, self.format, tuple(self.declared.files))
+        n = at.get("n")
+        kept = _SEEN.get(key)
+        if at and isinstance(n, int) and kept is not None and kept.upto >= n:
+            # Listed here up to the cursor or past it: its ids are known.
+            _SEEN.move_to_end(key)
+            yield from self._pass(at, _Listing(kept, n - at.get("skip", 0)))
+            return
+        seen = _SEEN[key] = SeenIds()
+        while len(_SEEN) > KEPT_SOURCES:
+            _SEEN.popitem(last=False)
+        if not at or not isinstance(n, int):
+            # From the start (or a cursor that does not count the documents before it, which
+            # a second record of an id before it then passes unseen).
+            yield from self._pass(at, _Listing(seen, 0))
+            return
+        # Planned elsewhere up to the cursor: the source again from its start, for the ids of
+        # the ``n`` documents before it.
+        for page in self._pass({}, _Listing(seen, 0)):
+            if n >= len(page):
+                n -= len(page)
+                continue
+            page, n = page[n:], 0
+            yield page
+
+    def _pass(self, at: dict[str, Any], state: _Listing) -> Iterator[list[ListedDocument]]:
         for p, prefix in enumerate(self.declared.files):
             if p < at.get("p", 0):
                 continue
             resume = at if p == at.get("p", 0) and "file" in at else None
             if resume is not None and resume["offset"] < resume["size"]:
                 info = ObjectInfo(resume["file"], resume["size"], resume["etag"])
-                yield from self._file_pages(p, info, resume["offset"], resume["line"], at)
+                yield from self._file_pages(p, info, resume["offset"], resume["line"], at, state)
             start = resume["file"] if resume is not None else None
             for page in self.store.list_pages(prefix, start_after=start):
                 for info in page:
                     if self._producer_file(info.key):
-                        yield from self._file_pages(p, info, 0, 0, {})
+                        yield from self._file_pages(p, info, 0, 0, {}, state)
 
     def _file_pages(
-        self, p: int, info: ObjectInfo, offset: int, line: int, at: dict[str, Any]
+        self,
+        p: int,
+        info: ObjectInfo,
+        offset: int,
+        line: int,
+        at: dict[str, Any],
+        state: _Listing,
     ) -> Iterator[list[ListedDocument]]:
         skip = at.get("skip", 0)
         self._p = p  # the prefix the cursors of these documents name
         page: list[ListedDocument] = []
-        for docs in self._records(info, offset, line):
+        for docs in self._records(info, offset, line, state):
             if skip:
                 docs, skip = docs[skip:], 0
             page += docs
@@ -188,10 +274,12 @@ class ProducerCorpus:
         if page:
             yield page
 
-    def _records(self, info: ObjectInfo, offset: int, line: int) -> Iterator[list[ListedDocument]]:
+    def _records(
+        self, info: ObjectInfo, offset: int, line: int, state: _Listing
+    ) -> Iterator[list[ListedDocument]]:
         """Each record's documents, in file order; a range at a time for JSONL."""
         if not info.key.endswith(JSONL):
-            yield self._whole_file(info)
+            yield self._whole_file(info, state)
             return
         limit = min(self.max_bytes or MAX_LINE_BYTES, MAX_LINE_BYTES)
         while offset < info.size:
@@ -208,7 +296,7 @@ class ProducerCorpus:
                 line += 1
                 end = self._line_end(info, offset + len(chunk))
                 error = InputError(info.key, f"a line longer than {limit} bytes", line)
-                yield [self._failed(info, line, offset, end, error)]
+                yield [self._failed(info, line, offset, end, error, state)]
                 offset = end + 1
                 continue
             body = chunk if offset + len(chunk) >= info.size else chunk[: cut + 1]
@@ -219,7 +307,7 @@ class ProducerCorpus:
                 line += 1
                 start, offset = offset, offset + len(raw) + 1
                 if raw.strip():
-                    yield self._line_documents(info, raw, line, start, start + len(raw))
+                    yield self._line_documents(info, raw, line, start, start + len(raw), state)
 
     def _line_end(self, info: ObjectInfo, offset: int) -> int:
         """The offset of the first newline at or after ``offset`` (or the file's end)."""
@@ -231,9 +319,11 @@ class ProducerCorpus:
             offset += len(chunk) or info.size
         return info.size
 
-    def _after(self, info: ObjectInfo, offset: int, line: int, skip: int = 0) -> dict[str, Any]:
+    def _after(
+        self, info: ObjectInfo, offset: int, line: int, n: int, skip: int = 0
+    ) -> dict[str, Any]:
         at = {"p": self._p, "file": info.key, "etag": info.etag, "size": info.size}
-        return {**at, "offset": offset, "line": line, **({"skip": skip} if skip else {})}
+        return {**at, "offset": offset, "line": line, **({"skip": skip} if skip else {}), "n": n}
 
     def _listed(
         self,
@@ -243,19 +333,20 @@ class ProducerCorpus:
         text_bytes: int,
         rest: int,
         candidates: bool,
+        suffix: str = ".txt",
     ) -> dict[str, Any]:
         seen = {DOCUMENTS: text_bytes, CLAIMS: rest}
-        entries = {document_key(doc_id): [text_bytes, locator], claims_key(doc_id): [rest, locator]}
+        document = f"{DOCUMENTS}{doc_id}{suffix}"
+        entries = {document: [text_bytes, locator], claims_key(doc_id): [rest, locator]}
         if candidates:
             seen[CANDIDATES] = rest
             entries[candidates_key(doc_id)] = [rest, locator]
         return {"doc_id": doc_id, "seen": seen, "entries": entries}
 
     def _line_documents(
-        self, info: ObjectInfo, raw: bytes, line: int, start: int, end: int
+        self, info: ObjectInfo, raw: bytes, line: int, start: int, end: int, state: _Listing
     ) -> list[ListedDocument]:
         locator = _locator(line, start, end, info.etag, info.key)
-        past = self._after(info, end + 1, line)
         fast = _ONE_DOCUMENT.get(self.format)
         if fast is not None:
             try:
@@ -267,24 +358,28 @@ class ProducerCorpus:
                 given = value.get(fast[0])
                 doc_id = safe_id(given) if isinstance(given, str) and given else None
                 doc_id = doc_id or f"{file_stem(info.key)}-{line}"
+                ordinal = state.n
+                state.n += 1
+                past = self._after(info, end + 1, line, state.n)
+                if state.seen.earlier(doc_id, ordinal):
+                    return [self._duplicate(info, line, start, end, 0, past)]
                 size = len(text.encode("utf-8", "surrogatepass"))
                 listed = self._listed(info, doc_id, locator, size, max(0, len(raw) - size), True)
                 return [ListedDocument(**listed, after=past)]
         converted = list(
             convert_line(self.format, raw, info.key, line, self.producer, self.options())
         )
-        return self._documents(info, converted, locator, line, start, end, past, len(raw))
+        return self._documents(info, converted, locator, line, start, end, len(raw), state)
 
-    def _whole_file(self, info: ObjectInfo) -> list[ListedDocument]:
+    def _whole_file(self, info: ObjectInfo, state: _Listing) -> list[ListedDocument]:
         locator = _locator(0, 0, info.size, info.etag, info.key)
-        past = self._after(info, info.size, 0)
         try:
             data = self.store.get(info.key, max_bytes=self.max_bytes)
         except (KeyError, StorageRefused) as exc:
             error = InputError(info.key, f"cannot be read: {exc}")
-            return [self._failed(info, 0, 0, info.size, error)]
+            return [self._failed(info, 0, 0, info.size, error, state)]
         converted = list(convert_file(self.format, data, info.key, self.producer, self.options()))
-        return self._documents(info, converted, locator, 0, 0, info.size, past, len(data))
+        return self._documents(info, converted, locator, 0, 0, info.size, len(data), state)
 
     def _documents(
         self,
@@ -294,52 +389,76 @@ class ProducerCorpus:
         line: int,
         start: int,
         end: int,
-        past: dict[str, Any],
         size: int,
+        state: _Listing,
     ) -> list[ListedDocument]:
         docs = [c for c in converted if isinstance(c, Converted)]
         if not docs:
             errors = [c for c in converted if isinstance(c, InputError)]
             error = errors[0] if errors else InputError(info.key, "no document", line or None)
-            return [self._failed(info, line, start, end, error)]
+            return [self._failed(info, line, start, end, error, state)]
         out = []
-        for n, got in enumerate(docs):
-            text = len(got.text.encode("utf-8", "surrogatepass")) if got.text is not None else 0
-            listed = self._listed(info, got.doc_id, locator, text, size, got.candidates is not None)
-            # The documents of one record before its last resume at that record.
-            after = past if n == len(docs) - 1 else {**past, "offset": start, "skip": n + 1}
-            if n < len(docs) - 1:
-                after["line"] = max(0, line - 1)
+        for k, got in enumerate(docs):
+            ordinal = state.n
+            state.n += 1
+            if k == len(docs) - 1:
+                after = self._after(info, end + 1 if line else info.size, line, state.n)
+            else:
+                # The documents of one record before its last resume at that record.
+                after = self._after(info, start, max(0, line - 1), state.n, skip=k + 1)
+            if state.seen.earlier(got.doc_id, ordinal):
+                out.append(self._duplicate(info, line, start, end, k, after))
+                continue
+            if got.source is not None:
+                text, suffix = len(got.source), got.suffix
+            else:
+                text = len(got.text.encode("utf-8", "surrogatepass")) if got.text is not None else 0
+                suffix = ".txt"
+            candidates = got.candidates is not None
+            listed = self._listed(info, got.doc_id, locator, text, size, candidates, suffix)
             out.append(ListedDocument(**listed, after=after))
         return out
 
     def _failed(
-        self, info: ObjectInfo, line: int, start: int, end: int, error: InputError
+        self,
+        info: ObjectInfo,
+        line: int,
+        start: int,
+        end: int,
+        error: InputError,
+        state: _Listing,
     ) -> ListedDocument:
         """A record that gives no document: a unit under its default id that fails saying why
         (a verification unit only, so that the error is counted once)."""
         doc_id = file_stem(info.key) if not line else f"{file_stem(info.key)}-{line}"
+        state.n += 1
+        after = self._after(info, end + 1 if line else info.size, line, state.n)
+        return self._failing(info, doc_id, line, start, end, after)
+
+    def _duplicate(
+        self, info: ObjectInfo, line: int, start: int, end: int, k: int, after: dict[str, Any]
+    ) -> ListedDocument:
+        """The ``k``-th document of a record whose id an earlier record gave: a verification
+        unit named after the record that fails saying so (``groundswell import`` refuses
+        it), the earlier record's units unaffected."""
+        base = file_stem(info.key) if not line else f"{file_stem(info.key)}-{line}"
+        return self._failing(info, f"{base}.duplicate{k or ''}", line, start, end, after)
+
+    def _failing(
+        self, info: ObjectInfo, doc_id: str, line: int, start: int, end: int, after: dict[str, Any]
+    ) -> ListedDocument:
         locator = _locator(line, start, end, info.etag, info.key)
         entries = {document_key(doc_id): [0, locator], claims_key(doc_id): [end - start, locator]}
-        return ListedDocument(
-            doc_id,
-            {DOCUMENTS: 0, CLAIMS: end - start},
-            entries,
-            self._after(info, end + 1 if line else info.size, line),
-        )
+        return ListedDocument(doc_id, {DOCUMENTS: 0, CLAIMS: end - start}, entries, after)
 
     # -- what units read -------------------------------------------------------------------
 
     def _locate(self, doc_id: str) -> tuple[int, int, int, str] | None:
         """Where the document's record lies: from the batch's listing entries, else (a
         reader outside a batch) by paging the source from its start."""
-        listing = self._listing() or {}
-        for entry in (listing.get(doc_id) or {}).values():
-            found = _parse_locator(entry[1] if len(entry) > 1 else None)
-            if found is not None:
-                return found
-        if listing:
-            return None
+        found = self._listed_at(doc_id)
+        if found is not None or self._listing():
+            return found
         for page in self.listed_documents(None):
             for doc in page:
                 if doc.doc_id == doc_id:
@@ -397,29 +516,45 @@ class ProducerCorpus:
             if line
             else convert_file(self.format, data, file, self.producer, options)
         )
-        errors = []
-        for item in got:
-            if isinstance(item, InputError):
-                errors.append(item)
-                continue
-            if item.source is not None:
-                errors.append(
-                    InputError(
-                        file,
-                        "a document sent as a file (a PDF) is read after `groundswell import`, "
-                        "not in place",
-                        line or None,
-                    )
-                )
-                continue
-            self._keep(item.doc_id, layout_files(item))
+        items = list(got)
+        docs = [item for item in items if isinstance(item, Converted)]
+        duplicate = _DUPLICATE.match(doc_id)
+        base = f"{file_stem(file)}-{line}" if line else file_stem(file)
+        if duplicate is not None and duplicate["base"] == base and docs:
+            k = int(duplicate["k"] or 0)
+            if k < len(docs):
+                raise InputFileError(_duplicate_error(docs[k]))
+        for item in docs:
+            # Only the documents this record is listed for (a later record of the same id is
+            # listed under a name of its own, and must not stand for the earlier one).
+            if item.doc_id == doc_id or self._listed_at(item.doc_id) == where:
+                self._keep(item.doc_id, self._layout(item))
         if doc_id in self._docs:
             return self._docs[doc_id]
+        errors = [item for item in items if isinstance(item, InputError)]
         if errors:
             raise InputFileError(errors[0])
         raise InputFileError(
             InputError(file, f"the record no longer gives document {doc_id!r}", line or None)
         )
+
+    def _listed_at(self, doc_id: str) -> tuple[int, int, int, str] | None:
+        """Where the batch's listing locates a document (None: it does not list it)."""
+        for entry in ((self._listing() or {}).get(doc_id) or {}).values():
+            found = _parse_locator(entry[1] if len(entry) > 1 else None)
+            if found is not None:
+                return found
+        return None
+
+    @staticmethod
+    def _layout(item: Converted) -> dict[str, bytes]:
+        """What ``groundswell import`` writes of a document: a file sent to the provider (a
+        PDF) with its page-citing quotations bound where they are on those pages."""
+        if item.source is not None:
+            from groundswell.shared.formats.pages import bind_pages
+
+            bind_pages(item)
+        return layout_files(item)
 
     def _keep(self, doc_id: str, files: dict[str, bytes]) -> None:
         old = self._docs.pop(doc_id, None)
@@ -472,7 +607,17 @@ class ProducerCorpus:
         return self.store.delete_many(keys)
 
     def list_pages(self, prefix: str, **options: Any) -> Iterator[list[ObjectInfo]]:
-        return self.store.list_pages(prefix, **options)
+        """The store's listing; a document's own source files (``documents/<id>.``, which
+        a reader of the run lists to find a PDF's) are the source's."""
+        doc_id = prefix[len(DOCUMENTS) : -1] if prefix.startswith(DOCUMENTS) else ""
+        if not prefix.endswith(".") or not doc_id or "/" in doc_id:
+            return self.store.list_pages(prefix, **options)
+        try:
+            files = self.document_files(doc_id)
+        except (KeyError, InputFileError):
+            files = {}
+        found = [ObjectInfo(k, len(v), "") for k, v in files.items() if k.startswith(prefix)]
+        return iter([found] if found else [])
 
     def drop_snapshot(self, prefix: str, snapshot: str) -> None:
         drop = getattr(self.store, "drop_snapshot", None)

@@ -329,14 +329,19 @@ class SourcePlanner:
                 break
             read += 1 if page else 0
             for i, doc in enumerate(page):
-                mine = document_units(self.planning, doc.doc_id, doc.seen, None, doc.entries)
+                # Its source file when it is not text (a PDF sent to the provider): read first.
+                source = next(
+                    (k for k in doc.entries if k.startswith(DOCUMENTS)), document_key(doc.doc_id)
+                )
+                given = None if source == document_key(doc.doc_id) else source
+                mine = document_units(self.planning, doc.doc_id, doc.seen, given, doc.entries)
                 if take is not None and not take(mine):
                     self.held = page[i:]
                     return units
                 self._at = doc.after
                 self.documents += 1
                 self.listed += len(doc.entries)
-                name = f"documents.format.{source_format(document_key(doc.doc_id))}"
+                name = f"documents.format.{source_format(source)}"
                 self.formats[name] = self.formats.get(name, 0) + 1
                 units += mine
         return units

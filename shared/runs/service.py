@@ -217,10 +217,18 @@ class RunService:
     ) -> tuple[list[str] | None, list[dict[str, Any]] | None]:
         """A --changed run's documents and the lines naming no corpus file, read once at
         submission (a corpus key names a file of keys); (None, None) for any other run."""
-        from groundswell.shared.corpus import changed_documents
+        from groundswell.shared.corpus import InputFileError, RecordSource, changed_documents
+        from groundswell.shared.formats.source import open_corpus
 
         if spec.changed is None:
             return None, None
+        source_file = None
+        try:
+            corpus = open_corpus(self.store(spec.corpus), spec.format)
+        except InputFileError:
+            corpus = None  # a bad corpus.yaml: the run fails planning, saying why
+        if isinstance(corpus, RecordSource):
+            source_file = corpus.source_file  # a producer file names all of its records
         if isinstance(spec.changed, str):
             name = spec.changed_name or spec.changed
             try:
@@ -230,7 +238,7 @@ class RunService:
             lines = text.splitlines()
         else:
             name, lines = spec.changed_name or "changed", spec.changed
-        doc_ids, errors = changed_documents(lines, name, spec.corpus)
+        doc_ids, errors = changed_documents(lines, name, spec.corpus, source_file)
         return doc_ids, [e.as_dict() for e in errors]
 
     def get_or_none(self, run_id: str) -> RunRecord | None:

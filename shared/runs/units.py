@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundswell.shared.corpus import (
+    CHANGED_FILE,
     DOCUMENTS,
     SCHEMA_KEY,
     InputError,
@@ -363,9 +364,12 @@ class UnitRunner:
 
     def unlabelled(self, doc_id: str) -> bool:
         """Planning listed ``labels/`` and found no labels file of the document (a corpus
-        read in place lists its records, not ``labels/``: its labels are always asked)."""
+        read in place lists its records, not ``labels/``: its labels are asked unless it has
+        none at all)."""
+        if isinstance(self.corpus, RecordSource):
+            return not self.corpus.has_labels()
         listing = (_LISTING.get() or {}).get(doc_id)
-        if not listing or isinstance(self.corpus, RecordSource):
+        if not listing:
             return False
         return labels_key(doc_id) not in listing
 
@@ -476,7 +480,7 @@ class UnitRunner:
         under this policy and engine (None: they do not fit) names a stored receipt."""
         if self.verify_inputs or self.only == "all" or self.dry_run or not self._previous:
             return None
-        if self.changed is not None and doc_id in self.changed:
+        if self.changed is not None and self._named(doc_id):
             return None  # named as changed: read and checked
         listing = self.entries(doc_id, keys)
         if listing is None:
@@ -493,7 +497,12 @@ class UnitRunner:
             and isinstance(recorded, dict)
             and recorded.keys() == listing.keys()
         ):
-            listing = recorded  # not named: unchanged by the list's word, recorded as it was
+            # Not named: unchanged by the list's word, recorded as it was; a record read in
+            # place keeps its entries as listed now, which locate it in its file as it is
+            # (another record of the file may have moved it).
+            if not isinstance(self.corpus, RecordSource):
+                listing = recorded
+            recorded = listing
         if recorded != listing or not isinstance(inputs, dict):
             return None
         fp = fingerprint(inputs)
@@ -514,6 +523,16 @@ class UnitRunner:
         out = UnitResult(kind, doc_id, "cached", key, digest, size, counts, errors)
         out.inputs, out.policy_fingerprint, out.listing = inputs, policy_fp, listing
         return out
+
+    def _named(self, doc_id: str) -> bool:
+        """Whether a --changed run's list names the document: by its id, or (a record read
+        in place) by the producer file its record lies in."""
+        assert self.changed is not None
+        if doc_id in self.changed:
+            return True
+        if not isinstance(self.corpus, RecordSource):
+            return False
+        return any(CHANGED_FILE + file in self.changed for file in self.corpus.record_files(doc_id))
 
     @staticmethod
     def _counted(

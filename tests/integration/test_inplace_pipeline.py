@@ -135,3 +135,30 @@ def test_a_jsonl_read_in_place_runs_as_its_imported_layout_with_flat_memory(
     for task in ("plan", "verify", "admit"):
         # Flat: a batch and a planning range at a time, whatever the file's size.
         assert large[task] < small[task] * 1.15 + 8e6, (task, small[task], large[task])
+
+
+def test_a_second_record_of_an_id_fails_alone_on_real_workers(
+    pipeline, lane, shared_corpus, tmp_path
+) -> None:
+    """Two records with one document id, planned and run by a real worker on moto's S3: the
+    later one's unit fails naming its file, line and id field, the first runs as usual."""
+    src, _ = lx_fixtures.write(shared_corpus, tmp_path / "src", 6)
+    lines = src.read_bytes().splitlines()
+    again = {**json.loads(lines[1]), "extractions": []}
+    data = b"\n".join([*lines, json.dumps(again).encode()]) + b"\n"
+    folder = tmp_path / "dup"
+    (folder / "lx").mkdir(parents=True)
+    (folder / "lx" / "extractions.jsonl").write_bytes(data)
+    (folder / "schema.json").write_text(json.dumps(lx_fixtures.SCHEMA))
+    (folder / "corpus.yaml").write_text(CORPUS_YAML)
+    bucket = lane.new_bucket("dup")
+    upload(folder, s3_client(lane.s3_endpoint), bucket, "dup")
+    pipeline.start_worker("w1", concurrency=2)
+    record, _ = pipeline.service.submit(RunSpec(corpus=f"s3://{bucket}/dup"))
+    summary = pipeline.wait(record.id)
+    errors = [(e["file"], e["line"], e["field"]) for e in summary["errors"]]
+    assert errors == [("lx/extractions.jsonl", 7, "document_id")], summary["errors"]
+    assert "is given by an earlier record too" in summary["errors"][0]["message"]
+    assert summary["units"]["verify"]["failed"] == 1
+    assert summary["units"]["verify"]["done"] == 7 and summary["units"]["admit"]["done"] == 6
+    assert summary["units"]["admit"]["failed"] == 0

@@ -429,3 +429,314 @@ def test_a_mapped_jsonl_read_in_place_by_the_mapping_corpus_yaml_names(shared_co
     with pytest.raises(InputFileError) as info:
         list(open_corpus(open_store(str(corpus))).listed_documents(None))
     assert (info.value.error.file, info.value.error.field) == ("corpus.yaml", "mapping")
+
+
+def _with_duplicates(inplace: Path, corpus: Path) -> tuple[list[int], list[str]]:
+    """A copy of the in-place corpus whose file gives two ids twice (one again in another
+    case, as import compares them): the lines of the later records and the ids."""
+    shutil.copytree(inplace, corpus)
+    path = corpus / "extractions" / "lx.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    first, second = json.loads(lines[1]), json.loads(lines[8])
+    again = {**first, "text": first["text"] + "\nanother text", "extractions": []}
+    upper = {**second, "document_id": second["document_id"].upper()}
+    assert upper["document_id"] != second["document_id"]
+    lines.insert(10, json.dumps(again).encode() + b"\n")
+    lines.append(json.dumps(upper).encode() + b"\n")
+    path.write_bytes(b"".join(lines))
+    return [11, len(lines)], [first["document_id"], upper["document_id"]]
+
+
+def test_a_second_record_of_an_id_fails_alone_as_import_refuses_it(corpora, tmp_path) -> None:
+    _, inplace, imported = corpora
+    corpus = tmp_path / "dup"
+    later, ids = _with_duplicates(inplace, corpus)
+    file = "extractions/lx.jsonl"
+    out = tmp_path / "out"
+    summary = run_in_process(str(corpus), "default@1", str(out), _settings(out))
+    errors = {(e["file"], e["line"], e["field"]): e["message"] for e in summary["errors"]}
+    assert set(errors) == {(file, n, "document_id") for n in later}, errors
+    for message in errors.values():
+        assert "is given by an earlier record too" in message
+    assert repr(ids[1]) in errors[(file, later[1], "document_id")]
+    # Each later record is one failed verification unit; every other record runs as the
+    # imported layout's (whose import refused the same two records, naming the same lines).
+    assert summary["units"]["verify"]["failed"] == 2
+    assert summary["units"]["admit"]["failed"] == 0
+    assert summary["units"]["verify"]["done"] == DOCUMENTS + 3  # the two failed ones too
+    assert summary["units"]["admit"]["done"] == DOCUMENTS + 1
+    result = CliRunner().invoke(
+        main,
+        ["import", "langextract", str(corpus / file), "--to", str(tmp_path / "imported"),
+         "--schema", str(corpus / "schema.json"), "--model", "gemini-2.5-flash", "--no-check"],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    refused = json.loads((tmp_path / "imported" / "import.json").read_text())["errors"]
+    assert {(e["line"], e["field"]) for e in refused} == {(n, "document_id") for n in later}
+    out_a = tmp_path / "out-imported"
+    a = run_in_process(str(imported), "default@1", str(out_a), _settings(out_a))
+    assert summary["counts"]["errors"] == 2
+    # Planned as documents of their own (as a bad line is), whose only count is their error.
+    assert summary["counts"]["documents.format.text"] == a["counts"]["documents.format.text"] + 2
+    drop = {"errors", "errors.verify", "documents.format.text"}
+    assert {k: v for k, v in summary["counts"].items() if k not in drop} == {
+        k: v for k, v in a["counts"].items() if k not in drop
+    }
+    receipts = sorted(p.relative_to(out) for p in (out / "receipts").rglob("*.json"))
+    assert receipts == sorted(p.relative_to(out_a) for p in (out_a / "receipts").rglob("*.json"))
+    for key in receipts:  # the first record of each id, as imported
+        assert (out / key).read_bytes() == (out_a / key).read_bytes()
+
+
+def test_duplicates_are_found_across_planning_steps_here_and_elsewhere(corpora, tmp_path) -> None:
+    """A planner resumed from a cursor knows the ids before it: from this process's last
+    pass over the source, or (planned elsewhere) by listing the source again from its start."""
+    _, inplace, _ = corpora
+    corpus = tmp_path / "dup"
+    later, _ = _with_duplicates(inplace, corpus)
+    store = open_store(str(corpus))
+    whole = [u.key for u in corpus_planner(open_corpus(store), None, 1000, None)]
+    assert {k for k in whole if ".duplicate" in k} == {f"verify/lx-{n}.duplicate" for n in later}
+    for elsewhere in (False, True):
+        source = ProducerCorpus(store, open_corpus(store).declared, chunk_bytes=30_000, page_size=3)
+        steps: list[str] = []
+        cursor = None
+        for _ in range(500):
+            if elsewhere:
+                source_module._SEEN.clear()
+            planner = SourcePlanner(source, json.loads(json.dumps(cursor)) if cursor else None)
+            steps += [u.key for u in planner.step(1, _window(5))]
+            cursor = planner.cursor()
+            if planner.finished:
+                break
+        assert steps == whole, elsewhere
+
+
+def _window(units: int):
+    """A planning window that takes documents until ``units`` units (the rest of the page
+    is held, and the next planner resumes before the source's own position)."""
+    taken: list[int] = []
+
+    def take(mine: list) -> bool:
+        if sum(taken) + len(mine) > units:
+            return False
+        taken.append(len(mine))
+        return True
+
+    return take
+
+
+def _sent_pdf_records() -> dict[str, dict]:
+    """An Anthropic call sent a PDF (two pages) and a text, and a Bedrock call sent the PDF
+    as document bytes, each citing pages (one quotation on the page cited, one on another)."""
+    import base64
+
+    from tests.shared.read import minipdf
+
+    pdf = minipdf.build(
+        [
+            minipdf.text(72, 700, "Revenue was 391,035 in fiscal 2024."),
+            minipdf.text(72, 700, "Revenue guidance is withdrawn."),
+        ]
+    )
+    data = base64.b64encode(pdf).decode()
+    text = "Net sales rose 2 percent to 391,035 million dollars."
+
+    def page(quote: str, n: int) -> dict:
+        return {"type": "page_location", "cited_text": quote, "document_index": 0,
+                "document_title": None, "start_page_number": n, "end_page_number": n + 1}  # fmt: skip
+
+    char = {"type": "char_location", "cited_text": text[:15], "document_index": 1,
+            "document_title": None, "start_char_index": 0, "end_char_index": 15}  # fmt: skip
+    message = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "content": [{"type": "text", "text": "Revenue rose.", "citations": [
+            page("Revenue was 391,035", 1), page("guidance is withdrawn", 1), char]}],
+    }  # fmt: skip
+    anthropic = {
+        "id": "pdf-call",
+        "documents": [
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+                                            "data": data}},
+            {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                            "data": text}},
+        ],
+        "message": message,
+    }  # fmt: skip
+    cite = {"sourceContent": [{"text": "guidance is withdrawn"}],
+            "location": {"documentPage": {"documentIndex": 0, "start": 2, "end": 2}}}  # fmt: skip
+    bedrock = {
+        "id": "bedrock-call",
+        "documents": [{"format": "pdf", "name": "report", "source": {"bytes": data}}],
+        "response": {"output": {"message": {"role": "assistant", "content": [
+            {"citationsContent": {"content": [{"text": "Guidance is gone."}],
+                                  "citations": [cite]}}]}}},
+    }  # fmt: skip
+    return {"anthropic": anthropic, "bedrock": bedrock}
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "bedrock"])
+def test_a_pdf_sent_to_the_provider_is_read_in_place_as_imported(fmt, tmp_path) -> None:
+    """A document sent as a file (base64 PDF) is that PDF in place too: read by the PDF
+    reader, its page citations verified on the text of those pages, with the receipts,
+    summary and Merkle root of the same records imported."""
+    record = _sent_pdf_records()[fmt]
+    corpus = tmp_path / "calls"
+    corpus.mkdir()
+    lines = [json.dumps(record), json.dumps({**record, "id": f"{record['id']}-again"})]
+    (corpus / "calls.jsonl").write_text("\n".join(lines) + "\n")
+    # Declaring the producer import finds (the model the Anthropic message names): receipts
+    # carry the declared one.
+    model = "producer: {model: claude-sonnet-4-5}\n" if fmt == "anthropic" else ""
+    (corpus / "corpus.yaml").write_text(f"format: {fmt}\nfiles: [calls.jsonl]\n{model}")
+    args = ["import", fmt, str(corpus / "calls.jsonl"), "--to", str(tmp_path / "imported")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out_a, out_b = tmp_path / "out-a", tmp_path / "out-b"
+    a = run_in_process(str(tmp_path / "imported"), "default@1", str(out_a), _settings(out_a))
+    b = run_in_process(str(corpus), "default@1", str(out_b), _settings(out_b))
+    assert b["failed_units"] == 0, b["errors"]
+    assert b["index"]["merkle_root"] == a["index"]["merkle_root"]
+    assert _summary_counts(b) == _summary_counts(a)
+    pdfs = 2  # one PDF a record
+    assert b["counts"]["documents.format.pdf"] == pdfs
+    assert b["units"]["read"]["done"] == pdfs
+    # Each quotation cited by page is bound where it is on that page of the text read, and
+    # verified there; one not on the page cited (anthropic: page 1 cited, the text on page 2)
+    # stays unbound and is verified over the document, as imported.
+    assert b["counts"]["claims.accepted"] == {"anthropic": 3, "bedrock": 1}[fmt] * pdfs
+    source = open_corpus(open_store(str(corpus)))
+    pdf_id = f"{record['id']}-0" if fmt == "anthropic" else record["id"]
+    claims = [json.loads(c) for c in source.get(f"claims/{pdf_id}.jsonl").splitlines()]
+    bound = {c["claim"]: (c.get("start"), c.get("end")) for c in claims}
+    if fmt == "anthropic":
+        assert bound["Revenue was 391,035"] == (0, 19)
+        assert bound["guidance is withdrawn"] == (None, None)
+    else:
+        start, end = bound["guidance is withdrawn"]
+        assert start > 19 and end - start == len("guidance is withdrawn")
+    receipts = sorted(p.relative_to(out_b) for p in (out_b / "receipts").rglob("*.json"))
+    assert receipts and receipts == sorted(
+        p.relative_to(out_a) for p in (out_a / "receipts").rglob("*.json")
+    )
+    for key in receipts:
+        assert (out_b / key).read_bytes() == (out_a / key).read_bytes()
+    # A reader of the finished run (report, review) finds the PDF in place and its reading.
+    from groundswell.shared.policies import PolicyRegistry
+    from groundswell.shared.runs.units import UnitRunner
+
+    output = open_store(str(out_b))
+    runner = UnitRunner(source, output, PolicyRegistry(output).resolve("default@1"))
+    assert runner.find_source(pdf_id) == f"documents/{pdf_id}.pdf"
+    document = runner.indexed_document(pdf_id, None)
+    assert document.source is not None and document.source["format"] == "pdf"
+    assert "guidance is withdrawn" in document.text()
+
+
+def test_a_changed_run_over_records_read_in_place_equals_a_full_run(
+    corpora, redis_server, tmp_path
+) -> None:
+    """``run --changed`` over producer files: a document's layout key names its record (by
+    document id), a producer file's key every record of the file; the documents named are
+    read and checked, the others reused unread with their entries as listed now (a record
+    earlier in the file moved them), and the run is a full run's (summary, Merkle root)."""
+    import redis
+
+    from groundswell.shared.runs.execute import _contexts
+    from groundswell.shared.runs.models import RunSpec
+    from tests.shared.runs.driving import drive
+
+    _, inplace, _ = corpora
+    corpus = tmp_path / "corpus"
+    shutil.copytree(inplace, corpus)
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings = Settings(
+        broker_url=redis_server.url, storage_url=str(tmp_path / "out"), batch_max_units=8
+    )
+
+    def run(**spec) -> dict:
+        _contexts.clear()  # each run as in a fresh process: nothing converted is kept
+        service, record, _ = drive(settings, RunSpec(corpus=str(corpus), **spec))
+        assert record.state in ("succeeded", "partially_failed"), record.error
+        return service.summary(record.id)
+
+    def full() -> dict:
+        out = tmp_path / f"full-{len(list(tmp_path.glob('full-*')))}"
+        return run_in_process(str(corpus), "default@1", str(out), _settings(out))
+
+    first = run()
+    path = corpus / "extractions" / "lx.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    # One record's extractions cut (its claims and candidates change, and every later line
+    # moves), one record deleted, one added at the end.
+    cut = json.loads(lines[1])
+    cut["extractions"] = cut["extractions"][:1]
+    gone = json.loads(lines[8])
+    added = json.loads(lines[9])
+    added.update(document_id="added-record", text=added["text"] + "\nadded")
+    lines[1] = json.dumps(cut).encode() + b"\n"
+    del lines[8]
+    lines.append(json.dumps(added).encode() + b"\n")
+    path.write_bytes(b"".join(lines))
+    named = [f"claims/{cut['document_id']}.jsonl", f"documents/{gone['document_id']}.txt"]
+    by_id = run(changed=named)
+    # Each row locates its record in the file as it is now (what the read side reads it by),
+    # the rows reused by the list's word too.
+    from groundswell.shared.runs.index import RunIndex
+
+    listed = {
+        doc.doc_id: doc.entries
+        for page in open_corpus(open_store(str(corpus))).listed_documents(None)
+        for doc in page
+    }
+    rows = list(RunIndex(open_store(str(tmp_path / "out")), by_id["run_id"]).rows())
+    assert len(rows) == 2 * len(listed)
+    for row in rows:
+        assert row["listing"] == {k: listed[row["doc_id"]][k] for k in row["listing"]}, row
+    expected = full()
+    for got in (by_id, run(changed=["extractions/lx.jsonl", "notes.txt"])):
+        errors = got["counts"].pop("errors", 0) - expected["counts"].get("errors", 0)
+        assert got["counts"] == {k: v for k, v in expected["counts"].items() if k != "errors"}
+        assert got["index"]["merkle_root"] == expected["index"]["merkle_root"]
+        assert got["documents"] == expected["documents"] == first["documents"]
+        assert errors in (0, 1)  # the second list's line naming no corpus file
+    assert by_id["index"]["merkle_root"] != first["index"]["merkle_root"]
+    # By id: only the record named and the new one are computed (verify and admit), the
+    # rest reused by the list's word although their lines moved.
+    assert by_id["units"]["verify"]["computed"] == by_id["units"]["admit"]["computed"] == 2
+    # Each row reused locates its record in the file as it is now: a plain rerun, which
+    # compares every entry, reuses every unit by listing and matches.
+    again = run()
+    assert again["index"]["merkle_root"] == expected["index"]["merkle_root"]
+    for kind in ("verify", "admit"):
+        assert again["units"][kind]["computed"] == 0
+
+
+def test_labels_beside_records_read_in_place_count_as_in_the_imported_layout(
+    corpora, tmp_path
+) -> None:
+    """A corpus read in place asks a document's labels only when it has labels at all (one
+    listing): with a labels file, the same label counts as the imported layout's."""
+    _, inplace, imported = corpora
+    first = json.loads((inplace / "extractions" / "lx.jsonl").read_bytes().splitlines()[0])
+    labels = json.dumps({"claims": {"0": True, "1": False}, "candidates": {"0": False}})
+    runs = {}
+    for name, folder in (("inplace", inplace), ("imported", imported)):
+        corpus = tmp_path / name
+        shutil.copytree(folder, corpus)
+        (corpus / "labels").mkdir()
+        (corpus / "labels" / f"{first['document_id']}.json").write_text(labels)
+        out = tmp_path / f"out-{name}"
+        runs[name] = run_in_process(str(corpus), "default@1", str(out), _settings(out))
+    assert runs["inplace"]["counts"]["claims.labelled"] == 2
+    assert runs["inplace"]["counts"]["candidates.labelled"] == 1
+    assert runs["inplace"]["counts"] == runs["imported"]["counts"]
+    assert runs["inplace"]["index"]["merkle_root"] == runs["imported"]["index"]["merkle_root"]
+    assert (
+        ProducerCorpus(
+            open_store(str(inplace)), open_corpus(open_store(str(inplace))).declared
+        ).has_labels()
+        is False
+    )
