@@ -82,8 +82,13 @@ def prometheus_scraping(port: int, tmp_path: Path) -> Iterator:
         assert answer["status"] == "success", answer
         return answer["data"]["result"]
 
+    def ready() -> bool:
+        # Prometheus listens before its storage is open and answers 503 until then.
+        return httpx.get(f"http://127.0.0.1:{prom_port}/-/ready", timeout=10).status_code == 200
+
     try:
         wait_for_port(prom_port, timeout=30, proc=proc)
+        wait_until(ready, timeout=60, what="Prometheus ready")
         yield query
     finally:
         stop_process(proc)
