@@ -246,7 +246,8 @@ MANIFEST_CACHE = 32
 PIECE_CACHE = 4
 
 
-def _remember(cache: OrderedDict, key: Any, value: Any, size: int) -> None:
+def remember(cache: OrderedDict, key: Any, value: Any, size: int) -> None:
+    """Keep ``value`` under ``key`` as the newest of a per-process cache of ``size`` entries."""
     cache[key] = value
     cache.move_to_end(key)
     while len(cache) > size:
@@ -266,7 +267,7 @@ class RunIndex:
                 manifest = json.loads(store.get(manifest_key(run_id)))
             except KeyError:
                 raise IndexMissing(run_id) from None
-            _remember(_manifests, cache_key, manifest, MANIFEST_CACHE)
+            remember(_manifests, cache_key, manifest, MANIFEST_CACHE)
         self.manifest = manifest
         self.pieces: list[dict[str, Any]] = manifest["pieces"]
         self._lasts = [tuple(p["last"]) for p in self.pieces]
@@ -286,7 +287,7 @@ class RunIndex:
                 row = json.loads(line)
                 keys.append((row["doc_id"], row["kind"]))
             piece = _Piece(keys, lines)
-            _remember(_pieces, cache_key, piece, PIECE_CACHE)
+            remember(_pieces, cache_key, piece, PIECE_CACHE)
         return piece
 
     def _from(self, key: Key | None, inclusive: bool) -> tuple[int, int]:

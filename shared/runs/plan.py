@@ -35,6 +35,7 @@ from groundswell.shared.corpus import (
     source_format,
 )
 from groundswell.shared.runs import kinds
+from groundswell.shared.runs.index import remember
 from groundswell.shared.runs.layout import batch_id, plan_key
 from groundswell.shared.runs.models import iso, utcnow
 from groundswell.shared.runs.state import BatchSpec
@@ -371,10 +372,7 @@ def kept_planner(
 
 
 def keep_planner(run_id: str, step: int, planner: CorpusPlanner | SourcePlanner) -> None:
-    _KEPT[run_id] = (step, planner)
-    _KEPT.move_to_end(run_id)
-    while len(_KEPT) > KEPT_PLANNERS:
-        _KEPT.popitem(last=False)
+    remember(_KEPT, run_id, (step, planner), KEPT_PLANNERS)
 
 
 # The corpus of each run planned in this process, by run id, as its first step here opened
@@ -387,10 +385,8 @@ def planning_corpus(service: RunService, record: Any) -> ObjectStore:
     """The run's corpus (InputFileError: a bad corpus.yaml, not kept)."""
     corpus = _CORPORA.get(record.id)
     if corpus is None:
-        corpus = _CORPORA[record.id] = service.corpus_store(record)
-    _CORPORA.move_to_end(record.id)
-    while len(_CORPORA) > KEPT_PLANNERS:
-        _CORPORA.popitem(last=False)
+        corpus = service.corpus_store(record)
+    remember(_CORPORA, record.id, corpus, KEPT_PLANNERS)
     return corpus
 
 
